@@ -1,0 +1,1 @@
+"""Agents that play Truco: random and heuristic baselines, CFR and PPO policies."""

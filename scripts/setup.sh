@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Create .venv and install truco-rl into it (editable, with the dev extras).
+#
+# Idempotent: the install is skipped while .venv holds a stamp matching the
+# current pyproject.toml and constraints.txt (and set of package __init__.py
+# files), so repeated runs take well under a second. Delete .venv (or just .venv/.installed-*) to force a reinstall.
+#
+# Environment:
+#   PYTHON          interpreter used to create .venv (default: python3)
+#   TRUCO_PIP_ARGS  extra arguments for pip install, e.g. on machines without a
+#                   local torch wheel:
+#                   TRUCO_PIP_ARGS="--extra-index-url https://download.pytorch.org/whl/cpu"
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+PYTHON="${PYTHON:-python3}"
+VENV=.venv
+
+# The stamp also covers which top-level packages have an __init__.py: the
+# editable install records a package that lacks one as a namespace package, and
+# only a reinstall picks up an __init__.py added later.
+stamp_hash="$({ cat pyproject.toml constraints.txt; LC_ALL=C ls -1 -- */__init__.py 2>/dev/null || true; } \
+    | sha256sum | cut -c1-16)"
+stamp="$VENV/.installed-$stamp_hash"
+
+if [[ -x "$VENV/bin/python" && -f "$stamp" ]]; then
+    exit 0
+fi
+
+if [[ ! -x "$VENV/bin/python" ]]; then
+    echo "setup: creating $VENV" >&2
+    "$PYTHON" -m venv "$VENV"
+fi
+
+pip_args=(-c constraints.txt)
+if [[ -d /opt/wheels ]]; then
+    # Local CPU torch wheel (see constraints.txt).
+    pip_args+=(--find-links /opt/wheels)
+fi
+if [[ -n "${TRUCO_PIP_ARGS:-}" ]]; then
+    # shellcheck disable=SC2206  # word splitting is intended here
+    pip_args+=($TRUCO_PIP_ARGS)
+fi
+
+echo "setup: installing truco-rl[dev] into $VENV (first run takes a few minutes)" >&2
+"$VENV/bin/python" -m pip install --quiet --upgrade pip
+"$VENV/bin/python" -m pip install --quiet "${pip_args[@]}" -e ".[dev]"
+
+rm -f "$VENV"/.installed-*
+touch "$stamp"
+echo "setup: done" >&2

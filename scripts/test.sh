@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Set up .venv if needed, then run pytest with any arguments given, e.g.
+#   bash scripts/test.sh                 # default suite (slow tests skipped)
+#   bash scripts/test.sh -m slow         # only the slow training checks
+#   bash scripts/test.sh -m ""           # everything
+#   bash scripts/test.sh tests/test_rules_argentine.py -x
+# Test paths are relative to the repository root (the script runs from there).
+# A run that collects no tests (pytest exit code 5) counts as a failure.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+bash scripts/setup.sh
+
+rc=0
+.venv/bin/python -m pytest "$@" || rc=$?
+
+if [[ $rc -eq 5 ]]; then
+    echo "test.sh: FAILED: pytest collected no tests (exit code 5)" >&2
+    exit 1
+fi
+exit "$rc"

@@ -1,0 +1,1 @@
+"""Training and evaluation code for Truco agents, and the `truco` command-line tool."""

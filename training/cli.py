@@ -1,0 +1,181 @@
+"""The ``truco`` command-line tool.
+
+Subcommands:
+  demo   play a few seeded random matches with the rules engine and print them as text
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+DEFAULT_PRESETS = ("argentine", "paulista", "argentine-2v2")
+
+# A random match that has not ended after this many actions means an engine bug.
+MAX_ACTIONS_PER_MATCH = 100_000
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="truco",
+        description="truco-rl: a research environment for the card game Truco.",
+        epilog="example:\n  truco demo --preset paulista --matches 1 --seed 7",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    demo = sub.add_parser(
+        "demo",
+        help="play seeded random matches and print them as text",
+        description=(
+            "Play seeded random matches: every seat picks uniformly among the legal\n"
+            "actions. Prints one line per hand (dealer, deal, actions as seat:name,\n"
+            "score after the hand) and the winner of each match. The same seed\n"
+            "always gives the same output."
+        ),
+        epilog=(
+            "examples:\n"
+            "  truco demo\n"
+            "  truco demo --preset paulista --matches 1 --seed 7\n"
+            "  truco demo --preset argentine --preset argentine-2v2"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    demo.add_argument(
+        "--preset",
+        action="append",
+        metavar="NAME",
+        help=(f"rules preset to play; repeat for several (default: {', '.join(DEFAULT_PRESETS)})"),
+    )
+    demo.add_argument(
+        "--matches",
+        type=_positive_int,
+        default=2,
+        metavar="N",
+        help="matches per preset (default: 2)",
+    )
+    demo.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the first match; match i uses seed+i (default: 0)",
+    )
+    demo.set_defaults(func=_cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``truco`` tool and return its exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, or a usage error already printed by argparse
+        code = exc.code
+        return code if isinstance(code, int) else (0 if code is None else 2)
+    return args.func(args, parser)
+
+
+# ---------------------------------------------------------------- demo
+
+
+def _cmd_demo(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    try:
+        from truco_env.config import PRESETS, make_config
+        from truco_env.engine import TrucoState
+    except ImportError as exc:
+        print(f"truco: error: the rules engine could not be imported: {exc}", file=sys.stderr)
+        return 1
+
+    presets = args.preset or list(DEFAULT_PRESETS)
+    unknown = [name for name in presets if name not in PRESETS]
+    if unknown:
+        print(
+            f"truco demo: error: unknown preset {unknown[0]!r} "
+            f"(choose from: {', '.join(sorted(PRESETS))})",
+            file=sys.stderr,
+        )
+        return 2
+
+    out = sys.stdout
+    for preset in presets:
+        config = make_config(preset)
+        for i in range(args.matches):
+            seed = args.seed + i
+            try:
+                _play_match(TrucoState, config, preset, i, args.matches, seed, out)
+            except Exception as exc:  # noqa: BLE001  # an engine bug: report it in one line
+                print(
+                    f"truco demo: error: {preset} match seed {seed}: {type(exc).__name__}: {exc}",
+                    file=sys.stderr,
+                )
+                return 1
+    return 0
+
+
+def _play_match(
+    state_cls: Any,
+    config: Any,
+    preset: str,
+    index: int,
+    total: int,
+    seed: int,
+    out: TextIO,
+) -> None:
+    rng = random.Random(seed)
+    state = state_cls.new(config, seed=seed)
+    actions = 0
+    while not state.is_over:
+        legal = state.legal_actions()
+        if not legal:
+            raise RuntimeError(f"seat {state.actor} has no legal action")
+        state.apply(rng.choice(legal))
+        actions += 1
+        if actions > MAX_ACTIONS_PER_MATCH:
+            raise RuntimeError(f"match not over after {MAX_ACTIONS_PER_MATCH} actions")
+
+    print(f"== {preset}  match {index + 1}/{total}  seed {seed} ==", file=out)
+    for number, record in enumerate(state.hand_records, start=1):
+        print(_format_hand(number, record), file=out)
+    print(f"winner: team {state.winner}  final {_format_score(state.score)}", file=out)
+
+
+def _format_hand(number: int, record: dict) -> str:
+    deal = record["deal"]
+    hands = "  ".join(
+        f"{seat}[{' '.join(str(card) for card in cards)}]"
+        for seat, cards in enumerate(deal["hands"])
+    )
+    vira = deal.get("vira")
+    if vira is not None:
+        hands += f"  vira {vira}"
+    moves = " ".join(f"{seat}:{name}" for seat, name in record["actions"])
+    return (
+        f"hand {number:>2}  dealer {record['dealer']}  {hands}  |  {moves}  |  "
+        f"{_format_score(record['score_after'])}"
+    )
+
+
+def _format_score(score: Any) -> str:
+    try:
+        a, b = score
+    except (TypeError, ValueError):
+        return str(score)
+    return f"{a}-{b}"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
