@@ -1,0 +1,195 @@
+"""Cards of both Truco families: text forms, the shared 40-card index, strength and envido/flor tables.
+
+Why one index for two decks: a single observation layout and a single action space can then serve every
+preset, so one network can play Argentine Truco and Truco Paulista alike (INTERFACE.md, "Cards").
+
+The index is ``rank_index * 4 + suit_index`` where
+
+* rank indices 0..9 are the Spanish ranks ``1 2 3 4 5 6 7 10 11 12`` and, position for position, the French
+  ranks ``A 2 3 4 5 6 7 Q J K`` (1 with A, 10/11/12 with Q/J/K);
+* suit indices 0..3 are espadas/spades, bastos/clubs, oros/diamonds, copas/hearts.
+
+Everything here is pure data and small pure functions; the engine uses the integer tables, the tests and the
+user-facing layers use the text helpers.
+"""
+
+from __future__ import annotations
+
+ARGENTINE = "argentine"
+PAULISTA = "paulista"
+FAMILIES = (ARGENTINE, PAULISTA)
+
+NUM_RANKS = 10
+NUM_SUITS = 4
+NUM_CARDS = NUM_RANKS * NUM_SUITS
+
+SPANISH_RANKS = ("1", "2", "3", "4", "5", "6", "7", "10", "11", "12")
+FRENCH_RANKS = ("A", "2", "3", "4", "5", "6", "7", "Q", "J", "K")
+SPANISH_SUITS = ("e", "b", "o", "c")  # espadas, bastos, oros, copas
+FRENCH_SUITS = ("s", "c", "d", "h")  # espadas (spades), paus (clubs), ouros (diamonds), copas (hearts)
+
+RANKS = {ARGENTINE: SPANISH_RANKS, PAULISTA: FRENCH_RANKS}
+SUITS = {ARGENTINE: SPANISH_SUITS, PAULISTA: FRENCH_SUITS}
+
+SUIT_SPADES, SUIT_CLUBS, SUIT_DIAMONDS, SUIT_HEARTS = 0, 1, 2, 3
+
+#: Paulista decks as rank text in the cyclic order low -> high (RULES.md 4.1, 4.2).
+PAULISTA_DECK_RANKS = {
+    "dirty": ("4", "5", "6", "7", "Q", "J", "K", "A", "2", "3"),
+    "clean": ("Q", "J", "K", "A", "2", "3"),
+}
+
+
+def card_id(rank_index: int, suit_index: int) -> int:
+    return rank_index * NUM_SUITS + suit_index
+
+
+def rank_of(card: int) -> int:
+    return card // NUM_SUITS
+
+
+def suit_of(card: int) -> int:
+    return card % NUM_SUITS
+
+
+def card_text(card: int, family: str) -> str:
+    """Text form of a card index in the deck of ``family`` (``"1e"``, ``"Qs"``)."""
+    return RANKS[family][rank_of(card)] + SUITS[family][suit_of(card)]
+
+
+def _build_parsers() -> dict[str, dict[str, int]]:
+    parsers = {}
+    for family in FAMILIES:
+        table = {}
+        for r, rank in enumerate(RANKS[family]):
+            for s, suit in enumerate(SUITS[family]):
+                table[rank + suit] = card_id(r, s)
+        parsers[family] = table
+    return parsers
+
+
+_PARSERS = _build_parsers()
+
+
+def parse_card(text: object, family: str) -> int:
+    """Card index of ``text`` in the deck of ``family``; ValueError naming the card and the allowed form."""
+    if not isinstance(text, str) or text not in _PARSERS[family]:
+        if family == ARGENTINE:
+            allowed = "Spanish deck <rank><suit>, ranks 1-7 10 11 12, suits e b o c (e.g. '1e', '12o')"
+        else:
+            allowed = "French deck <rank><suit>, ranks 4 5 6 7 Q J K A 2 3, suits d s h c (e.g. '4c', 'Qd')"
+        raise ValueError(f"unknown card {text!r} for the {family} family: expected {allowed}")
+    return _PARSERS[family][text]
+
+
+def deck(family: str, paulista_deck: str = "dirty") -> tuple[int, ...]:
+    """The card indices of the deck in a canonical order (the order shuffled by the deal procedure)."""
+    if family == ARGENTINE:
+        ranks = SPANISH_RANKS
+    else:
+        ranks = PAULISTA_DECK_RANKS[paulista_deck]
+    rank_indices = sorted(RANKS[family].index(r) for r in ranks)
+    return tuple(card_id(r, s) for r in rank_indices for s in range(NUM_SUITS))
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Strength (higher wins a trick; equal strength ties)
+
+def _argentine_strength() -> tuple[int, ...]:
+    by_rank = {"3": 10, "2": 9, "12": 7, "11": 6, "10": 5, "6": 3, "5": 2, "4": 1}
+    special = {"1e": 14, "1b": 13, "7e": 12, "7o": 11, "1o": 8, "1c": 8, "7b": 4, "7c": 4}
+    table = []
+    for card in range(NUM_CARDS):
+        text = card_text(card, ARGENTINE)
+        table.append(special.get(text, by_rank.get(SPANISH_RANKS[rank_of(card)], 0)))
+    return tuple(table)
+
+
+ARGENTINE_STRENGTH = _argentine_strength()
+
+#: Ordinary Paulista strength by French rank (suit irrelevant), RULES.md 4.3.
+PAULISTA_RANK_STRENGTH = {"3": 10, "2": 9, "A": 8, "K": 7, "J": 6, "Q": 5, "7": 4, "6": 3, "5": 2, "4": 1}
+#: Manilha strength by suit: zap (clubs) > copas (hearts) > espadilha (spades) > ouros (diamonds).
+MANILHA_SUIT_STRENGTH = {SUIT_CLUBS: 14, SUIT_HEARTS: 13, SUIT_SPADES: 12, SUIT_DIAMONDS: 11}
+
+
+def manilha_rank_index(vira: int, paulista_deck: str = "dirty") -> int:
+    """Rank index of the manilhas: the rank after the vira's in the deck's cycle (with the wrap)."""
+    cycle = PAULISTA_DECK_RANKS[paulista_deck]
+    vira_rank = FRENCH_RANKS[rank_of(vira)]
+    if vira_rank not in cycle:
+        raise ValueError(f"vira {card_text(vira, PAULISTA)!r} is not in the {paulista_deck} deck")
+    return FRENCH_RANKS.index(cycle[(cycle.index(vira_rank) + 1) % len(cycle)])
+
+
+def _paulista_strength(manilha: int) -> tuple[int, ...]:
+    table = []
+    for card in range(NUM_CARDS):
+        if rank_of(card) == manilha:
+            table.append(MANILHA_SUIT_STRENGTH[suit_of(card)])
+        else:
+            table.append(PAULISTA_RANK_STRENGTH[FRENCH_RANKS[rank_of(card)]])
+    return tuple(table)
+
+
+#: Strength tables indexed by the manilha's rank index.
+PAULISTA_STRENGTH = tuple(_paulista_strength(m) for m in range(NUM_RANKS))
+
+
+def strength_table(family: str, vira: int | None = None, paulista_deck: str = "dirty") -> tuple[int, ...]:
+    """Strength of every card index for one hand (Paulista depends on the vira)."""
+    if family == ARGENTINE:
+        return ARGENTINE_STRENGTH
+    return PAULISTA_STRENGTH[manilha_rank_index(vira, paulista_deck)]
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Envido and flor (Argentine)
+
+#: Envido value of each rank index: 1-7 face value, figures 10/11/12 nothing.
+ENVIDO_RANK_VALUE = (1, 2, 3, 4, 5, 6, 7, 0, 0, 0)
+
+
+def envido_of(cards: list[int] | tuple[int, ...]) -> int:
+    """Envido points: 20 + the two best values of a suit held twice or more, else the best single value."""
+    best = 0
+    by_suit: dict[int, list[int]] = {}
+    for card in cards:
+        value = ENVIDO_RANK_VALUE[rank_of(card)]
+        best = max(best, value)
+        by_suit.setdefault(suit_of(card), []).append(value)
+    for values in by_suit.values():
+        if len(values) >= 2:
+            values.sort(reverse=True)
+            best = max(best, 20 + values[0] + values[1])
+    return best
+
+
+def flor_of(cards: list[int] | tuple[int, ...]) -> int | None:
+    """Flor value (20 + all three envido values) when the three cards share a suit, else None."""
+    if len(cards) != 3 or len({suit_of(c) for c in cards}) != 1:
+        return None
+    return 20 + sum(ENVIDO_RANK_VALUE[rank_of(c)] for c in cards)
+
+
+# Text conveniences for tests, documentation and user interfaces.
+
+def envido_points(hand: list[str]) -> int:
+    """Envido points of a hand given as Spanish card text, e.g. ``envido_points(["7c", "6c", "3e"]) == 33``."""
+    return envido_of([parse_card(c, ARGENTINE) for c in hand])
+
+
+def flor_points(hand: list[str]) -> int | None:
+    """Flor value of a hand given as Spanish card text, or None when it is not a flor."""
+    return flor_of([parse_card(c, ARGENTINE) for c in hand])
+
+
+def manilha_rank(vira: str, deck: str = "dirty") -> str:
+    """Manilha rank text for a vira given as French card text: ``manilha_rank("3d") == "4"``."""
+    return FRENCH_RANKS[manilha_rank_index(parse_card(vira, PAULISTA), deck)]
+
+
+def trick_strength(card: str, family: str, vira: str | None = None, deck: str = "dirty") -> int:
+    """Strength of one card given as text (1..14), for tests and user interfaces."""
+    vira_id = parse_card(vira, PAULISTA) if family == PAULISTA else None
+    return strength_table(family, vira_id, deck)[parse_card(card, family)]

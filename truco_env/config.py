@@ -1,0 +1,198 @@
+"""The rules configuration: every field of RULES.md section 5, validated once, and the presets.
+
+Why a frozen, validated dataclass: the engine reads the rules from here instead of branching into two copies of
+the game, so a bad value must be stopped at construction with a message that names the field and what is
+allowed, never deep inside a match. Fields that belong to the other family must keep their default (rejected,
+consistently, rather than silently ignored), so that a record's ``rules`` dict always rebuilds the same game.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from .cards import ARGENTINE, FAMILIES, PAULISTA
+
+DEFAULT_FLOR_VALUES = {
+    "uncontested_per_flor": 3,
+    "contested_per_flor": 3,
+    "achico": 4,
+    "contraflor_quiero": 6,
+    "contraflor_no_quiero": 4,
+    "resto_bonus_per_flor": 3,
+    "resto_no_quiero_direct": 4,
+    "resto_no_quiero_after_contraflor": 6,
+}
+
+#: Fields that take one of a fixed set of strings.
+CHOICES = {
+    "family": FAMILIES,
+    "deal_rotation": ("with_play", "against_play"),
+    "responder": ("next_opponent", "team_pie"),
+    "lead_after_tie": ("same_leader", "first_tied_card", "next_after_leader"),
+    "falta_envido": ("leader_needs", "malas_match", "whole_match"),
+    "envido_tie": ("closest_to_mano", "mano_team"),
+    "envido_openers": ("any", "pie_only"),
+    "deck": ("dirty", "clean"),
+    "all_tricks_tied": ("no_points", "dealer_team", "mao_team"),
+    "mao_de_onze_decider": ("first", "any_accepts"),
+    "mao_de_onze_truco": ("illegal", "caller_loses_match"),
+}
+
+ARGENTINE_ONLY = (
+    "malas_buenas", "falta_envido", "envido_tie", "envido_openers", "envido_after_truco_accepted",
+    "envido_primero", "envido_primero_after_played", "flor", "flor_values", "mazo_first_trick_bonus", "pica_pica",
+)
+PAULISTA_ONLY = (
+    "deck", "all_tricks_tied", "mao_de_onze", "mao_de_onze_decider", "mao_de_onze_truco", "mao_de_ferro",
+    "mao_de_ferro_blind", "forbid_useless_raise", "covered_card", "paulista_mazo",
+)
+
+
+@dataclass(frozen=True)
+class TrucoConfig:
+    """Rules of one game (RULES.md section 5). Build it with :func:`make_config` or ``TrucoConfig.from_dict``."""
+
+    family: str = ARGENTINE
+    num_players: int = 2
+    target_score: int | None = None  # None: 30 for argentine, 12 for paulista
+    deal_rotation: str = "with_play"
+    responder: str = "next_opponent"
+    lead_after_tie: str = "same_leader"
+    partner_tie_wins_trick: bool = True
+    end_match_immediately: bool = True
+    # Argentine
+    malas_buenas: bool | None = None  # None: on iff target_score is even
+    falta_envido: str = "leader_needs"
+    envido_tie: str = "closest_to_mano"
+    envido_openers: str = "any"
+    envido_after_truco_accepted: bool = False
+    envido_primero: bool = True
+    envido_primero_after_played: bool = True
+    flor: bool = False
+    flor_values: dict = field(default_factory=lambda: dict(DEFAULT_FLOR_VALUES))
+    mazo_first_trick_bonus: bool = False
+    pica_pica: bool = False
+    # Paulista
+    deck: str = "dirty"
+    all_tricks_tied: str = "no_points"
+    mao_de_onze: bool = True
+    mao_de_onze_decider: str = "first"
+    mao_de_onze_truco: str = "illegal"
+    mao_de_ferro: bool = True
+    mao_de_ferro_blind: bool = True
+    forbid_useless_raise: bool = False
+    covered_card: bool = False
+    paulista_mazo: bool = False
+
+    def __post_init__(self) -> None:
+        for name, allowed in CHOICES.items():
+            value = getattr(self, name)
+            if value not in allowed:
+                raise ValueError(f"config field {name!r} = {value!r} is not allowed; choose one of {list(allowed)}")
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.type in ("bool", "bool | None") and not (isinstance(value, bool) or value is None and f.type != "bool"):
+                raise ValueError(f"config field {f.name!r} must be true or false, got {value!r}")
+        if type(self.num_players) is not int or self.num_players not in (2, 4, 6):
+            raise ValueError(f"config field 'num_players' = {self.num_players!r} is not allowed; choose 2, 4 or 6")
+        if self.family == PAULISTA and self.num_players == 6:
+            raise ValueError("config field 'num_players' = 6 is only for the argentine family; paulista allows 2 or 4")
+        if self.target_score is None:
+            object.__setattr__(self, "target_score", 30 if self.family == ARGENTINE else 12)
+        if not isinstance(self.target_score, int) or isinstance(self.target_score, bool) or self.target_score < 1:
+            raise ValueError(f"config field 'target_score' must be an integer > 0, got {self.target_score!r}")
+        if self.malas_buenas is None:
+            object.__setattr__(self, "malas_buenas", self.target_score % 2 == 0)
+        self._check_flor_values()
+        if self.pica_pica and self.num_players != 6:
+            raise ValueError("config field 'pica_pica' = True needs num_players = 6 (it is a 3v3 variant)")
+        self._check_other_family_defaults()
+
+    def _check_flor_values(self) -> None:
+        values = self.flor_values
+        if not isinstance(values, dict) or set(values) != set(DEFAULT_FLOR_VALUES):
+            got = sorted(values) if isinstance(values, dict) else repr(values)
+            raise ValueError(
+                f"config field 'flor_values' must be a dict with exactly the keys {sorted(DEFAULT_FLOR_VALUES)}, "
+                f"got {got}")
+        for key, value in values.items():
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"config field 'flor_values[{key!r}]' must be an integer >= 0, got {value!r}")
+        object.__setattr__(self, "flor_values", dict(values))
+
+    def _check_other_family_defaults(self) -> None:
+        foreign = PAULISTA_ONLY if self.family == ARGENTINE else ARGENTINE_ONLY
+        defaults = TrucoConfig.__new__(TrucoConfig)  # raw defaults without validation
+        for f in dataclasses.fields(self):
+            default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+            object.__setattr__(defaults, f.name, default)
+        for name in foreign:
+            value = getattr(self, name)
+            default = getattr(defaults, name)
+            if name == "malas_buenas":
+                default = self.target_score % 2 == 0
+            if value != default:
+                other = PAULISTA if self.family == ARGENTINE else ARGENTINE
+                raise ValueError(
+                    f"config field {name!r} applies only to the {other} family, not to {self.family!r} "
+                    f"(leave it at its default {default!r})")
+
+    # ------------------------------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """Every field with its resolved value (JSON-serialisable), as stored in match records."""
+        out = dataclasses.asdict(self)
+        out["flor_values"] = dict(self.flor_values)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "TrucoConfig":
+        """Rebuild a config from ``to_dict`` output (or a subset of fields); ValueError on unknown fields."""
+        if not isinstance(data, dict):
+            raise ValueError(f"rules must be a dict of config fields, got {type(data).__name__}")
+        _check_field_names(data)
+        return cls(**data)
+
+    def replace(self, **overrides: Any) -> "TrucoConfig":
+        _check_field_names(overrides)
+        data = self.to_dict()
+        if "target_score" in overrides and "malas_buenas" not in overrides:
+            data["malas_buenas"] = None  # re-derive the default from the new target
+        data.update(overrides)
+        return TrucoConfig(**data)
+
+    @property
+    def is_argentine(self) -> bool:
+        return self.family == ARGENTINE
+
+
+FIELD_NAMES = tuple(f.name for f in dataclasses.fields(TrucoConfig))
+
+
+def _check_field_names(data: dict[str, Any]) -> None:
+    unknown = [k for k in data if k not in FIELD_NAMES]
+    if unknown:
+        raise ValueError(f"unknown config field(s) {unknown}; allowed fields: {list(FIELD_NAMES)}")
+
+
+PRESETS: dict[str, TrucoConfig] = {
+    "argentine": TrucoConfig(family=ARGENTINE, num_players=2, target_score=30, flor=False),
+    "argentine-flor": TrucoConfig(family=ARGENTINE, num_players=2, target_score=30, flor=True),
+    "argentine-2v2": TrucoConfig(family=ARGENTINE, num_players=4, target_score=30, flor=False),
+    "argentine-3v3": TrucoConfig(family=ARGENTINE, num_players=6, target_score=30, flor=False, pica_pica=False),
+    "paulista": TrucoConfig(family=PAULISTA, num_players=2, target_score=12, deck="dirty"),
+    "paulista-2v2": TrucoConfig(family=PAULISTA, num_players=4, target_score=12, deck="dirty"),
+    "paulista-clean": TrucoConfig(family=PAULISTA, num_players=2, target_score=12, deck="clean"),
+}
+
+
+def make_config(preset: str = "argentine", **overrides: Any) -> TrucoConfig:
+    """The config of ``preset`` with ``overrides`` applied; ValueError naming an unknown preset or field."""
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; choose one of {sorted(PRESETS)}")
+    if "family" in overrides and overrides["family"] != PRESETS[preset].family:
+        raise ValueError(
+            f"config field 'family' cannot be overridden ({overrides['family']!r}) on preset {preset!r}: "
+            f"pick a preset of that family instead")
+    return PRESETS[preset].replace(**overrides)

@@ -1,0 +1,842 @@
+"""The rules engine: one match of Argentine Truco or Truco Paulista as a state with legal actions and transitions.
+
+This is the readable reference implementation of ``RULES.md``. Both families run through the same mechanism
+(deal, tricks and ties, the bet ladder, crediting, match end); what differs (deck, card strength, vira and
+manilhas, ladder names and values, envido and flor, mão de onze/ferro) is read from the config and the tables
+of :mod:`truco_env.cards`. It imports neither numpy, PettingZoo nor torch, so every layer above can use it.
+
+Usage::
+
+    state = TrucoState.new(make_config("argentine"), seed=0)
+    while not state.is_over:
+        state.apply(random.choice(state.legal_actions()))
+
+Why a mutable state with ``clone()``: tree walkers (CFR) copy a state before each branch, players mutate one.
+Why each deal comes from ``Random(f"{seed}:{deal_number}")``: a clone then needs no RNG copy and any hand of a
+seeded match can be regenerated on its own.
+
+Decision phases (``phase``): the actor is the one seat that must act now:
+
+* ``"onze"``: the team at 11 decides to play or run (Paulista mão de onze);
+* ``"flor_declare"``: a flor holder must declare (Argentine, ``flor=True``);
+* ``"flor_contest"``: both teams have flor; the answering team's holder responds;
+* ``"envido"``: an envido chain is pending;
+* ``"truco"``: a bet-ladder proposal is pending;
+* ``"play"``: the turn holder plays a card, calls, or folds;
+* ``"over"``: the match has ended (``actor`` is None).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from . import cards as C
+from .config import TrucoConfig
+
+TIE = -1  # a tied trick (parda / cangou) in ``trick_results``
+ALL_TIED = -2  # internal: every trick of the hand tied
+
+PLAY, TRUCO, ENVIDO, FLOR_DECLARE, FLOR_CONTEST, ONZE, OVER = (
+    "play", "truco", "envido", "flor_declare", "flor_contest", "onze", "over")
+
+#: The bet ladder of each family: call names for levels 1.., and the hand value at levels 0.. (RULES.md 2.7).
+LADDER_CALLS = {C.ARGENTINE: ("truco", "retruco", "vale_cuatro"), C.PAULISTA: ("truco", "seis", "nove", "doze")}
+LADDER_VALUES = {C.ARGENTINE: (1, 2, 3, 4), C.PAULISTA: (1, 3, 6, 9, 12)}
+
+ENVIDO_CALLS = ("envido", "real_envido", "falta_envido")
+ENVIDO_VALUE = {"envido": 2, "real_envido": 3}
+FLOR_CALLS = ("contraflor", "contraflor_al_resto")
+
+MAO_DE_ONZE, MAO_DE_FERRO = "mao_de_onze", "mao_de_ferro"
+
+
+def hand_winner(results: list[int], num_tricks: int = 3) -> int | None:
+    """The team that has won the hand from its trick results (RULES.md 2.6), ALL_TIED, or None if undecided."""
+    wins = [results.count(0), results.count(1)]
+    needed = num_tricks // 2 + 1
+    for team in (0, 1):
+        if wins[team] >= needed:
+            return team
+    if len(results) >= 2:
+        first, second = results[0], results[1]
+        if first != TIE and second == TIE:
+            return first
+        if first == TIE and second != TIE:
+            return second
+    if len(results) == num_tricks:
+        last = results[-1]
+        if last != TIE:
+            return last
+        return results[0] if results[0] != TIE else ALL_TIED
+    return None
+
+
+class TrucoState:
+    """One match in progress. Create it with :meth:`new`; drive it with :meth:`legal_actions` and :meth:`apply`."""
+
+    # ------------------------------------------------------------------------------------------------------
+    # construction
+
+    @classmethod
+    def new(cls, config: TrucoConfig, seed: int | None = None, deal: dict | None = None,
+            score: list[int] | tuple[int, int] | None = None) -> "TrucoState":
+        """A new match. ``deal`` may fix the first hand (``{"hands", "vira", "dealer"}``, any subset of keys
+        with ``hands`` needing ``vira`` in Paulista); ``score`` the starting score. Bad input raises ValueError."""
+        if not isinstance(config, TrucoConfig):
+            raise ValueError(f"config must be a TrucoConfig (see truco_env.config.make_config), got {config!r}")
+        self = cls.__new__(cls)
+        self.config = config
+        self.family = config.family
+        self.num_players = config.num_players
+        self.target = config.target_score
+        self._ladder_calls = LADDER_CALLS[config.family]
+        self._ladder_values = LADDER_VALUES[config.family]
+        if seed is None:
+            seed = random.SystemRandom().randrange(2 ** 63)
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise ValueError(f"seed must be an integer or None, got {seed!r}")
+        self.seed = seed
+        self._score = _check_score(score, config.target_score)
+        self.is_over = False
+        self.winner = None
+        self._first_to_target = None
+        self._records: list[dict] = []
+        self._deal_number = 0
+        self._pica_queue: list[tuple[int, int]] = []
+        forced = _parse_deal(deal, config)
+        dealer = forced.get("dealer")
+        if dealer is None:
+            dealer = random.Random(f"{seed}:dealer").randrange(self.num_players)
+        self.dealer = dealer
+        self._deal(forced.get("hands"), forced.get("vira"))
+        return self
+
+    # ------------------------------------------------------------------------------------------------------
+    # public queries
+
+    @property
+    def score(self) -> tuple[int, int]:
+        """The match score ``(team0, team1)``."""
+        return tuple(self._score)
+
+    @property
+    def actor(self) -> int | None:
+        return self._actor
+
+    @property
+    def phase(self) -> str:
+        return self._phase
+
+    @property
+    def hand_index(self) -> int:
+        """Index of the current hand in ``hand_records`` (pica-pica sub-hands count one each)."""
+        return len(self._records) - 1
+
+    @property
+    def hand_value(self) -> int:
+        """What the hand is worth to its winner right now (accepted ladder level or special-hand value)."""
+        return self._base_value if self._level == 0 else self._ladder_values[self._level]
+
+    @property
+    def special_hand(self) -> str | None:
+        """``"mao_de_onze"``, ``"mao_de_ferro"`` or None."""
+        return self._special
+
+    @property
+    def hand_points(self) -> tuple[int, int]:
+        return tuple(self._hand_points)
+
+    def team_of(self, seat: int) -> int:
+        return seat % 2
+
+    def hand_of(self, seat: int) -> list[str]:
+        """The unplayed cards of ``seat`` in dealt order, as text."""
+        return [C.card_text(c, self.family) for c in self._dealt[seat] if c in self._remaining[seat]]
+
+    @property
+    def hand_records(self) -> list[dict]:
+        """The hands of the match in INTERFACE.md record form; the last one may still be in progress."""
+        return [self._export_record(r, False) for r in self._records]
+
+    def match_record(self, include_legal: bool = False) -> dict:
+        """The whole match as a JSON-serialisable dict (INTERFACE.md "Records")."""
+        return {
+            "rules": self.config.to_dict(),
+            "hands": [self._export_record(r, include_legal) for r in self._records],
+            "winner": self.winner,
+        }
+
+    def legal_actions(self) -> list[str]:
+        """Exactly the legal action names of the actor (RULES.md 5.1); empty once the match is over."""
+        if self._legal is None:
+            self._legal = self._compute_legal()
+        return list(self._legal)
+
+    def clone(self) -> "TrucoState":
+        """An independent copy; finished hand records are shared (they never change)."""
+        other = TrucoState.__new__(TrucoState)
+        other.__dict__.update(self.__dict__)
+        other._score = list(self._score)
+        other._hand_points = list(self._hand_points)
+        other._remaining = [list(r) for r in self._remaining]
+        other._trick = list(self._trick)
+        other._tricks = list(self._tricks)
+        other.trick_results = list(self.trick_results)
+        other._envido_chain = list(self._envido_chain)
+        other._flor_chain = list(self._flor_chain)
+        other._onze_deciders = list(self._onze_deciders)
+        other._pica_queue = list(self._pica_queue)
+        other.envido_announcements = list(self.envido_announcements)
+        other.flor_announcements = list(self.flor_announcements)
+        other._records = list(self._records)
+        if self._records and not self._records[-1]["finished"]:
+            current = dict(self._records[-1])
+            current["actions"] = list(current["actions"])
+            current["legal"] = list(current["legal"])
+            other._records[-1] = current
+        return other
+
+    # ------------------------------------------------------------------------------------------------------
+    # applying actions
+
+    def apply(self, action: str) -> None:
+        """Apply the actor's ``action``; ValueError naming it and the legal ones (state unchanged) if illegal."""
+        legal = self.legal_actions()
+        if action not in legal:
+            if self.is_over:
+                raise ValueError(f"illegal action {action!r}: the match is over, no action is legal")
+            raise ValueError(f"illegal action {action!r} for seat {self._actor} ({self._phase} phase); "
+                             f"legal actions: {legal}")
+        seat = self._actor
+        record = self._records[-1]
+        record["actions"].append([seat, action])
+        record["legal"].append(legal)
+        self._legal = None
+        handler = getattr(self, "_on_" + self._phase)
+        handler(seat, action)
+
+    # --- play phase (the turn holder) ---------------------------------------------------------------------
+
+    def _on_play(self, seat: int, action: str) -> None:
+        kind, _, arg = action.partition(":")
+        if kind == "play":
+            self._play_card(seat, C.parse_card(arg, self.family), covered=False)
+        elif kind == "play_slot":
+            self._play_card(seat, self._dealt[seat][int(arg)], covered=False)
+        elif kind == "cover":
+            self._play_card(seat, C.parse_card(arg, self.family), covered=True)
+        elif action in ENVIDO_CALLS:
+            self._open_envido(seat, action)
+        elif action == "mazo":
+            self._fold(seat)
+        else:  # a bet-ladder call
+            self._propose(seat, self._level + 1)
+
+    # --- a bet-ladder proposal is pending -----------------------------------------------------------------
+
+    def _on_truco(self, seat: int, action: str) -> None:
+        if action == "quiero":
+            self._level = self._pending
+            self._holder = self.team_of(seat)
+            self._pending = 0
+            self._resume()
+        elif action == "no_quiero":
+            proposer = self._proposer_team
+            self._credit(proposer, self._ladder_values[self._pending - 1])
+            self._end_hand()
+        elif action in ENVIDO_CALLS:  # envido va primero: the truco stays pending
+            self._open_envido(seat, action)
+        else:  # a raise answers: it accepts the pending level and proposes the next
+            self._level = self._pending
+            self._holder = self.team_of(seat)
+            self._propose(seat, self._pending + 1)
+
+    def _propose(self, seat: int, level: int) -> None:
+        if self._special is not None:  # only legal under mao_de_onze_truco="caller_loses_match"
+            loser = self.team_of(seat)
+            self._credit(1 - loser, max(0, self.target - self._score[1 - loser]))
+            self._finish_match(1 - loser)
+            return
+        self._pending = level
+        self._proposer_team = self.team_of(seat)
+        self._truco_responder = self._responder_for(1 - self._proposer_team, after=seat)
+        self._phase, self._actor = TRUCO, self._truco_responder
+        if self._trick_index == 0:  # RULES.md 3.8 moment 3: the challenged team's flor comes first
+            self._force_flor([s for s in self._undeclared_flor() if self.team_of(s) != self._proposer_team])
+
+    # --- envido -------------------------------------------------------------------------------------------
+
+    def _open_envido(self, seat: int, call: str) -> None:
+        self._envido_opened = True
+        if self._force_flor(self._undeclared_flor()):  # RULES.md 3.8 moment 2: flor voids the envido
+            return
+        self._envido_chain = [call]
+        self._envido_call(seat)
+
+    def _envido_call(self, seat: int) -> None:
+        self._envido_caller = seat
+        self._phase = ENVIDO
+        self._actor = self._responder_for(1 - self.team_of(seat), after=seat)
+
+    def _on_envido(self, seat: int, action: str) -> None:
+        chain = self._envido_chain
+        if action == "quiero":
+            winner_seat, self.envido_announcements = self._showdown(
+                {s: C.envido_of(self._dealt[s]) for s in self._seats})
+            winner = self.team_of(winner_seat)
+            if "falta_envido" in chain:
+                points = self._falta(winner)
+            else:
+                points = sum(ENVIDO_VALUE[c] for c in chain)
+            self._close_envido()
+            self._credit(winner, points)
+        elif action == "no_quiero":
+            points = 1 if len(chain) == 1 else sum(ENVIDO_VALUE[c] for c in chain[:-1])
+            self._close_envido()
+            self._credit(self.team_of(self._envido_caller), points)
+        else:
+            chain.append(action)
+            self._envido_call(seat)
+            return
+        if not self._check_match_end():
+            self._resume()
+
+    def _close_envido(self) -> None:
+        self._envido_chain = []
+        self._envido_done = True
+
+    def _envido_raises(self) -> list[str]:
+        chain = self._envido_chain
+        raises = []
+        if chain[-1] == "envido" and chain.count("envido") < 2:
+            raises.append("envido")
+        if "real_envido" not in chain and "falta_envido" not in chain:
+            raises.append("real_envido")
+        if "falta_envido" not in chain:
+            raises.append("falta_envido")
+        return raises
+
+    def _falta(self, winner: int) -> int:
+        """Falta envido value (RULES.md 3.5), also used by contraflor al resto."""
+        cfg = self.config
+        leader = max(self._score)
+        mode = cfg.falta_envido
+        if mode == "whole_match" or (mode == "malas_match" and cfg.malas_buenas and leader <= self.target / 2):
+            return self.target - self._score[winner]
+        return self.target - leader
+
+    def _can_open_envido(self, seat: int) -> bool:
+        """RULES.md 3.3: trick 1, once per hand, before an accepted truco, by the turn holder before his card
+        or (envido va primero) by the responder to a pending first-trick ``truco``."""
+        cfg = self.config
+        if (self.family != C.ARGENTINE or self._envido_opened or self._envido_done or self._flor_declared
+                or self._trick_index != 0):
+            return False
+        if self._level > 0 and not cfg.envido_after_truco_accepted:
+            return False
+        if cfg.envido_openers == "pie_only" and seat != self._team_pie(self.team_of(seat)):
+            return False
+        if self._phase == PLAY:
+            return not self._has_played(seat)
+        if self._phase == TRUCO:
+            return (cfg.envido_primero and self._pending == 1
+                    and (cfg.envido_primero_after_played or not self._has_played(seat)))
+        return False
+
+    # --- flor ---------------------------------------------------------------------------------------------
+
+    def _undeclared_flor(self) -> list[int]:
+        """Seats (from the mano) holding a flor not yet declared; empty when flor is off or already declared."""
+        if self._flor_declared:
+            return []
+        return self._flor_holders
+
+    def _force_flor(self, holders: list[int]) -> bool:
+        """Make the first of ``holders`` (ordered from the mano) the actor, who must declare his flor."""
+        if not holders:
+            return False
+        self._phase, self._actor = FLOR_DECLARE, holders[0]
+        return True
+
+    def _on_flor_declare(self, seat: int, action: str) -> None:
+        self._flor_declared = True
+        self._envido_done = True
+        self._envido_chain = []
+        teams = {self.team_of(s) for s in self._flor_holders}
+        if len(teams) == 1:
+            self._credit(self.team_of(seat), self.config.flor_values["uncontested_per_flor"] * len(self._flor_holders))
+            if not self._check_match_end():
+                self._resume()
+            return
+        self._flor_first_team = self.team_of(seat)
+        self._flor_chain = ["flor"]
+        self._flor_call(seat)
+
+    def _flor_call(self, seat: int) -> None:
+        self._flor_caller = seat
+        other = 1 - self.team_of(seat)
+        order = self._order_after(seat)
+        self._phase = FLOR_CONTEST
+        self._actor = next(s for s in order if s in self._flor_holders and self.team_of(s) == other)
+
+    def _on_flor_contest(self, seat: int, action: str) -> None:
+        values = self.config.flor_values
+        chain = self._flor_chain
+        count = len(self._flor_holders)
+        if action == "quiero":
+            winner_seat, self.flor_announcements = self._showdown(
+                {s: C.flor_of(self._dealt[s]) for s in self._flor_holders})
+            winner = self.team_of(winner_seat)
+            if "contraflor_al_resto" in chain:
+                points = self._falta(winner) + values["resto_bonus_per_flor"] * count
+            elif "contraflor" in chain:
+                points = values["contraflor_quiero"]
+            else:
+                points = values["contested_per_flor"] * count
+            self._credit(winner, points)
+        elif action == "no_quiero":
+            last = chain[-1]
+            if last == "flor":
+                points = values["achico"]
+            elif last == "contraflor":
+                points = values["contraflor_no_quiero"]
+            elif "contraflor" in chain:
+                points = values["resto_no_quiero_after_contraflor"]
+            else:
+                points = values["resto_no_quiero_direct"]
+            self._credit(self.team_of(self._flor_caller), points)
+        else:
+            chain.append(action)
+            self._flor_call(seat)
+            return
+        self._flor_chain = []
+        if not self._check_match_end():
+            self._resume()
+
+    # --- mão de onze decision -----------------------------------------------------------------------------
+
+    def _on_onze(self, seat: int, action: str) -> None:
+        self._onze_deciders.pop(0)
+        if action == "quiero":
+            self._onze_deciders = []
+            self._resume()
+        elif self._onze_deciders:  # "any_accepts": the next member decides
+            self._actor = self._onze_deciders[0]
+        else:
+            self._credit(1 - self.team_of(seat), 1)
+            self._end_hand()
+
+    # --- tricks -------------------------------------------------------------------------------------------
+
+    def _has_played(self, seat: int) -> bool:
+        """Has ``seat`` played its card of the current first trick (or is trick 1 over)?"""
+        return self._trick_index > 0 or any(p[0] == seat for p in self._trick)
+
+    def _play_card(self, seat: int, card: int, covered: bool) -> None:
+        self._remaining[seat].remove(card)
+        self._trick.append((seat, card, covered))
+        if len(self._trick) < len(self._seats):
+            self.turn = self._next_seat(seat)
+            self._resume()
+            return
+        self._finish_trick()
+
+    def _finish_trick(self) -> None:
+        trick = self._trick
+        strength = self._strength
+        top = max(strength[card] for _, card, covered in trick if not covered)
+        tops = [seat for seat, card, covered in trick if not covered and strength[card] == top]
+        teams = {self.team_of(s) for s in tops}
+        leader = self._trick_leader
+        if len(teams) == 1 and (len(tops) == 1 or self.config.partner_tie_wins_trick):
+            result, next_leader = self.team_of(tops[0]), tops[0]
+        else:
+            result = TIE
+            rule = self.config.lead_after_tie
+            if rule == "same_leader":
+                next_leader = leader
+            elif rule == "first_tied_card":
+                next_leader = tops[0]
+            else:
+                next_leader = self._next_seat(leader)
+        self._tricks.append(trick)
+        self.trick_results.append(result)
+        winner = hand_winner(self.trick_results)
+        if winner is None:
+            self._trick = []
+            self._trick_index += 1
+            self._trick_leader = self.turn = next_leader
+            self._resume()
+        elif winner == ALL_TIED:
+            self._all_tricks_tied()
+        else:
+            self._credit(winner, self.hand_value)
+            self._end_hand()
+
+    def _all_tricks_tied(self) -> None:
+        if self.family == C.ARGENTINE:
+            winner = self.team_of(self.mano)
+        else:
+            rule = self.config.all_tricks_tied
+            winner = None
+            if rule == "dealer_team":
+                winner = self.team_of(self.dealer)
+            elif rule == "mao_team":
+                winner = self.team_of(self.mano)
+        if winner is not None:
+            self._credit(winner, self.hand_value)
+        self._end_hand()
+
+    def _fold(self, seat: int) -> None:
+        """``mazo``: the folding team concedes the hand (RULES.md 3.10), opponents' undeclared flor scores."""
+        team = self.team_of(seat)
+        bonus = (self.config.mazo_first_trick_bonus and self._trick_index == 0 and not self._envido_opened
+                 and not self._flor_declared and self._level == 0)
+        value = 2 if bonus else self.hand_value
+        their_flor = [s for s in self._undeclared_flor() if self.team_of(s) != team]
+        if their_flor:
+            self._flor_declared = True
+            self._credit(1 - team, self.config.flor_values["uncontested_per_flor"] * len(their_flor))
+        self._credit(1 - team, value)
+        self._end_hand()
+
+    # ------------------------------------------------------------------------------------------------------
+    # legal actions
+
+    def _compute_legal(self) -> list[str]:
+        phase = self._phase
+        if phase == OVER:
+            return []
+        seat = self._actor
+        if phase == PLAY:
+            return self._legal_play(seat)
+        if phase == FLOR_DECLARE:
+            return ["flor"]
+        if phase == ONZE:
+            return ["quiero", "no_quiero"]
+        legal = ["quiero", "no_quiero"]
+        if phase == TRUCO:
+            if self._pending < len(self._ladder_calls) and self._may_raise(self.team_of(seat), self._pending):
+                legal.append(self._ladder_calls[self._pending])
+            if self._can_open_envido(seat):
+                legal.extend(ENVIDO_CALLS)
+        elif phase == ENVIDO:
+            legal.extend(self._envido_raises())
+        elif phase == FLOR_CONTEST:
+            if self._flor_chain == ["flor"]:
+                legal.append("contraflor")
+            if "contraflor_al_resto" not in self._flor_chain:
+                legal.append("contraflor_al_resto")
+        return legal
+
+    def _legal_play(self, seat: int) -> list[str]:
+        cfg = self.config
+        family = self.family
+        if self._special == MAO_DE_FERRO and cfg.mao_de_ferro_blind:
+            legal = [f"play_slot:{i}" for i, c in enumerate(self._dealt[seat]) if c in self._remaining[seat]]
+        else:
+            legal = ["play:" + C.card_text(c, family) for c in self._remaining[seat]]
+            if (cfg.covered_card and family == C.PAULISTA and self._trick and self.trick_results
+                    and self.trick_results[-1] != TIE):
+                legal.extend("cover:" + C.card_text(c, family) for c in self._remaining[seat])
+        team = self.team_of(seat)
+        if self._level < len(self._ladder_calls) and (self._level == 0 or self._holder == team):
+            special_ok = self._special is None or cfg.mao_de_onze_truco == "caller_loses_match"
+            if special_ok and self._may_raise(team, None):
+                legal.append(self._ladder_calls[self._level])
+        if self._can_open_envido(seat):
+            legal.extend(ENVIDO_CALLS)
+        if family == C.ARGENTINE or (cfg.paulista_mazo and self._special != MAO_DE_FERRO):
+            legal.append("mazo")
+        return legal
+
+    def _may_raise(self, team: int, pending: int | None) -> bool:
+        """``forbid_useless_raise`` (Paulista): no raise when accepting (or the current value) already wins."""
+        if not self.config.forbid_useless_raise or self.family != C.PAULISTA:
+            return True
+        value = self.hand_value if pending is None else self._ladder_values[pending]
+        return self._score[team] + value < self.target
+
+    # ------------------------------------------------------------------------------------------------------
+    # seats and order
+
+    def _next_seat(self, seat: int) -> int:
+        seats = self._seats
+        for s in seats:
+            if s > seat:
+                return s
+        return seats[0]
+
+    def _order_after(self, seat: int) -> list[int]:
+        """Participants in seat order starting after ``seat`` (``seat`` itself last)."""
+        seats = self._seats
+        return [s for s in seats if s > seat] + [s for s in seats if s <= seat]
+
+    def _team_pie(self, team: int) -> int:
+        """A team's last player in the hand's order from the mano."""
+        return [s for s in self._hand_order if self.team_of(s) == team][-1]
+
+    def _responder_for(self, team: int, after: int) -> int:
+        if self.config.responder == "team_pie":
+            return self._team_pie(team)
+        return next(s for s in self._order_after(after) if self.team_of(s) == team)
+
+    def _showdown(self, values: dict[int, int]) -> tuple[int, list[tuple[int, int | None]]]:
+        """Envido/flor comparison in announcing order (RULES.md 3.6): the winning seat and the announcements.
+
+        Players speak in seat order from the mano; one whose team holds the best value so far waits; the others
+        announce a value that beats it or say "son buenas" (None). Ties go to the player closer to the mano
+        (``closest_to_mano``) or to the mano's team (``mano_team``)."""
+        order = [s for s in self._hand_order if s in values]
+        position = {s: i for i, s in enumerate(order)}
+        mano_team = self.team_of(self.mano)
+        by_team = self.config.envido_tie == "mano_team"
+
+        def beats(s: int, best: int) -> bool:
+            if values[s] != values[best]:
+                return values[s] > values[best]
+            return self.team_of(s) == mano_team if by_team else position[s] < position[best]
+
+        best = order[0]
+        announcements: list[tuple[int, int | None]] = [(best, values[best])]
+        spoken = {best}
+        cursor = 1
+        while True:
+            waiting = [s for s in order[cursor:] + order[:cursor]
+                       if s not in spoken and self.team_of(s) != self.team_of(best)]
+            if not waiting:
+                return best, announcements
+            s = waiting[0]
+            spoken.add(s)
+            if beats(s, best):
+                best = s
+                announcements.append((s, values[s]))
+            else:
+                announcements.append((s, None))
+            cursor = position[s] + 1
+
+    # ------------------------------------------------------------------------------------------------------
+    # flow: resuming, crediting, hands and deals
+
+    def _resume(self) -> None:
+        """After a call chain or a card: the pending truco's responder, else the turn holder (whose flor, at his
+        first turn, must be declared first)."""
+        if self._pending:
+            self._phase, self._actor = TRUCO, self._truco_responder
+            return
+        self._phase, self._actor = PLAY, self.turn
+        if self._trick_index == 0 and self.turn in self._undeclared_flor() and not self._has_played(self.turn):
+            self._phase = FLOR_DECLARE
+
+    def _credit(self, team: int, points: int) -> None:
+        self._score[team] += points
+        self._hand_points[team] += points
+        if self._first_to_target is None and self._score[team] >= self.target:
+            self._first_to_target = team
+
+    def _check_match_end(self) -> bool:
+        """Ends the match now if a team has reached the target and ``end_match_immediately`` is on."""
+        if self._first_to_target is not None and self.config.end_match_immediately:
+            self._finish_match(self._first_to_target)
+            return True
+        return False
+
+    def _finish_match(self, winner: int) -> None:
+        self.winner = winner
+        self.is_over = True
+        self._phase, self._actor = OVER, None
+        self._legal = None
+        self._close_record()
+
+    def _close_record(self) -> None:
+        record = self._records[-1]
+        record["points"] = list(self._hand_points)
+        record["score_after"] = list(self._score)
+        record["finished"] = True
+
+    def _end_hand(self) -> None:
+        if self._first_to_target is not None:
+            self._finish_match(self._first_to_target)
+            return
+        self._close_record()
+        if self._pica_queue:
+            self._start_hand(self._pica_queue.pop(0))
+            return
+        step = 1 if self.config.deal_rotation == "with_play" else -1
+        self.dealer = (self.dealer + step) % self.num_players
+        self._deal(None, None)
+
+    def _deal(self, hands: list[list[int]] | None, vira: int | None) -> None:
+        """Deal a new hand (RULES.md 2.3): card k of the shuffled deck to seat (mano + k) mod n, then the vira."""
+        n = self.num_players
+        mano = (self.dealer + 1) % n
+        if hands is None:
+            deck = list(C.deck(self.family, self.config.deck))
+            random.Random(f"{self.seed}:{self._deal_number}").shuffle(deck)
+            hands = [[] for _ in range(n)]
+            for k in range(3 * n):
+                hands[(mano + k) % n].append(deck[k])
+            vira = deck[3 * n] if self.family == C.PAULISTA else None
+        self._deal_number += 1
+        self._dealt = [tuple(h) for h in hands]
+        self.vira = vira
+        self._strength = C.strength_table(self.family, vira, self.config.deck)
+        if self._is_pica_pica_deal():
+            pairs = [((mano + i) % n, (mano + i + 3) % n) for i in range(3)]
+            self._pica_queue = pairs[1:]
+            self._start_hand(pairs[0])
+        else:
+            self._start_hand(None)
+
+    def _is_pica_pica_deal(self) -> bool:
+        """3v3 pica-pica (RULES.md 3.14): every second deal, while both teams are below target - 5."""
+        return (self.config.pica_pica and self._deal_number % 2 == 0
+                and max(self._score) < self.target - 5)
+
+    def _start_hand(self, pair: tuple[int, int] | None) -> None:
+        """Reset the per-hand state for the dealt cards; ``pair`` restricts it to a pica-pica duel."""
+        n = self.num_players
+        deal_mano = (self.dealer + 1) % n
+        self._seats = tuple(range(n)) if pair is None else tuple(sorted(pair))
+        order = [(deal_mano + k) % n for k in range(n)]
+        self._hand_order = [s for s in order if s in self._seats]
+        self.mano = self._hand_order[0]
+        self._remaining = [list(h) if s in self._seats else [] for s, h in enumerate(self._dealt)]
+        self.turn = self._trick_leader = self.mano
+        self._trick: list[tuple[int, int, bool]] = []
+        self._tricks: list[list[tuple[int, int, bool]]] = []
+        self._trick_index = 0
+        self.trick_results: list[int] = []
+        self._level, self._holder, self._pending = 0, None, 0
+        self._proposer_team = self._truco_responder = None
+        self._envido_chain: list[str] = []
+        self._envido_opened = self._envido_done = False
+        self._envido_caller = None
+        self.envido_announcements: list[tuple[int, int | None]] = []
+        self.flor_announcements: list[tuple[int, int | None]] = []
+        self._flor_holders = ([s for s in self._hand_order if C.flor_of(self._dealt[s]) is not None]
+                              if self.config.flor else [])
+        self._flor_declared = False
+        self._flor_chain: list[str] = []
+        self._flor_caller = self._flor_first_team = None
+        self._hand_points = [0, 0]
+        self._legal = None
+        self._special, self._base_value, self._onze_deciders = self._special_hand()
+        record = {
+            "dealer": self.dealer,
+            "deal": {"hands": [[C.card_text(c, self.family) for c in h] for h in self._dealt],
+                     "vira": None if self.vira is None else C.card_text(self.vira, self.family)},
+            "score_before": list(self._score), "actions": [], "legal": [],
+            "points": [0, 0], "score_after": list(self._score), "finished": False,
+        }
+        if pair is not None:
+            record["pair"] = list(self._seats)
+        self._records.append(record)
+        if self._onze_deciders:
+            self._phase, self._actor = ONZE, self._onze_deciders[0]
+        else:
+            self._resume()
+
+    def _special_hand(self) -> tuple[str | None, int, list[int]]:
+        """Paulista mão de onze / mão de ferro at the start of a hand (RULES.md 4.7, 4.8):
+        (kind, base hand value, seats that decide play or run)."""
+        cfg = self.config
+        if self.family != C.PAULISTA:
+            return None, 1, []
+        eleven = self.target - 1
+        at_eleven = [t for t in (0, 1) if self._score[t] == eleven]
+        if cfg.mao_de_ferro and len(at_eleven) == 2:
+            return MAO_DE_FERRO, 1, []
+        if cfg.mao_de_onze and len(at_eleven) == 1 and self._score[1 - at_eleven[0]] < eleven:
+            members = [s for s in self._hand_order if self.team_of(s) == at_eleven[0]]
+            deciders = members if cfg.mao_de_onze_decider == "any_accepts" else members[:1]
+            return MAO_DE_ONZE, 3, deciders
+        return None, 1, []
+
+    def _export_record(self, record: dict, include_legal: bool) -> dict:
+        out = {
+            "dealer": record["dealer"],
+            "deal": {"hands": [list(h) for h in record["deal"]["hands"]], "vira": record["deal"]["vira"]},
+            "score_before": list(record["score_before"]),
+            "actions": ([[s, a, list(legal)] for (s, a), legal in zip(record["actions"], record["legal"])]
+                        if include_legal else [list(x) for x in record["actions"]]),
+            "points": list(record["points"] if record["finished"] else self._hand_points),
+            "score_after": list(record["score_after"] if record["finished"] else self._score),
+        }
+        if "pair" in record:
+            out["pair"] = list(record["pair"])
+        return out
+
+
+# ----------------------------------------------------------------------------------------------------------
+# input validation
+
+def _check_score(score: Any, target: int) -> list[int]:
+    if score is None:
+        return [0, 0]
+    if (not isinstance(score, (list, tuple)) or len(score) != 2
+            or not all(isinstance(x, int) and not isinstance(x, bool) for x in score)):
+        raise ValueError(f"score must be a pair of integers [team0, team1], got {score!r}")
+    if min(score) < 0 or max(score) >= target:
+        raise ValueError(f"score {list(score)} is out of range: each team needs 0 <= points < target_score ({target})")
+    return list(score)
+
+
+def _parse_deal(deal: Any, config: TrucoConfig) -> dict:
+    """Validate a forced deal; returns ``{"hands": [[int]] | None, "vira": int | None, "dealer": int | None}``."""
+    if deal is None:
+        return {}
+    if not isinstance(deal, dict):
+        raise ValueError(f"deal must be a dict with keys 'hands', 'vira', 'dealer', got {type(deal).__name__}")
+    unknown = set(deal) - {"hands", "vira", "dealer"}
+    if unknown:
+        raise ValueError(f"unknown deal key(s) {sorted(unknown)}; allowed: 'hands', 'vira', 'dealer'")
+    n = config.num_players
+    family = config.family
+    out: dict[str, Any] = {}
+    dealer = deal.get("dealer")
+    if dealer is not None:
+        if not isinstance(dealer, int) or isinstance(dealer, bool) or not 0 <= dealer < n:
+            raise ValueError(f"deal 'dealer' must be a seat 0..{n - 1}, got {dealer!r}")
+        out["dealer"] = dealer
+    hands = deal.get("hands")
+    vira_text = deal.get("vira")
+    if hands is None:
+        if vira_text is not None:
+            raise ValueError("deal 'vira' needs 'hands' too (give the whole deal or only the dealer)")
+        return out
+    if not isinstance(hands, (list, tuple)) or len(hands) != n:
+        raise ValueError(f"deal 'hands' must be a list of {n} hands (one per seat), got {hands!r}")
+    legal_cards = set(C.deck(family, config.deck))
+    deck_name = "Spanish 40-card" if family == C.ARGENTINE else f"{config.deck} {family}"
+    seen: dict[int, str] = {}
+    parsed = []
+    for seat, hand in enumerate(hands):
+        if not isinstance(hand, (list, tuple)) or len(hand) != 3:
+            raise ValueError(f"deal: seat {seat} must hold exactly 3 cards, got {hand!r}")
+        row = []
+        for text in hand:
+            card = C.parse_card(text, family)
+            if card not in legal_cards:
+                raise ValueError(f"deal: card {text!r} is not in the {deck_name} deck of this config")
+            if card in seen:
+                raise ValueError(f"deal: duplicate card {text!r} ({seen[card]} and seat {seat})")
+            seen[card] = f"seat {seat}"
+            row.append(card)
+        parsed.append(row)
+    out["hands"] = parsed
+    if family == C.ARGENTINE:
+        if vira_text is not None:
+            raise ValueError(f"deal: the argentine family has no vira, got {vira_text!r} (use None)")
+        out["vira"] = None
+    else:
+        if vira_text is None:
+            raise ValueError("deal: paulista needs a 'vira' card beside the hands")
+        vira = C.parse_card(vira_text, family)
+        if vira not in legal_cards:
+            raise ValueError(f"deal: vira {vira_text!r} is not in the {deck_name} deck of this config")
+        if vira in seen:
+            raise ValueError(f"deal: the vira {vira_text!r} is also in a hand ({seen[vira]})")
+        out["vira"] = vira
+    return out
