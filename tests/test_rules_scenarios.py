@@ -10,6 +10,7 @@ the complete legal set of the actor at that moment.
 from __future__ import annotations
 
 import copy
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +23,7 @@ from truco_env.engine import TIE, TrucoState
 T = TIE  # short alias for tied tricks in the tables below
 
 
-# --------------------------------------------------------------------------------------------- notation
+# ------------------------------------------------------------ notation
 def deal(*hands: str) -> list[list[str]]:
     """deal("7c 6c 3e", "2o 1b 4b") -> one card list per seat."""
     return [h.split() for h in hands]
@@ -64,7 +65,7 @@ def card_legal_at(hands, actions, start=0, extra=(), blind=False) -> dict[int, d
     return out
 
 
-# --------------------------------------------------------------------------------------------- the case type
+# ------------------------------------------------------------ the case type
 @dataclass
 class Case:
     id: str
@@ -99,7 +100,7 @@ def P(id: str, hands, actions: str, vira: str = "4d", preset: str = "paulista", 
     return C(id, hands, actions, vira=vira, preset=preset, **kw)
 
 
-# --------------------------------------------------------------------------------------------- engine drivers
+# ------------------------------------------------------------ engine drivers
 def new_state(preset="argentine", hands=None, vira=None, dealer=1, start=(0, 0), **opts) -> TrucoState:
     cfg = make_config(preset, **opts)
     return TrucoState.new(
@@ -192,7 +193,7 @@ def check_records(s: TrucoState, case: Case) -> None:
     assert list(rec["points"]) == [final[0] - case.start[0], final[1] - case.start[1]]
 
 
-# --------------------------------------------------------------------------------------------- deals
+# ------------------------------------------------------------ deals
 D03 = deal("7c 6c 3e", "2o 1b 4b")
 D04 = deal("7e 6e 3c", "1b 2o 5o")
 D10 = deal("7c 4c 1e", "6o 3o 1b")  # 31 / 29
@@ -212,7 +213,7 @@ D43 = deal("4h 6s Qc", "5c 3h Ks", "7d Js Qd", "2c Ad 6h")
 
 AFTER_ENVIDO_T10 = L("play:7c play:4c play:1e truco mazo")  # seat 0's turn, envido closed (§3.3, §5.1)
 
-# --------------------------------------------------------------------------------------------- 6.1 Argentine
+# ------------------------------------------------------------ 6.1 Argentine
 CASES: list = []
 
 # T03 - worked example of [S000] §11.
@@ -293,14 +294,19 @@ T12_ROWS = [
 ]
 FALTA_MODES = ("leader_needs", "malas_match", "whole_match")
 for start, target, results in T12_ROWS:
-    for mode, team1 in zip(FALTA_MODES, results):
-        opts = {"falta_envido": mode} if target == 30 else {"falta_envido": mode, "target_score": target}
-        done = team1 >= target
-        CASES.append(C(
-            f"T12-{start[0]}-{start[1]}-to{target}-{mode}", D12, "0:falta_envido 1:quiero",
-            opts=opts, start=start, score=(start[0], team1),
-            winner=1 if done else None, actor=None if done else 0,
-        ))
+    # the target-15 row is run with malas_buenas left at its default (off for an odd target) and set off
+    variants = [("", {})]
+    if target != 30:
+        variants = [("", {"target_score": target}),
+                    ("-malas_buenas-off", {"target_score": target, "malas_buenas": False})]
+    for suffix, extra in variants:
+        for mode, team1 in zip(FALTA_MODES, results):
+            done = team1 >= target
+            CASES.append(C(
+                f"T12-{start[0]}-{start[1]}-to{target}{suffix}-{mode}", D12, "0:falta_envido 1:quiero",
+                opts={"falta_envido": mode, **extra}, start=start, score=(start[0], team1),
+                winner=1 if done else None, actor=None if done else 0,
+            ))
     if target == 30 and start == (10, 8):
         for mode in FALTA_MODES:
             CASES.append(C(
@@ -330,9 +336,10 @@ CASES += [
 # T16 - the envido closes.
 CASES.append(C("T16-a", D14, "0:truco 1:quiero 0:play:1e", illegal="envido", actor=1,
                legal=L("play:7o play:4o play:2e retruco mazo")))
+ANSWER_WITH_ENVIDO = "quiero no_quiero retruco envido real_envido falta_envido"
 for name, opts, legal in [
-    ("default", {}, "quiero no_quiero retruco envido real_envido falta_envido"),
-    ("after_played-true", {"envido_primero_after_played": True}, "quiero no_quiero retruco envido real_envido falta_envido"),
+    ("default", {}, ANSWER_WITH_ENVIDO),
+    ("after_played-true", {"envido_primero_after_played": True}, ANSWER_WITH_ENVIDO),
     ("after_played-false", {"envido_primero_after_played": False}, "quiero no_quiero retruco"),
 ]:
     CASES.append(C(f"T16-b-{name}", D14, "0:play:1e 1:truco", opts=opts, actor=0, legal=L(legal)))
@@ -345,7 +352,8 @@ CASES += [
 ]
 
 # T18 - vale cuatro accepted and played out; afterwards no raise exists (only cards and mazo).
-T18_ACTIONS = "0:truco 1:retruco 0:vale_cuatro 1:quiero 0:play:3e 1:play:2o 0:play:7c 1:play:1b 1:play:4b 0:play:6c"
+T18_ACTIONS = ("0:truco 1:retruco 0:vale_cuatro 1:quiero "
+               "0:play:3e 1:play:2o 0:play:7c 1:play:1b 1:play:4b 0:play:6c")
 CASES.append(C("T18", D03, T18_ACTIONS,
                at={**card_legal_at(D03, acts(T18_ACTIONS), start=4, extra={"mazo"}),
                    4: {"actor": 0, "legal": L("play:7c play:6c play:3e mazo")}},
@@ -377,12 +385,14 @@ CASES += [
     C("T21-refused", D03, "0:envido 1:no_quiero", start=(28, 10), score=(29, 10), actor=0),
 ]
 
+ENVIDO_ANSWERS = L("quiero no_quiero envido real_envido falta_envido")  # §3.4, pending "envido"
+
 # T22 - 2v2 envido: best hand of each team; announcing order; responder.
 for name, opts, responder in [("default", {}, 1), ("next_opponent", {"responder": "next_opponent"}, 1),
                               ("team_pie", {"responder": "team_pie"}, 3)]:
     CASES.append(C(f"T22-{name}", D22, f"0:envido {responder}:quiero", preset="argentine-2v2", dealer=3,
                    opts=opts,
-                   at={1: {"actor": responder, "legal": L("quiero no_quiero envido real_envido falta_envido")}},
+                   at={1: {"actor": responder, "legal": ENVIDO_ANSWERS}},
                    score=(2, 0), actor=0, announce=[(0, 25), (1, 31), (2, 33), (3, None)]))
 
 # T23 - 2v2 envido tie: the player closest to the mano.
@@ -467,7 +477,7 @@ CASES.append(C("T30", D30, "0:envido 1:quiero 0:play:4e 1:play:7o 2:play:3b 3:pl
                at={1: {"actor": 1}, 2: {"score": (2, 0), "actor": 0}},
                score=(2, 0), tricks=[1], turn=3, actor=3))
 
-# --------------------------------------------------------------------------------------------- 6.2 Paulista
+# ------------------------------------------------------------ 6.2 Paulista
 # T33 - hand value ladder.
 T33_E = "0:truco 1:seis 0:nove 1:doze 0:quiero 0:play:5c 1:play:2c 0:play:3h 1:play:Qd"
 CASES += [
@@ -606,7 +616,7 @@ CASES.append(P("T48", D33, "0:truco 1:quiero 0:play:5c 1:play:2c 0:play:3h 1:pla
                at={4: {"tricks": [0]}}, score=(12, 0), winner=0))
 
 
-# --------------------------------------------------------------------------------------------- generic test
+# ------------------------------------------------------------ generic test
 @pytest.mark.parametrize("case", CASES)
 def test_scenario(case: Case) -> None:
     s = new_state(case.preset, case.hands, case.vira, case.dealer, case.start, **case.opts)
@@ -645,10 +655,12 @@ def test_scenario(case: Case) -> None:
         assert_legal(s, nh["legal"])
 
 
-# --------------------------------------------------------------------------------------------- card tables
-SPANISH = [f"{r}{s}" for s in "ebo c".replace(" ", "") for r in "1 2 3 4 5 6 7 10 11 12".split()]
-FRENCH_DIRTY = [f"{r}{s}" for s in "dshc" for r in "4 5 6 7 Q J K A 2 3".split()]
-FRENCH_CLEAN = [f"{r}{s}" for s in "dshc" for r in "Q J K A 2 3".split()]
+# ------------------------------------------------------------ card tables
+SPANISH_RANKS = ("1", "2", "3", "4", "5", "6", "7", "10", "11", "12")
+FRENCH_RANKS = ("4", "5", "6", "7", "Q", "J", "K", "A", "2", "3")
+SPANISH = [r + s for s in "eboc" for r in SPANISH_RANKS]
+FRENCH_DIRTY = [r + s for s in "dshc" for r in FRENCH_RANKS]
+FRENCH_CLEAN = [r + s for s in "dshc" for r in FRENCH_RANKS[4:]]  # Q J K A 2 3
 PRESET_DECK = {"argentine": SPANISH, "paulista": FRENCH_DIRTY, "paulista-clean": FRENCH_CLEAN}
 
 
@@ -740,7 +752,7 @@ def _t31_pairs():
         # one card per ordinary rank, any suit but the vira's card itself
         cards = [next(r + s for s in "dshc" if r + s != vira) for r in ordinary.split()]
         order = manilhas.split() + cards
-        for a, b in zip(order, order[1:]):
+        for a, b in itertools.pairwise(order):
             yield pytest.param(deck, vira, a, b, id=f"T31-{deck}-{vira}-{a}>{b}")
 
 

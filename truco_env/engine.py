@@ -150,6 +150,58 @@ class TrucoState:
     def team_of(self, seat: int) -> int:
         return seat % 2
 
+    # Read-only views for the observation encoders and user interfaces (public information unless noted).
+
+    @property
+    def participants(self) -> tuple[int, ...]:
+        """Seats playing the current hand: everybody, or the pair of a pica-pica duel."""
+        return self._seats
+
+    @property
+    def tricks(self) -> list[list[tuple[int, int, bool]]]:
+        """Completed tricks of the hand, each a list of ``(seat, card index, covered)`` in play order."""
+        return self._tricks
+
+    @property
+    def current_trick(self) -> list[tuple[int, int, bool]]:
+        return self._trick
+
+    @property
+    def trick_index(self) -> int:
+        return self._trick_index
+
+    @property
+    def trick_leader(self) -> int:
+        return self._trick_leader
+
+    @property
+    def truco_level(self) -> int:
+        """Highest accepted ladder level (0 = no bet accepted)."""
+        return self._level
+
+    @property
+    def raise_holder(self) -> int | None:
+        """Team allowed to make the next raise (None before any acceptance)."""
+        return self._holder
+
+    @property
+    def pending_truco(self) -> tuple[int, int] | None:
+        """``(proposed level, proposing team)`` of a pending ladder proposal, else None."""
+        return (self._pending, self._proposer_team) if self._pending else None
+
+    @property
+    def flor_holders(self) -> list[int]:
+        """Seats holding a flor (PRIVATE until ``flor_status`` leaves "none": then every flor is declared)."""
+        return self._flor_holders
+
+    def dealt_cards(self, seat: int) -> tuple[int, ...]:
+        """The three card indices dealt to ``seat`` in slot order (private to that seat)."""
+        return self._dealt[seat]
+
+    def remaining_cards(self, seat: int) -> list[int]:
+        """Card indices ``seat`` still holds (private to that seat)."""
+        return self._remaining[seat]
+
     def hand_of(self, seat: int) -> list[str]:
         """The unplayed cards of ``seat`` in dealt order, as text."""
         return [C.card_text(c, self.family) for c in self._dealt[seat] if c in self._remaining[seat]]
@@ -188,6 +240,8 @@ class TrucoState:
         other._onze_deciders = list(self._onze_deciders)
         other._pica_queue = list(self._pica_queue)
         other.envido_announcements = list(self.envido_announcements)
+        other.envido_calls = list(self.envido_calls)
+        other.flor_calls = list(self.flor_calls)
         other.flor_announcements = list(self.flor_announcements)
         other._records = list(self._records)
         if self._records and not self._records[-1]["finished"]:
@@ -269,8 +323,11 @@ class TrucoState:
 
     def _open_envido(self, seat: int, call: str) -> None:
         self._envido_opened = True
+        self.envido_calls.append((seat, call))
         if self._force_flor(self._undeclared_flor()):  # RULES.md 3.8 moment 2: flor voids the envido
+            self.envido_status = "void"
             return
+        self.envido_status = "pending"
         self._envido_chain = [call]
         self._envido_call(seat)
 
@@ -290,13 +347,16 @@ class TrucoState:
             else:
                 points = sum(ENVIDO_VALUE[c] for c in chain)
             self._close_envido()
+            self.envido_status = "accepted"
             self._credit(winner, points)
         elif action == "no_quiero":
             points = 1 if len(chain) == 1 else sum(ENVIDO_VALUE[c] for c in chain[:-1])
             self._close_envido()
+            self.envido_status = "refused"
             self._credit(self.team_of(self._envido_caller), points)
         else:
             chain.append(action)
+            self.envido_calls.append((seat, action))
             self._envido_call(seat)
             return
         if not self._check_match_end():
@@ -363,14 +423,17 @@ class TrucoState:
         self._flor_declared = True
         self._envido_done = True
         self._envido_chain = []
+        self.flor_calls.append((seat, "flor"))
         teams = {self.team_of(s) for s in self._flor_holders}
         if len(teams) == 1:
+            self.flor_status = "uncontested"
             self._credit(self.team_of(seat), self.config.flor_values["uncontested_per_flor"] * len(self._flor_holders))
             if not self._check_match_end():
                 self._resume()
             return
         self._flor_first_team = self.team_of(seat)
         self._flor_chain = ["flor"]
+        self.flor_status = "pending"
         self._flor_call(seat)
 
     def _flor_call(self, seat: int) -> None:
@@ -394,6 +457,7 @@ class TrucoState:
                 points = values["contraflor_quiero"]
             else:
                 points = values["contested_per_flor"] * count
+            self.flor_status = "accepted"
             self._credit(winner, points)
         elif action == "no_quiero":
             last = chain[-1]
@@ -405,9 +469,11 @@ class TrucoState:
                 points = values["resto_no_quiero_after_contraflor"]
             else:
                 points = values["resto_no_quiero_direct"]
+            self.flor_status = "refused"
             self._credit(self.team_of(self._flor_caller), points)
         else:
             chain.append(action)
+            self.flor_calls.append((seat, action))
             self._flor_call(seat)
             return
         self._flor_chain = []
@@ -497,6 +563,7 @@ class TrucoState:
         their_flor = [s for s in self._undeclared_flor() if self.team_of(s) != team]
         if their_flor:
             self._flor_declared = True
+            self.flor_status = "uncontested"
             self._credit(1 - team, self.config.flor_values["uncontested_per_flor"] * len(their_flor))
         self._credit(1 - team, value)
         self._end_hand()
@@ -715,6 +782,11 @@ class TrucoState:
         self._envido_caller = None
         self.envido_announcements: list[tuple[int, int | None]] = []
         self.flor_announcements: list[tuple[int, int | None]] = []
+        # public call logs of the hand: [(seat, call)], and "none" | "pending" | "accepted" | "refused" | ...
+        self.envido_calls: list[tuple[int, str]] = []
+        self.envido_status = "none"  # ... | "void" (cancelled by a flor)
+        self.flor_calls: list[tuple[int, str]] = []
+        self.flor_status = "none"  # ... | "uncontested"
         self._flor_holders = ([s for s in self._hand_order if C.flor_of(self._dealt[s]) is not None]
                               if self.config.flor else [])
         self._flor_declared = False
