@@ -2,6 +2,7 @@
 combinations that change play: no crash, never a stuck actor, one winner at the target, only the amounts the
 calls allow, clone isolation, and determinism from the seed."""
 
+import itertools
 import random
 
 import pytest
@@ -118,7 +119,7 @@ def test_random_matches_end_with_one_winner(variant):
             assert state.score[1 - winner] < cfg.target_score
         records = state.hand_records
         assert records[0]["score_before"] == [0, 0]
-        for previous, record in zip(records, records[1:]):
+        for previous, record in itertools.pairwise(records):
             assert record["score_before"] == previous["score_after"]
         for record in records:
             gained = [a - b for a, b in zip(record["score_after"], record["score_before"])]

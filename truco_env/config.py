@@ -147,14 +147,14 @@ class TrucoConfig:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "TrucoConfig":
+    def from_dict(cls, data: dict[str, Any]) -> TrucoConfig:
         """Rebuild a config from ``to_dict`` output (or a subset of fields); ValueError on unknown fields."""
         if not isinstance(data, dict):
             raise ValueError(f"rules must be a dict of config fields, got {type(data).__name__}")
         _check_field_names(data)
         return cls(**data)
 
-    def replace(self, **overrides: Any) -> "TrucoConfig":
+    def replace(self, **overrides: Any) -> TrucoConfig:
         _check_field_names(overrides)
         data = self.to_dict()
         if "target_score" in overrides and "malas_buenas" not in overrides:

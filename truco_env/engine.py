@@ -80,7 +80,7 @@ class TrucoState:
 
     @classmethod
     def new(cls, config: TrucoConfig, seed: int | None = None, deal: dict | None = None,
-            score: list[int] | tuple[int, int] | None = None) -> "TrucoState":
+            score: list[int] | tuple[int, int] | None = None) -> TrucoState:
         """A new match. ``deal`` may fix the first hand (``{"hands", "vira", "dealer"}``, any subset of keys
         with ``hands`` needing ``vira`` in Paulista); ``score`` the starting score. Bad input raises ValueError."""
         if not isinstance(config, TrucoConfig):
@@ -225,7 +225,7 @@ class TrucoState:
             self._legal = self._compute_legal()
         return list(self._legal)
 
-    def clone(self) -> "TrucoState":
+    def clone(self) -> TrucoState:
         """An independent copy; finished hand records are shared (they never change)."""
         other = TrucoState.__new__(TrucoState)
         other.__dict__.update(self.__dict__)
