@@ -104,6 +104,7 @@ class TrucoState:
         self._records: list[dict] = []
         self._deal_number = 0
         self._pica_queue: list[tuple[int, int]] = []
+        self._forced_next: dict | None = None
         forced = _parse_deal(deal, config)
         dealer = forced.get("dealer")
         if dealer is None:
@@ -224,6 +225,20 @@ class TrucoState:
         if self._legal is None:
             self._legal = self._compute_legal()
         return list(self._legal)
+
+    @property
+    def next_hand_is_new_deal(self) -> bool:
+        """False while pica-pica duels of the current deal remain (they reuse its cards)."""
+        return not self._pica_queue
+
+    def force_next_deal(self, deal: dict) -> None:
+        """Fix the cards of the next deal (``{"hands", "vira"}``), e.g. to replay a record; ValueError if bad."""
+        if isinstance(deal, dict) and "dealer" in deal:
+            raise ValueError("force_next_deal: the next dealer follows the rotation; give only 'hands' and 'vira'")
+        parsed = _parse_deal(deal, self.config)
+        if "hands" not in parsed:
+            raise ValueError("force_next_deal needs 'hands' (and 'vira' in Paulista)")
+        self._forced_next = parsed
 
     def clone(self) -> TrucoState:
         """An independent copy; finished hand records are shared (they never change)."""
@@ -527,10 +542,10 @@ class TrucoState:
             else:
                 next_leader = self._next_seat(leader)
         self._tricks.append(trick)
+        self._trick = []
         self.trick_results.append(result)
         winner = hand_winner(self.trick_results)
         if winner is None:
-            self._trick = []
             self._trick_index += 1
             self._trick_leader = self.turn = next_leader
             self._resume()
@@ -732,7 +747,8 @@ class TrucoState:
             return
         step = 1 if self.config.deal_rotation == "with_play" else -1
         self.dealer = (self.dealer + step) % self.num_players
-        self._deal(None, None)
+        forced, self._forced_next = self._forced_next or {}, None
+        self._deal(forced.get("hands"), forced.get("vira"))
 
     def _deal(self, hands: list[list[int]] | None, vira: int | None) -> None:
         """Deal a new hand (RULES.md 2.3): card k of the shuffled deck to seat (mano + k) mod n, then the vira."""
