@@ -1,11 +1,45 @@
 """truco-rl: Argentine Truco and Truco Paulista as a research environment.
 
-The rules layer (``cards``, ``config``, ``engine``) is pure Python; the environments built on it live in their own
-modules so that importing the rules never pulls in PettingZoo, numpy or torch.
+The rules layer (``cards``, ``config``, ``engine``) is pure Python. The PettingZoo environment (``env``,
+``raw_env``) is loaded on first use, so importing the rules never pulls in PettingZoo or numpy.
 """
 
 from .config import PRESETS, TrucoConfig, make_config
 from .engine import TIE, TrucoState
 
-__all__ = ["PRESETS", "TIE", "TrucoConfig", "TrucoState", "make_config"]
+__all__ = ["PRESETS", "TIE", "TrucoConfig", "TrucoState", "env", "make_config", "raw_env"]
 __version__ = "0.1.0"
+
+ENV_ID = "truco/Truco-v0"
+
+
+def env(preset: str = "argentine", **kwargs):
+    """The wrapped PettingZoo AEC environment (see ``truco_env.aec``)."""
+    from .aec import env as _env
+
+    return _env(preset, **kwargs)
+
+
+def raw_env(preset: str = "argentine", **kwargs):
+    """The unwrapped PettingZoo AEC environment."""
+    from .aec import raw_env as _raw_env
+
+    return _raw_env(preset, **kwargs)
+
+
+def _register() -> None:
+    """Register with PettingZoo's registry where the installed version has one (string entry point: lazy)."""
+    try:
+        import pettingzoo
+    except ImportError:  # the rules engine works without PettingZoo
+        return
+    register = getattr(pettingzoo, "register", None)
+    if register is not None:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            register("aec", ENV_ID, entry_point="truco_env.aec:env")
+
+
+_register()

@@ -1,0 +1,287 @@
+"""# Truco (PettingZoo AEC environment)
+
+| | |
+|---|---|
+| Import | `import truco_env; env = truco_env.env(preset="argentine")` |
+| Registered as | `truco/Truco-v0` (where PettingZoo has `pettingzoo.register`) |
+| Actions | Discrete, one space for every preset (`truco_env.actions.NUM_ACTIONS` = 98) |
+| Parallel API | no (turn-based: exactly one seat acts at a time) |
+| Agents | `player_0` ... `player_{n-1}`, n = 2, 4 or 6; team of `player_i` is `i % 2` |
+| Observation shape | `{"observation": (1064,) float32 in [0, 1], "action_mask": (98,) int8}` |
+
+Argentine Truco and Truco Paulista, 1v1, 2v2 and (Argentine) 3v3, exactly as `RULES.md` specifies. The rules live
+in the engine (`truco_env.engine`); this module is a thin face over it.
+
+## Arguments
+
+`truco_env.env(preset="argentine", episode="match", reward="match", illegal_action="raise", render_mode=None,
+**overrides)`
+
+- `preset`: one of `truco_env.PRESETS` (`argentine`, `argentine-flor`, `argentine-2v2`, `argentine-3v3`,
+  `paulista`, `paulista-2v2`, `paulista-clean`). `overrides`: any RULES.md section 5 field (`target_score=15`,
+  `flor=True`, ...). Unknown names or bad values raise `ValueError` naming them and what is allowed.
+- `episode`: `"match"` (default: an episode is a whole match) or `"hand"` (an episode is one hand; `reset()`
+  without a seed or options continues the same match with its next hand, a new match once it is over).
+- `reward`: `"match"` (default: +1 to the winning team's agents and -1 to the others when the match ends) or
+  `"points"` (when a hand ends, each agent receives its team's points of that hand minus the opponents').
+- `illegal_action`: `"raise"` (default: `ValueError` naming the action and the legal ones, state unchanged) or
+  `"terminate"` (PettingZoo's `TerminateIllegalWrapper` convention: the offender's team gets -1, the other team
+  +1, and the episode ends).
+- `render_mode`: `"ansi"` (`render()` returns the table as text) or `"human"` (prints it).
+
+## Observation
+
+`observe(agent)` returns `{"observation", "action_mask"}`. The observation is drawn from that agent's seat: its own
+cards, the table, the vira and manilha rank, the bet ladder, envido/flor calls and the points shown, scores,
+relative seats of mano and dealer, trick results, the preset's family, player count and options, and (only for
+the team at 11 in a 2v2 mão de onze) the partner's cards. Hidden information never leaks. Field by field:
+`docs/observation.md`. The mask marks the legal actions of the agent to act (all zero for the others).
+
+`env.unwrapped.state()` is the full state for centralised critics: seat 0's observation followed by every seat's
+unplayed cards (6 x 40).
+
+## Actions
+
+`env.unwrapped.action_names[i]` names action `i`; `env.unwrapped.action_id("play:1e")` is the reverse. Cards are
+`play:<card>` (`cover:<card>` face down, `play_slot:<i>` in a blind mão de ferro); calls are `truco retruco
+vale_cuatro seis nove doze envido real_envido falta_envido flor contraflor contraflor_al_resto quiero no_quiero
+mazo`. See `docs/actions.md`.
+
+## Rewards
+
+Zero-sum between teams: the agents of one team always receive the same reward, and the two teams' rewards sum to
+zero.
+
+## Records
+
+`env.unwrapped.match_record(include_legal=False)` returns the JSON-serialisable match record of `INTERFACE.md`;
+`truco replay FILE.json` re-simulates one.
+
+## Version history
+
+- v0: first release (observation layout version 1).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from . import actions as A
+from . import cards as C
+from .config import make_config
+from .encoding import (
+    OBSERVATION_SIZE,
+    encode_action_mask,
+    encode_information_state,
+    encode_observation,
+    information_state_string,
+)
+from .engine import TrucoState
+from .render import render_text
+
+EPISODES = ("match", "hand")
+REWARDS = ("match", "points")
+ILLEGAL = ("raise", "terminate")
+RENDER_MODES = ("ansi", "human")
+STATE_SIZE = OBSERVATION_SIZE + 6 * C.NUM_CARDS
+
+
+def _choice(name: str, value: Any, allowed: tuple) -> None:
+    if value not in allowed:
+        raise ValueError(f"{name}={value!r} is not allowed; choose one of {list(allowed)}")
+
+
+class TrucoEnv(AECEnv):
+    """The unwrapped AEC environment (``truco_env.raw_env``); see the module docstring."""
+
+    metadata: ClassVar[dict] = {
+        "render_modes": list(RENDER_MODES), "name": "truco_v0", "is_parallelizable": False}
+
+    def __init__(self, preset: str = "argentine", episode: str = "match", reward: str = "match",
+                 illegal_action: str = "raise", render_mode: str | None = None, **overrides: Any):
+        super().__init__()
+        _choice("episode", episode, EPISODES)
+        _choice("reward", reward, REWARDS)
+        _choice("illegal_action", illegal_action, ILLEGAL)
+        if render_mode is not None:
+            _choice("render_mode", render_mode, RENDER_MODES)
+        self.preset = preset
+        self.config = make_config(preset, **overrides)
+        self.episode = episode
+        self.reward_mode = reward
+        self.illegal_action = illegal_action
+        self.render_mode = render_mode
+        self.family = self.config.family
+        n = self.config.num_players
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self.agents = []
+        self.action_names = A.action_names(self.family)
+        self._action_spaces = {a: spaces.Discrete(A.NUM_ACTIONS) for a in self.possible_agents}
+        obs_space = spaces.Dict({
+            "observation": spaces.Box(0.0, 1.0, (OBSERVATION_SIZE,), dtype=np.float32),
+            "action_mask": spaces.Box(0, 1, (A.NUM_ACTIONS,), dtype=np.int8),
+        })
+        self._observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.state_space = spaces.Box(0.0, 1.0, (STATE_SIZE,), dtype=np.float32)
+        self._game: TrucoState | None = None
+        self._seed_rng: random.Random | None = None
+
+    # -- spaces and names ---------------------------------------------------------------------------------
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self._observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self._action_spaces[agent]
+
+    def action_id(self, name: str) -> int:
+        """Index of an action name (``"play:1e"``, ``"truco"``); ValueError naming it when unknown."""
+        return A.action_id(name, self.family)
+
+    @property
+    def game(self) -> TrucoState:
+        """The engine state of the current match (read it, do not mutate it)."""
+        if self._game is None:
+            raise RuntimeError("call reset() before using the environment")
+        return self._game
+
+    # -- the AEC cycle ------------------------------------------------------------------------------------
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        options = {} if options is None else options
+        if not isinstance(options, dict):
+            raise ValueError(f"options must be a dict with keys 'deal' and/or 'score', got {options!r}")
+        # Other keys are ignored, as Gymnasium and PettingZoo's api_test expect of reset options.
+        options = {k: v for k, v in options.items() if k in ("deal", "score")}
+        if seed is not None:
+            self._seed_rng = random.Random(seed)
+        continuing = (self.episode == "hand" and seed is None and not options
+                      and self._game is not None and not self._game.is_over and not self._forfeit)
+        if not continuing:
+            match_seed = seed
+            if seed is None:
+                match_seed = (self._seed_rng or random.SystemRandom()).randrange(2 ** 63)
+            self._game = TrucoState.new(self.config, seed=match_seed, deal=options.get("deal"),
+                                        score=options.get("score"))
+        self._forfeit = None
+        self._episode_hand = self._game.hand_index
+        self.agents = list(self.possible_agents)
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self.agent_selection = self.possible_agents[self._game.actor]
+
+    _forfeit: int | None = None
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        seat = self.possible_agents.index(agent)
+        game = self.game
+        mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+        if game.actor == seat and not self.terminations.get(agent, True) and self._forfeit is None:
+            encode_action_mask(game, mask)
+        return {"observation": encode_observation(game, seat), "action_mask": mask}
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        game = self.game
+        seat = game.actor
+        name = self._action_name(action)
+        self._cumulative_rewards[agent] = 0.0
+        self.rewards = {a: 0.0 for a in self.agents}
+        if name not in game.legal_actions():
+            if self.illegal_action == "raise":
+                game.apply(name)  # raises ValueError naming the action and the legal ones
+            self._forfeit = game.team_of(seat)
+            self._team_rewards(-1.0 if game.team_of(seat) == 0 else 1.0)
+            self._end_episode()
+            return
+        hand_before = game.hand_index
+        game.apply(name)
+        hand_ended = game.is_over or game.hand_index != hand_before
+        if self.reward_mode == "points" and hand_ended:
+            points = game.hand_records[hand_before]["points"]
+            self._team_rewards(float(points[0] - points[1]))
+        if game.is_over and self.reward_mode == "match":
+            self._team_rewards(1.0 if game.winner == 0 else -1.0)
+        if game.is_over or (self.episode == "hand" and hand_ended):
+            self._end_episode()
+        else:
+            self.agent_selection = self.possible_agents[game.actor]
+            self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def _action_name(self, action: Any) -> str:
+        if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
+            return A.action_name(int(action), self.family)
+        raise ValueError(f"action must be an integer id 0..{A.NUM_ACTIONS - 1} "
+                         f"(use env.unwrapped.action_id(name) for names), got {action!r}")
+
+    def _team_rewards(self, team0_reward: float) -> None:
+        for i, agent in enumerate(self.possible_agents):
+            if agent in self.rewards:
+                self.rewards[agent] = team0_reward if i % 2 == 0 else -team0_reward
+
+    def _end_episode(self) -> None:
+        for agent in self.agents:
+            self.terminations[agent] = True
+        self._accumulate_rewards()
+
+    # -- views ----------------------------------------------------------------------------------------------
+
+    def state(self) -> np.ndarray:
+        """Full state for centralised critics: seat 0's observation and every seat's unplayed cards."""
+        game = self.game
+        out = np.zeros(STATE_SIZE, dtype=np.float32)
+        encode_observation(game, 0, out[:OBSERVATION_SIZE])
+        hands = out[OBSERVATION_SIZE:].reshape(6, C.NUM_CARDS)
+        for seat in range(game.num_players):
+            for card in game.remaining_cards(seat):
+                hands[seat, card] = 1.0
+        return out
+
+    def information_state(self, agent: str) -> np.ndarray:
+        """Observation plus the hand's public action history (perfect recall within a hand)."""
+        return encode_information_state(self.game, self.possible_agents.index(agent))
+
+    def information_state_string(self, agent: str) -> str:
+        return information_state_string(self.game, self.possible_agents.index(agent))
+
+    def match_record(self, include_legal: bool = False) -> dict:
+        """The match so far in INTERFACE.md record form (JSON-serialisable)."""
+        return self.game.match_record(include_legal=include_legal)
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            return None
+        viewer = self.possible_agents.index(self.agent_selection) if self.agents else None
+        text = render_text(self.game, viewer)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+
+def raw_env(preset: str = "argentine", **kwargs: Any) -> TrucoEnv:
+    """The unwrapped environment."""
+    return TrucoEnv(preset, **kwargs)
+
+
+def env(preset: str = "argentine", **kwargs: Any) -> AECEnv:
+    """The environment wrapped in PettingZoo's order-enforcing wrapper (actions are checked by the env itself,
+    so a bad one raises ``ValueError`` rather than an assertion)."""
+    return wrappers.OrderEnforcingWrapper(raw_env(preset, **kwargs))

@@ -1,0 +1,369 @@
+"""Observation, information-state and mask encoders: one flat layout for every preset.
+
+Why one layout: a single network (and a single exported ONNX model) can play every preset of both families, 1v1 to
+3v3. The layout is a list of named fields (``OBSERVATION_FIELDS``); ``docs/observation.md`` is generated from it, so
+the documentation cannot drift from the code. Seats are always *relative* to the observing seat (0 = itself,
+1 = the next seat in playing order, ...), and teams are "own" / "opponent".
+
+Nothing hidden from the observer is encoded: its own cards (none in a blind mão de ferro), cards on the table
+(face-down ones only as "a covered card was played here"), the vira, public calls and announced points, and the
+partner's hand only in a mão de onze where RULES.md 4.7 shows it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import actions as A
+from . import cards as C
+from .config import TrucoConfig
+from .engine import (
+    ENVIDO,
+    FLOR_CONTEST,
+    FLOR_DECLARE,
+    MAO_DE_FERRO,
+    MAO_DE_ONZE,
+    ONZE,
+    OVER,
+    PLAY,
+    TIE,
+    TRUCO,
+    TrucoState,
+)
+
+OBSERVATION_VERSION = 1
+MAX_SEATS = 6
+MAX_TRICKS = 3
+MAX_LEVEL = 4  # Paulista doze; Argentine stops at 3
+PHASES = (PLAY, TRUCO, ENVIDO, FLOR_DECLARE, FLOR_CONTEST, ONZE, OVER)
+ENVIDO_STATUS = ("none", "pending", "accepted", "refused", "void")
+FLOR_STATUS = ("none", "pending", "accepted", "refused", "uncontested")
+ENVIDO_CALL_SLOTS = 4  # envido envido real_envido falta_envido at most
+FLOR_CALL_SLOTS = 3  # flor contraflor contraflor_al_resto
+FLOR_CALL_NAMES = ("flor", "contraflor", "contraflor_al_resto")
+
+#: Rule options that change play, as bits: (config field, value that sets the bit).
+OPTION_BITS = (
+    ("flor", True), ("deck", "clean"), ("covered_card", True), ("paulista_mazo", True),
+    ("envido_primero", True), ("envido_primero_after_played", True), ("envido_after_truco_accepted", True),
+    ("mazo_first_trick_bonus", True), ("forbid_useless_raise", True), ("mao_de_onze", True),
+    ("mao_de_ferro", True), ("mao_de_ferro_blind", True), ("mao_de_onze_truco", "caller_loses_match"),
+    ("mao_de_onze_decider", "any_accepts"), ("all_tricks_tied", "dealer_team"), ("all_tricks_tied", "mao_team"),
+    ("falta_envido", "malas_match"), ("falta_envido", "whole_match"), ("malas_buenas", True),
+    ("envido_tie", "mano_team"), ("envido_openers", "pie_only"), ("responder", "team_pie"),
+    ("lead_after_tie", "first_tied_card"), ("lead_after_tie", "next_after_leader"),
+    ("partner_tie_wins_trick", True), ("end_match_immediately", True), ("pica_pica", True),
+    ("deal_rotation", "against_play"),
+)
+
+#: (name, size, meaning) in order. Sizes are fixed for every preset.
+OBSERVATION_FIELDS = (
+    ("hand", C.NUM_CARDS, "own unplayed cards (card index); all zero in a blind mão de ferro"),
+    ("hand_slots", 3, "own dealt slots not yet played (for play_slot in a blind mão de ferro)"),
+    ("partner_cards", C.NUM_CARDS, "partners' unplayed cards, only where visible (team at 11 in a 2v2 mão de onze)"),
+    ("table", MAX_TRICKS * MAX_SEATS * C.NUM_CARDS,
+     "face-up cards played: [trick][relative seat][card index]"),
+    ("covered", MAX_TRICKS * MAX_SEATS, "a face-down card was played: [trick][relative seat]"),
+    ("trick_results", MAX_TRICKS * 3, "per finished trick: [won by own team, won by opponents, tied]"),
+    ("trick_index", MAX_TRICKS, "one-hot: the trick being played"),
+    ("trick_leader", MAX_SEATS, "one-hot relative seat that led the current trick"),
+    ("vira", C.NUM_CARDS, "one-hot vira card (Paulista)"),
+    ("manilha_rank", C.NUM_RANKS, "one-hot manilha rank index (Paulista)"),
+    ("truco_level", MAX_LEVEL + 1, "one-hot accepted ladder level 0..4"),
+    ("hand_value", 1, "current value of the hand / 12"),
+    ("raise_holder", 3, "who may raise next: [nobody yet, own team, opponents]"),
+    ("pending_truco", MAX_LEVEL + 1, "one-hot proposed level of a pending ladder call (0 = none)"),
+    ("pending_truco_by", 2, "pending ladder call made by [own team, opponents]"),
+    ("envido_calls", ENVIDO_CALL_SLOTS * 5,
+     "per call of the hand's envido chain: [envido, real_envido, falta_envido, by own team, by opponents]"),
+    ("envido_status", len(ENVIDO_STATUS), "one-hot " + "/".join(ENVIDO_STATUS)),
+    ("envido_shown", MAX_SEATS * 3, "per relative seat: [announced, announced points / 33, said son buenas]"),
+    ("flor_calls", FLOR_CALL_SLOTS * 5,
+     "per call of the flor phase: [flor, contraflor, contraflor_al_resto, by own team, by opponents]"),
+    ("flor_status", len(FLOR_STATUS), "one-hot " + "/".join(FLOR_STATUS)),
+    ("flor_holders", MAX_SEATS, "relative seats known to hold a flor (public once a flor is declared; own always)"),
+    ("flor_shown", MAX_SEATS * 3, "per relative seat: [announced, flor points / 38, said son buenas]"),
+    ("own_points", 2, "own envido points / 33, own flor points / 38 (0 without flor rule or flor)"),
+    ("score", 2, "[own team, opponents] score / target (clipped to 1)"),
+    ("target", 1, "target score / 30"),
+    ("mano", MAX_SEATS, "one-hot relative seat of the hand's mano / mão"),
+    ("dealer", MAX_SEATS, "one-hot relative seat of the dealer"),
+    ("actor", MAX_SEATS, "one-hot relative seat that must act now (all zero once the match is over)"),
+    ("participants", MAX_SEATS, "relative seats playing this hand (a pair in a pica-pica duel)"),
+    ("phase", len(PHASES), "one-hot decision: " + "/".join(PHASES)),
+    ("special_hand", 3, "[mão de onze, mão de ferro, cards blind]"),
+    ("family", 2, "one-hot argentine/paulista"),
+    ("num_players", 3, "one-hot 2/4/6 players"),
+    ("options", len(OPTION_BITS), "rule options that change play (docs/observation.md lists them)"),
+)
+
+
+def _offsets(fields):
+    offsets, start = {}, 0
+    for name, size, _ in fields:
+        offsets[name] = (start, start + size)
+        start += size
+    return offsets, start
+
+
+OBS_OFFSETS, OBSERVATION_SIZE = _offsets(OBSERVATION_FIELDS)
+#: Public action history appended for the information-state tensor: per slot [relative seat] + [action id].
+HISTORY_SLOTS = 64
+HISTORY_SLOT_SIZE = MAX_SEATS + A.NUM_ACTIONS
+INFO_STATE_SIZE = OBSERVATION_SIZE + HISTORY_SLOTS * HISTORY_SLOT_SIZE
+
+
+def _view(obs: np.ndarray, name: str) -> np.ndarray:
+    start, end = OBS_OFFSETS[name]
+    return obs[start:end]
+
+
+def _rel(seat: int, viewer: int, n: int) -> int:
+    return (seat - viewer) % n
+
+
+def partner_cards_visible(state: TrucoState, viewer: int) -> bool:
+    """RULES.md 4.7: in a mão de onze each player of the team at 11 sees his partners' cards."""
+    return (state.special_hand == MAO_DE_ONZE and state.num_players > 2
+            and state.score[state.team_of(viewer)] == state.target - 1)
+
+
+def options_vector(config: TrucoConfig) -> np.ndarray:
+    return np.array([float(getattr(config, name) == value) for name, value in OPTION_BITS], dtype=np.float32)
+
+
+def encode_observation(state: TrucoState, viewer: int, out: np.ndarray | None = None) -> np.ndarray:
+    """The observation of ``viewer`` as a float32 vector of ``OBSERVATION_SIZE`` (layout above)."""
+    obs = np.zeros(OBSERVATION_SIZE, dtype=np.float32) if out is None else out
+    if out is not None:
+        obs.fill(0.0)
+    cfg = state.config
+    n = state.num_players
+    team = state.team_of(viewer)
+    blind = state.special_hand == MAO_DE_FERRO and cfg.mao_de_ferro_blind
+
+    hand = _view(obs, "hand")
+    slots = _view(obs, "hand_slots")
+    remaining = state.remaining_cards(viewer)
+    for i, card in enumerate(state.dealt_cards(viewer)):
+        if card in remaining:
+            slots[i] = 1.0
+            if not blind:
+                hand[card] = 1.0
+    if partner_cards_visible(state, viewer):
+        partner = _view(obs, "partner_cards")
+        for seat in range(n):
+            if seat != viewer and state.team_of(seat) == team:
+                for card in state.remaining_cards(seat):
+                    partner[card] = 1.0
+
+    table = _view(obs, "table").reshape(MAX_TRICKS, MAX_SEATS, C.NUM_CARDS)
+    covered = _view(obs, "covered").reshape(MAX_TRICKS, MAX_SEATS)
+    for t, trick in enumerate([*state.tricks, state.current_trick]):
+        for seat, card, face_down in trick:
+            rel = _rel(seat, viewer, n)
+            if face_down:
+                covered[t, rel] = 1.0
+            else:
+                table[t, rel, card] = 1.0
+    results = _view(obs, "trick_results").reshape(MAX_TRICKS, 3)
+    for t, result in enumerate(state.trick_results):
+        results[t, 2 if result == TIE else (0 if result == team else 1)] = 1.0
+    if not state.is_over:
+        _view(obs, "trick_index")[min(state.trick_index, MAX_TRICKS - 1)] = 1.0
+        _view(obs, "trick_leader")[_rel(state.trick_leader, viewer, n)] = 1.0
+
+    if state.vira is not None:
+        _view(obs, "vira")[state.vira] = 1.0
+        _view(obs, "manilha_rank")[C.manilha_rank_index(state.vira, cfg.deck)] = 1.0
+
+    _view(obs, "truco_level")[state.truco_level] = 1.0
+    _view(obs, "hand_value")[0] = state.hand_value / 12.0
+    holder = state.raise_holder
+    _view(obs, "raise_holder")[0 if holder is None else (1 if holder == team else 2)] = 1.0
+    pending = state.pending_truco
+    if pending is not None:
+        _view(obs, "pending_truco")[pending[0]] = 1.0
+        _view(obs, "pending_truco_by")[0 if pending[1] == team else 1] = 1.0
+    else:
+        _view(obs, "pending_truco")[0] = 1.0
+
+    _encode_calls(_view(obs, "envido_calls"), state.envido_calls, ("envido", "real_envido", "falta_envido"),
+                  ENVIDO_CALL_SLOTS, state, team)
+    _view(obs, "envido_status")[ENVIDO_STATUS.index(state.envido_status)] = 1.0
+    _encode_shown(_view(obs, "envido_shown"), state.envido_announcements, viewer, n, 33.0)
+    _encode_calls(_view(obs, "flor_calls"), state.flor_calls, FLOR_CALL_NAMES, FLOR_CALL_SLOTS, state, team)
+    _view(obs, "flor_status")[FLOR_STATUS.index(state.flor_status)] = 1.0
+    holders = _view(obs, "flor_holders")
+    for seat in state.flor_holders:
+        if seat == viewer or state.flor_status != "none":
+            holders[_rel(seat, viewer, n)] = 1.0
+    _encode_shown(_view(obs, "flor_shown"), state.flor_announcements, viewer, n, 38.0)
+    own = _view(obs, "own_points")
+    if cfg.family == C.ARGENTINE:
+        dealt = state.dealt_cards(viewer)
+        own[0] = C.envido_of(dealt) / 33.0
+        flor = C.flor_of(dealt) if cfg.flor else None
+        own[1] = 0.0 if flor is None else flor / 38.0
+
+    target = state.target
+    score = _view(obs, "score")
+    score[0] = min(state.score[team] / target, 1.0)
+    score[1] = min(state.score[1 - team] / target, 1.0)
+    _view(obs, "target")[0] = min(target / 30.0, 1.0)
+    _view(obs, "mano")[_rel(state.mano, viewer, n)] = 1.0
+    _view(obs, "dealer")[_rel(state.dealer, viewer, n)] = 1.0
+    if state.actor is not None:
+        _view(obs, "actor")[_rel(state.actor, viewer, n)] = 1.0
+    participants = _view(obs, "participants")
+    for seat in state.participants:
+        participants[_rel(seat, viewer, n)] = 1.0
+    _view(obs, "phase")[PHASES.index(state.phase)] = 1.0
+    special = _view(obs, "special_hand")
+    special[0] = float(state.special_hand == MAO_DE_ONZE)
+    special[1] = float(state.special_hand == MAO_DE_FERRO)
+    special[2] = float(blind)
+    _view(obs, "family")[C.FAMILIES.index(cfg.family)] = 1.0
+    _view(obs, "num_players")[(2, 4, 6).index(n)] = 1.0
+    _view(obs, "options")[:] = options_vector(cfg)
+    return obs
+
+
+def _encode_calls(view, calls, names, slots, state, team):
+    per = view.reshape(slots, 5)
+    for i, (seat, call) in enumerate(calls[:slots]):
+        per[i, names.index(call)] = 1.0
+        per[i, 3 if state.team_of(seat) == team else 4] = 1.0
+
+
+def _encode_shown(view, announcements, viewer, n, scale):
+    per = view.reshape(MAX_SEATS, 3)
+    for seat, value in announcements:
+        rel = _rel(seat, viewer, n)
+        if value is None:
+            per[rel, 2] = 1.0
+        else:
+            per[rel, 0] = 1.0
+            per[rel, 1] = value / scale
+
+
+def encode_action_mask(state: TrucoState, out: np.ndarray | None = None) -> np.ndarray:
+    """int8 mask over ``actions.NUM_ACTIONS`` of the actor's legal actions (all zero once the match is over)."""
+    mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8) if out is None else out
+    if out is not None:
+        mask.fill(0)
+    family = state.family
+    for name in state.legal_actions():
+        mask[A.action_id(name, family)] = 1
+    return mask
+
+
+def public_action_name(state: TrucoState, seat: int, action: str, viewer: int) -> str:
+    """How ``viewer`` saw ``seat``'s action: a face-down card is only "cover" to the others."""
+    if action.startswith("cover:") and seat != viewer:
+        return "cover"
+    return action
+
+
+def encode_information_state(state: TrucoState, viewer: int) -> np.ndarray:
+    """Observation plus the current hand's public action sequence (perfect recall within a hand).
+
+    Each history slot holds the acting relative seat and the action id; a face-down card of another seat is
+    encoded as the covered bit of the observation only (its slot marks the seat and no action)."""
+    info = np.zeros(INFO_STATE_SIZE, dtype=np.float32)
+    encode_observation(state, viewer, info[:OBSERVATION_SIZE])
+    history = info[OBSERVATION_SIZE:].reshape(HISTORY_SLOTS, HISTORY_SLOT_SIZE)
+    n = state.num_players
+    actions = state.hand_records[-1]["actions"]
+    if len(actions) > HISTORY_SLOTS:
+        raise ValueError(f"hand history of {len(actions)} actions exceeds {HISTORY_SLOTS} slots")
+    for i, (seat, action) in enumerate(actions):
+        history[i, _rel(seat, viewer, n)] = 1.0
+        if public_action_name(state, seat, action, viewer) == action:
+            history[i, MAX_SEATS + A.action_id(action, state.family)] = 1.0
+    return info
+
+
+def information_state_string(state: TrucoState, viewer: int) -> str:
+    """A perfect-recall key for tabular methods: own cards of every hand so far plus every public action.
+
+    Format: ``"p<seat>|<hand>;<hand>...|<shown>"`` where each hand is
+    ``"<own dealt cards>/<vira>/<score before>/d<relative dealer>:<actions>"``, actions are
+    ``<relative seat><public action name>`` joined by spaces (a blind ``play_slot:<i>`` shows the card it revealed,
+    another seat's face-down card shows as ``cover``), and ``<shown>`` lists the envido and flor points announced
+    in the current hand. Points announced in earlier hands are not part of the key."""
+    n = state.num_players
+    cfg = state.config
+    eleven = [cfg.target_score - 1] * 2
+    parts = []
+    for record in state.hand_records:
+        blind = (cfg.family == C.PAULISTA and cfg.mao_de_ferro and cfg.mao_de_ferro_blind
+                 and record["score_before"] == eleven)
+        hands = record["deal"]["hands"]
+        own = "?" if blind else ",".join(hands[viewer])
+        moves = []
+        for seat, action in record["actions"]:
+            name = public_action_name(state, seat, action, viewer)
+            if action.startswith("play_slot:"):
+                name += "=" + hands[seat][int(action.rsplit(":", 1)[1])]
+            moves.append(f"{_rel(seat, viewer, n)}{name}")
+        before = record["score_before"]
+        parts.append(f"{own}/{record['deal']['vira']}/{before[0]}-{before[1]}"
+                     f"/d{_rel(record['dealer'], viewer, n)}:{' '.join(moves)}")
+    shown = ",".join(f"{kind}{_rel(seat, viewer, n)}={'-' if value is None else value}"
+                     for kind, announced in (("e", state.envido_announcements), ("f", state.flor_announcements))
+                     for seat, value in announced)
+    return f"p{viewer}|" + ";".join(parts) + "|" + shown
+
+
+def observation_markdown() -> str:
+    """The field table of ``docs/observation.md``."""
+    lines = ["| field | offset | size | meaning |", "|---|---|---|---|"]
+    for name, size, meaning in OBSERVATION_FIELDS:
+        start, _ = OBS_OFFSETS[name]
+        lines.append(f"| `{name}` | {start} | {size} | {meaning} |")
+    lines.append("")
+    lines.append("`options` bits, in order:")
+    lines.append("")
+    for i, (name, value) in enumerate(OPTION_BITS):
+        lines.append(f"{i}. `{name} == {value!r}`")
+    return "\n".join(lines)
+
+
+OBSERVATION_DOC_HEADER = """# Observation layout (version {version})
+
+`env.observe(agent)["observation"]` is a float32 vector of {size} values in [0, 1], the same layout for every
+preset (both families, 2, 4 and 6 players). It is drawn from the observing seat: "relative seat" 0 is the
+observer, 1 the next seat in playing order, and so on; "own team" is the observer's team. Fields that a preset
+does not use stay zero (no vira in Argentine Truco, seats 2-5 in 1v1).
+
+Only what the observer may know is encoded: its own unplayed cards (none in a blind mão de ferro, where only the
+slots are known), face-up cards on the table, the mere fact that a face-down card was played, the vira, public
+calls and the points announced after an accepted envido or flor, and, in a 2v2 mão de onze, the partner's cards
+for the team at 11 (RULES.md 4.7). Envido and flor points of the observer's own hand are included for
+convenience (they follow from its cards).
+
+`action_mask` (int8, {actions} values) marks the legal actions of the agent to act; see `docs/actions.md`.
+The information-state tensor (`env.unwrapped.information_state(agent)`, {info} values) appends the current hand's
+public action history: {slots} slots of [relative seat (6)] + [action id ({actions})]; another seat's face-down card
+marks only its seat. `env.unwrapped.information_state_string(agent)` is a perfect-recall key over the whole match.
+
+This page is generated from `truco_env/encoding.py` (`python -m truco_env.encoding > docs/observation.md`);
+a test fails when it is stale.
+
+## Reading an observation
+
+```python
+from truco_env.encoding import OBS_OFFSETS
+start, end = OBS_OFFSETS["score"]
+own_score, their_score = obs["observation"][start:end] * target   # target = env.unwrapped.config.target_score
+```
+
+## Fields
+
+"""
+
+
+if __name__ == "__main__":
+    print(OBSERVATION_DOC_HEADER.format(version=OBSERVATION_VERSION, size=OBSERVATION_SIZE, actions=A.NUM_ACTIONS,
+                                        info=INFO_STATE_SIZE, slots=HISTORY_SLOTS) + observation_markdown())

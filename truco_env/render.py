@@ -1,0 +1,67 @@
+"""Text drawing of the table for one viewing seat: what that seat may see, nothing more.
+
+Used by the environment's ``ansi``/``human`` render modes and by the terminal front end."""
+
+from __future__ import annotations
+
+from . import cards as C
+from .encoding import partner_cards_visible, public_action_name
+from .engine import MAO_DE_FERRO, TIE, TrucoState
+
+
+def card_str(state: TrucoState, card: int) -> str:
+    return C.card_text(card, state.family)
+
+
+def render_text(state: TrucoState, viewer: int | None = None) -> str:
+    """The table as seen by ``viewer`` (default: the actor, or seat 0 once the match is over)."""
+    if viewer is None:
+        viewer = state.actor if state.actor is not None else 0
+    cfg = state.config
+    team = state.team_of(viewer)
+    lines = []
+    title = f"{cfg.family} truco, {cfg.num_players} players, to {cfg.target_score}"
+    lines.append(f"{title} | hand {state.hand_index + 1} | dealer seat {state.dealer}, mano seat {state.mano}")
+    lines.append(f"score: team 0 = {state.score[0]}, team 1 = {state.score[1]} (you: seat {viewer}, team {team})")
+    if state.vira is not None:
+        manilha = C.FRENCH_RANKS[C.manilha_rank_index(state.vira, cfg.deck)]
+        lines.append(f"vira: {card_str(state, state.vira)}  manilhas: {manilha}")
+    if state.special_hand:
+        lines.append("special hand: " + state.special_hand.replace("_", " "))
+    blind = state.special_hand == MAO_DE_FERRO and cfg.mao_de_ferro_blind
+    remaining = state.remaining_cards(viewer)
+    if blind:
+        hand = " ".join(f"[slot {i}]" for i, c in enumerate(state.dealt_cards(viewer)) if c in remaining)
+    else:
+        hand = " ".join(card_str(state, c) for c in remaining)
+    lines.append(f"your hand: {hand or '-'}")
+    if partner_cards_visible(state, viewer):
+        for seat in state.participants:
+            if seat != viewer and state.team_of(seat) == team:
+                cards = " ".join(card_str(state, c) for c in state.remaining_cards(seat))
+                lines.append(f"partner seat {seat}: {cards}")
+    for t, trick in enumerate([*state.tricks, state.current_trick]):
+        if not trick:
+            continue
+        played = ", ".join(f"seat {s}: {'(covered)' if covered and s != viewer else card_str(state, c)}"
+                           for s, c, covered in trick)
+        result = ""
+        if t < len(state.trick_results):
+            r = state.trick_results[t]
+            result = " -> tied" if r == TIE else f" -> team {r}"
+        lines.append(f"trick {t + 1}: {played}{result}")
+    ladder = state.truco_level
+    lines.append(f"hand worth {state.hand_value}" + (f" (bet level {ladder})" if ladder else ""))
+    calls = [f"seat {s}: {public_action_name(state, s, a, viewer)}" for s, a in state.hand_records[-1]["actions"]
+             if not a.startswith(("play", "cover"))]
+    if calls:
+        lines.append("calls: " + ", ".join(calls))
+    for label, shown in (("envido", state.envido_announcements), ("flor", state.flor_announcements)):
+        if shown:
+            lines.append(f"{label} shown: " + ", ".join(
+                f"seat {s}: {'son buenas' if v is None else v}" for s, v in shown))
+    if state.is_over:
+        lines.append(f"match over: team {state.winner} wins")
+    else:
+        lines.append(f"to act: seat {state.actor} ({state.phase})")
+    return "\n".join(lines)
