@@ -1,7 +1,8 @@
 """The ``truco`` command-line tool.
 
 Subcommands:
-  demo   play a few seeded random matches with the rules engine and print them as text
+  demo     play a few seeded random matches with the rules engine and print them as text
+  replay   re-simulate a match record (JSON) and report the first disagreement
 """
 
 from __future__ import annotations
@@ -75,6 +76,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="seed of the first match; match i uses seed+i (default: 0)",
     )
     demo.set_defaults(func=_cmd_demo)
+
+    replay = sub.add_parser(
+        "replay",
+        help="re-simulate a match record and check that it reproduces",
+        description=(
+            "Re-simulate a match record (the JSON of env.unwrapped.match_record()) through\n"
+            "the rules engine. Exits 0 when every deal, action, legal set (if recorded),\n"
+            "point and score reproduces; otherwise exits 1 naming the first disagreement."
+        ),
+        epilog="example:\n  truco replay match.json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    replay.add_argument("file", metavar="FILE.json", help="the match record to replay")
+    replay.set_defaults(func=_cmd_replay)
     return parser
 
 
@@ -87,6 +102,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 2)
     return args.func(args, parser)
+
+
+# ---------------------------------------------------------------- replay
+
+
+def _cmd_replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from truco_env.records import ReplayError, load_record, replay_record
+
+    try:
+        state = replay_record(load_record(args.file))
+    except ReplayError as exc:
+        print(f"truco replay: {args.file}: {exc}", file=sys.stderr)
+        return 1
+    except (RecursionError, MemoryError) as exc:
+        print(f"truco replay: {args.file}: record too large or too deeply nested ({type(exc).__name__})",
+              file=sys.stderr)
+        return 1
+    hands = len(state.hand_records)
+    status = f"team {state.winner} won" if state.is_over else "match in progress"
+    print(f"truco replay: {args.file}: OK, {hands} hand(s) reproduced, score {_format_score(state.score)}, {status}")
+    return 0
 
 
 # ---------------------------------------------------------------- demo
