@@ -1,8 +1,12 @@
-"""The worked scenarios T01-T48 of RULES.md section 6, driven through the rules engine.
+"""The worked scenarios T01-T48 of RULES.md section 6, driven through the rules engine and through the public
+PettingZoo environment.
 
 Every scenario is data: a `Case` (preset, overrides, dealer, start score, deal, vira, actions, and what must
 hold at given steps and at the end). One generic test plays each case; a few card-level tables (T01, T02,
-T31, T32) have their own small parametrised tests.
+T31, T32) have their own small parametrised tests. Every test that plays actions runs twice, with the same
+data and the same checks: `engine` drives `TrucoState` directly; `env` drives `truco_env.env(...)` (forced
+deal through `reset` options, actions by name through `action_id`, the legal set read from the action mask)
+via the `EnvDriver` adapter below, which also checks the mask against the engine at every step.
 
 RULES.md section 6 conventions: dealer seat 1 (mano/mao seat 0), start [0, 0], default options, "legal" is
 the complete legal set of the actor at that moment.
@@ -14,8 +18,10 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pytest
 
+import truco_env
 from truco_env.cards import envido_points, flor_points, manilha_rank
 from truco_env.config import make_config
 from truco_env.engine import TIE, TrucoState
@@ -100,8 +106,134 @@ def P(id: str, hands, actions: str, vira: str = "4d", preset: str = "paulista", 
     return C(id, hands, actions, vira=vira, preset=preset, **kw)
 
 
-# ------------------------------------------------------------ engine drivers
-def new_state(preset="argentine", hands=None, vira=None, dealer=1, start=(0, 0), **opts) -> TrucoState:
+# ------------------------------------------------------------ drivers
+DRIVERS = ("engine", "env")
+with_driver = pytest.mark.parametrize("driver", DRIVERS)  # the innermost parametrize: ids read "env-T10-d"
+
+
+class EnvDriver:
+    """Plays a match through the public AEC environment, offering the attributes of `TrucoState` that the
+    checks below read. Actions and the legal set go through the environment (`step`, `action_mask`); the score,
+    winner and hand records come from `match_record()`; engine-internal details (turn, trick results, envido
+    announcements, dealer, mano) are read from `env.unwrapped.game`. After the reset and after every step it
+    checks that the environment agrees with the engine underneath (`_check_env`)."""
+
+    def __init__(self, preset: str, hands, vira, dealer: int, start, **opts) -> None:
+        self.env = truco_env.env(preset, **opts)
+        self.env.reset(seed=0, options={
+            "deal": {"hands": [list(h) for h in hands], "vira": vira, "dealer": dealer},
+            "score": list(start),
+        })
+        self.names = self.env.unwrapped.action_names
+        self._check_env("after reset")
+
+    # -- actions
+    @property
+    def game(self) -> TrucoState:
+        return self.env.unwrapped.game
+
+    @property
+    def terminated(self) -> bool:
+        return bool(self.env.terminations[self.env.agent_selection])
+
+    @property
+    def actor(self) -> int | None:
+        if self.terminated:
+            return None
+        return self.env.unwrapped.possible_agents.index(self.env.agent_selection)
+
+    def legal_actions(self) -> list[str]:
+        """The names the action mask of the agent to act marks legal (none once the match is over)."""
+        if self.terminated:
+            return []
+        mask = self.env.observe(self.env.agent_selection)["action_mask"]
+        return [self.names[i] for i in np.flatnonzero(mask)]
+
+    def apply(self, name: str) -> None:
+        if self.terminated:
+            # the environment refuses any action after the end (PettingZoo: only None for a dead agent)
+            with pytest.raises(ValueError):
+                self.env.step(self.env.unwrapped.action_id(name))
+            raise ValueError(f"illegal action {name!r}: the match is over, no action is legal")
+        try:
+            self.env.step(self.env.unwrapped.action_id(name))
+        finally:
+            self._check_env(f"after step {name!r}")
+
+    # -- what the checks read
+    @property
+    def hand_records(self) -> list[dict]:
+        return self.env.unwrapped.match_record()["hands"]
+
+    @property
+    def hand_index(self) -> int:
+        return len(self.hand_records) - 1
+
+    @property
+    def score(self) -> tuple[int, int]:
+        return tuple(self.hand_records[-1]["score_after"])
+
+    @property
+    def is_over(self) -> bool:
+        return self.terminated
+
+    @property
+    def winner(self) -> int | None:
+        return self.env.unwrapped.match_record()["winner"]
+
+    turn = property(lambda self: self.game.turn)
+    trick_results = property(lambda self: self.game.trick_results)
+    envido_announcements = property(lambda self: self.game.envido_announcements)
+    dealer = property(lambda self: self.game.dealer)
+    mano = property(lambda self: self.game.mano)
+
+    def observations(self) -> list[tuple[bytes, bytes]]:
+        """Every agent's observation and mask (part of the state an illegal action must leave unchanged)."""
+        out = []
+        for agent in self.env.unwrapped.possible_agents:
+            obs = self.env.observe(agent)
+            out.append((obs["observation"].tobytes(), obs["action_mask"].tobytes()))
+        return out
+
+    def _check_env(self, where: str) -> None:
+        """The environment agrees with the engine: mask fidelity (the actor's mask is exactly the engine's legal
+        set, every other agent's mask is all zero), agent selection, termination, records and rewards."""
+        env, game = self.env, self.game
+        agents = env.unwrapped.possible_agents
+        engine_legal = game.legal_actions()
+        assert all(env.terminations[a] == game.is_over for a in agents), (
+            f"{where}: terminations {env.terminations}, engine is_over {game.is_over}")
+        if not game.is_over:
+            assert env.agent_selection == agents[game.actor], (
+                f"{where}: agent_selection {env.agent_selection}, engine actor {game.actor}")
+        for agent in agents:
+            mask = env.observe(agent)["action_mask"]
+            assert mask.dtype == np.int8 and set(np.unique(mask)) <= {0, 1}, f"{where}: mask of {agent}"
+            marked = [self.names[i] for i in np.flatnonzero(mask)]
+            if agent == env.agent_selection and not game.is_over:
+                assert set(marked) == set(engine_legal), (
+                    f"{where}: mask of {agent} {sorted(marked)} != engine legal {sorted(engine_legal)}")
+                assert len(marked) == len(engine_legal)
+            else:
+                assert not marked, f"{where}: {agent} does not act, its mask marks {marked}"
+        record = env.unwrapped.match_record()
+        assert record["winner"] == game.winner
+        assert len(record["hands"]) == game.hand_index + 1
+        assert tuple(record["hands"][-1]["score_after"]) == tuple(game.score)
+        if game.is_over:  # reward "match": +1 to the winning team's agents, -1 to the others
+            for i, agent in enumerate(agents):
+                expected = 1.0 if i % 2 == game.winner else -1.0
+                assert env.rewards[agent] == expected, f"{where}: reward of {agent} {env.rewards[agent]}"
+
+
+State = TrucoState | EnvDriver  # what the checks below accept
+
+
+def new_state(preset="argentine", hands=None, vira=None, dealer=1, start=(0, 0), *, driver="engine",
+              **opts) -> State:
+    if driver == "env":
+        return EnvDriver(preset, hands, vira, dealer, start, **opts)
+    assert driver == "engine", driver
     cfg = make_config(preset, **opts)
     return TrucoState.new(
         cfg,
@@ -111,7 +243,7 @@ def new_state(preset="argentine", hands=None, vira=None, dealer=1, start=(0, 0),
     )
 
 
-def assert_legal(s: TrucoState, expected) -> None:
+def assert_legal(s: State, expected) -> None:
     got = s.legal_actions()
     assert set(got) == set(expected), (
         f"legal actions of seat {s.actor}: got {sorted(got)}, expected {sorted(expected)}; "
@@ -120,7 +252,7 @@ def assert_legal(s: TrucoState, expected) -> None:
     assert len(got) == len(set(got)), f"duplicate legal actions: {got}"
 
 
-def check_point(s: TrucoState, exp: dict, where: str) -> None:
+def check_point(s: State, exp: dict, where: str) -> None:
     if "score" in exp:
         assert tuple(s.score) == tuple(exp["score"]), f"{where}: score {tuple(s.score)} != {exp['score']}"
     if "actor" in exp:
@@ -139,7 +271,7 @@ def check_point(s: TrucoState, exp: dict, where: str) -> None:
         assert got == [tuple(a) for a in exp["announce"]], f"{where}: announcements {got}"
 
 
-def run(s: TrucoState, actions, at=None) -> TrucoState:
+def run(s: State, actions, at=None) -> State:
     """Apply [(seat, name), ...], checking that each listed seat is the actor, and the `at` checks."""
     at = at or {}
     for i, (seat, name) in enumerate(actions):
@@ -153,14 +285,15 @@ def run(s: TrucoState, actions, at=None) -> TrucoState:
     return s
 
 
-def snapshot(s: TrucoState):
+def snapshot(s: State):
     return (
         tuple(s.score), s.actor, sorted(s.legal_actions()), copy.deepcopy(s.hand_records), s.hand_index,
         s.turn, list(s.trick_results), s.is_over, s.winner, [tuple(a) for a in s.envido_announcements],
+        s.observations() if isinstance(s, EnvDriver) else None,
     )
 
 
-def assert_illegal(s: TrucoState, name: str, legal=None) -> None:
+def assert_illegal(s: State, name: str, legal=None) -> None:
     before = snapshot(s)
     assert name not in s.legal_actions()
     with pytest.raises(ValueError) as exc:
@@ -174,14 +307,14 @@ def assert_illegal(s: TrucoState, name: str, legal=None) -> None:
         assert_legal(s, legal)
 
 
-def assert_match_over(s: TrucoState, winner: int) -> None:
+def assert_match_over(s: State, winner: int) -> None:
     assert s.is_over, f"match not over at {tuple(s.score)}"
     assert s.winner == winner
     assert s.actor is None
     assert s.legal_actions() == []
 
 
-def check_records(s: TrucoState, case: Case) -> None:
+def check_records(s: State, case: Case) -> None:
     rec = s.hand_records[0]
     assert rec["dealer"] == case.dealer
     assert [list(h) for h in rec["deal"]["hands"]] == case.hands
@@ -618,8 +751,9 @@ CASES.append(P("T48", D33, "0:truco 1:quiero 0:play:5c 1:play:2c 0:play:3h 1:pla
 
 # ------------------------------------------------------------ generic test
 @pytest.mark.parametrize("case", CASES)
-def test_scenario(case: Case) -> None:
-    s = new_state(case.preset, case.hands, case.vira, case.dealer, case.start, **case.opts)
+@with_driver
+def test_scenario(case: Case, driver: str) -> None:
+    s = new_state(case.preset, case.hands, case.vira, case.dealer, case.start, driver=driver, **case.opts)
     n = len(case.hands)
     run(s, case.actions, case.at)
 
@@ -664,10 +798,10 @@ FRENCH_CLEAN = [r + s for s in "dshc" for r in FRENCH_RANKS[4:]]  # Q J K A 2 3
 PRESET_DECK = {"argentine": SPANISH, "paulista": FRENCH_DIRTY, "paulista-clean": FRENCH_CLEAN}
 
 
-def first_trick(preset: str, a: str, b: str, vira: str | None = None) -> int:
+def first_trick(driver: str, preset: str, a: str, b: str, vira: str | None = None) -> int:
     """Seat 0 (mano) plays a, seat 1 plays b in trick 1; returns trick_results[0]."""
     fill = [c for c in PRESET_DECK[preset] if c not in (a, b, vira)]
-    s = new_state(preset, [[a, fill[0], fill[1]], [b, fill[2], fill[3]]], vira)
+    s = new_state(preset, [[a, fill[0], fill[1]], [b, fill[2], fill[3]]], vira, driver=driver)
     run(s, [(0, f"play:{a}"), (1, f"play:{b}")])
     assert len(s.trick_results) == 1
     return s.trick_results[0]
@@ -687,9 +821,10 @@ T01_ROWS = [
 
 
 @pytest.mark.parametrize("a,b,expected", [pytest.param(*r, id=f"T01-{r[0]}-{r[1]}") for r in T01_ROWS])
-def test_t01_card_strength(a, b, expected):
-    assert first_trick("argentine", a, b) == expected
-    assert first_trick("argentine", b, a) == other(expected)
+@with_driver
+def test_t01_card_strength(a, b, expected, driver):
+    assert first_trick(driver, "argentine", a, b) == expected
+    assert first_trick(driver, "argentine", b, a) == other(expected)
 
 
 # T02 - envido and flor points.
@@ -707,7 +842,7 @@ def test_t02_points(hand, envido, flor):
     assert flor_points(hand.split()) == flor
 
 
-# Through the engine (preset `argentine`, flor off): against an opponent with exactly the same envido, an
+# Played out (preset `argentine`, flor off): against an opponent with exactly the same envido, an
 # accepted envido goes to the mano; so the hand wins as mano and loses as pie iff its value is `envido`.
 T02_OPPONENT = {  # hand -> a disjoint opponent hand of the same envido value
     "7c 6c 3e": "7o 6o 4e", "7c 6c 5c": "7o 6o 4e", "7b 5b 4b": "7o 5o 1e", "12o 11o 10o": "12e 11e 4c",
@@ -716,14 +851,17 @@ T02_OPPONENT = {  # hand -> a disjoint opponent hand of the same envido value
 }
 
 
-@pytest.mark.parametrize("hand,envido,flor", [pytest.param(*r, id=f"T02-engine-{r[0].replace(' ', '-')}")
+@pytest.mark.parametrize("hand,envido,flor", [pytest.param(*r, id=f"T02-played-{r[0].replace(' ', '-')}")
                                               for r in T02_ROWS])
-def test_t02_envido_through_engine(hand, envido, flor):
+@with_driver
+def test_t02_envido_played(hand, envido, flor, driver):
     opponent = T02_OPPONENT[hand]
     assert envido_points(opponent.split()) == envido
-    as_mano = run(new_state("argentine", deal(hand, opponent), dealer=1), acts("0:envido 1:quiero"))
+    as_mano = run(new_state("argentine", deal(hand, opponent), dealer=1, driver=driver),
+                  acts("0:envido 1:quiero"))
     assert tuple(as_mano.score) == (2, 0)
-    as_pie = run(new_state("argentine", deal(hand, opponent), dealer=0), acts("1:envido 0:quiero"))
+    as_pie = run(new_state("argentine", deal(hand, opponent), dealer=0, driver=driver),
+                 acts("1:envido 0:quiero"))
     assert tuple(as_pie.score) == (0, 2)
 
 
@@ -757,9 +895,10 @@ def _t31_pairs():
 
 
 @pytest.mark.parametrize("deck,vira,a,b", list(_t31_pairs()))
-def test_t31_order(deck, vira, a, b):
-    assert first_trick(DECK_PRESET[deck], a, b, vira) == 0
-    assert first_trick(DECK_PRESET[deck], b, a, vira) == 1
+@with_driver
+def test_t31_order(deck, vira, a, b, driver):
+    assert first_trick(driver, DECK_PRESET[deck], a, b, vira) == 0
+    assert first_trick(driver, DECK_PRESET[deck], b, a, vira) == 1
 
 
 # T32 - strength comparisons (dirty deck): 0 card a wins, 1 card b wins, T tie.
@@ -773,12 +912,14 @@ T32_ROWS = [
 
 @pytest.mark.parametrize("vira,a,b,expected", [pytest.param(*r, id=f"T32-{r[0]}-{r[1]}-{r[2]}")
                                                for r in T32_ROWS])
-def test_t32_strength(vira, a, b, expected):
-    assert first_trick("paulista", a, b, vira) == expected
-    assert first_trick("paulista", b, a, vira) == other(expected)
+@with_driver
+def test_t32_strength(vira, a, b, expected, driver):
+    assert first_trick(driver, "paulista", a, b, vira) == expected
+    assert first_trick(driver, "paulista", b, a, vira) == other(expected)
 
 
-# T40 - a card outside the clean deck is rejected.
-def test_t40_clean_deck_rejects_5c():
-    with pytest.raises(ValueError):
-        new_state("paulista-clean", deal("5c 3h Kc", "2c Ad Js"), vira="3c")
+# T40 - a card outside the clean deck is rejected (by the engine, and by the environment's reset).
+@with_driver
+def test_t40_clean_deck_rejects_5c(driver):
+    with pytest.raises(ValueError, match="5c"):
+        new_state("paulista-clean", deal("5c 3h Kc", "2c Ad Js"), vira="3c", driver=driver)
