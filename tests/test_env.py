@@ -9,6 +9,7 @@ import pytest
 from pettingzoo.test import api_test, seed_test
 
 import truco_env
+import truco_env.aec
 from truco_env import PRESETS, TrucoState, make_config
 from truco_env import actions as A
 from truco_env import cards as C
@@ -82,9 +83,9 @@ def test_random_matches_through_the_env(preset):
         totals = play_env_match(env, rng, check_mask)
         team = [sum(v for a, v in totals.items() if int(a.split("_")[1]) % 2 == t) / (len(totals) // 2)
                 for t in (0, 1)]
-        assert team[0] + team[1] == 0 and abs(team[0]) == 1
         record = env.unwrapped.match_record(include_legal=match % 2 == 0)
-        assert (team[0] == 1) == (record["winner"] == 0)
+        assert team[0] + team[1] == 0
+        assert team[0] == {0: 1, 1: -1, None: 0}[record["winner"]]
         replayed = replay_record(json.loads(json.dumps(record)))
         assert replayed.match_record() == env.unwrapped.match_record()
 
@@ -184,6 +185,7 @@ def test_render_and_state():
 
 def test_observation_layout_is_documented_and_consistent():
     assert sum(size for _, size, _ in OBSERVATION_FIELDS) == OBSERVATION_SIZE
+    assert f"({OBSERVATION_SIZE},) float32" in truco_env.aec.__doc__
     with open("docs/observation.md", encoding="utf-8") as handle:
         doc = handle.read()
     assert observation_markdown() in doc, "docs/observation.md is stale: regenerate it (see its header)"
@@ -225,7 +227,7 @@ def hidden_swap(record, viewer, visible_seats, rng, cfg):
     hands = [list(h) for h in record["deal"]["hands"]]
     shown = {a.split(":", 1)[1] for _, a in record["actions"] if a.startswith("play:")}
     used = {c for h in hands for c in h} | {record["deal"]["vira"]}
-    pool = [C.card_text(c, cfg.family) for c in C.deck(cfg.family, cfg.deck)]
+    pool = [C.card_text(c, cfg.family) for c in C.deck(cfg.family, cfg.deck, cfg.deck_ranks)]
     spare = [c for c in pool if c not in used]
     rng.shuffle(spare)
     changed = 0
@@ -275,7 +277,7 @@ def test_hidden_cards_do_not_leak(preset, overrides):
                 compared += 1
                 a.apply(action)
                 b.apply(action)
-    assert compared > 500
+    assert compared > (200 if cfg.single_hand else 500)
 
 
 def test_blind_mao_de_ferro_hides_own_cards():

@@ -7,7 +7,7 @@
 | Actions | Discrete, one space for every preset (`truco_env.actions.NUM_ACTIONS` = 98) |
 | Parallel API | no (turn-based: exactly one seat acts at a time) |
 | Agents | `player_0` ... `player_{n-1}`, n = 2, 4 or 6; team of `player_i` is `i % 2` |
-| Observation shape | `{"observation": (1064,) float32 in [0, 1], "action_mask": (98,) int8}` |
+| Observation shape | `{"observation": (1068,) float32 in [0, 1], "action_mask": (98,) int8}` |
 
 Argentine Truco and Truco Paulista, 1v1, 2v2 and (Argentine) 3v3, exactly as `RULES.md` specifies. The rules live
 in the engine (`truco_env.engine`); this module is a thin face over it.
@@ -212,7 +212,7 @@ class TrucoEnv(AECEnv):
         if self.reward_mode == "points" and hand_ended:
             points = game.hand_records[hand_before]["points"]
             self._team_rewards(float(points[0] - points[1]))
-        if game.is_over and self.reward_mode == "match":
+        if game.is_over and self.reward_mode == "match" and game.winner is not None:
             self._team_rewards(1.0 if game.winner == 0 else -1.0)
         if game.is_over or (self.episode == "hand" and hand_ended):
             self._end_episode()

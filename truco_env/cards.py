@@ -82,12 +82,11 @@ def parse_card(text: object, family: str) -> int:
     return _PARSERS[family][text]
 
 
-def deck(family: str, paulista_deck: str = "dirty") -> tuple[int, ...]:
-    """The card indices of the deck in a canonical order (the order shuffled by the deal procedure)."""
-    if family == ARGENTINE:
-        ranks = SPANISH_RANKS
-    else:
-        ranks = PAULISTA_DECK_RANKS[paulista_deck]
+def deck(family: str, paulista_deck: str = "dirty", ranks: tuple[str, ...] | None = None) -> tuple[int, ...]:
+    """The card indices of the deck in a canonical order (the order shuffled by the deal procedure);
+    ``ranks`` keeps only those ranks (research variants)."""
+    if ranks is None:
+        ranks = SPANISH_RANKS if family == ARGENTINE else PAULISTA_DECK_RANKS[paulista_deck]
     rank_indices = sorted(RANKS[family].index(r) for r in ranks)
     return tuple(card_id(r, s) for r in rank_indices for s in range(NUM_SUITS))
 
@@ -113,9 +112,12 @@ PAULISTA_RANK_STRENGTH = {"3": 10, "2": 9, "A": 8, "K": 7, "J": 6, "Q": 5, "7": 
 MANILHA_SUIT_STRENGTH = {SUIT_CLUBS: 14, SUIT_HEARTS: 13, SUIT_SPADES: 12, SUIT_DIAMONDS: 11}
 
 
-def manilha_rank_index(vira: int, paulista_deck: str = "dirty") -> int:
-    """Rank index of the manilhas: the rank after the vira's in the deck's cycle (with the wrap)."""
+def manilha_rank_index(vira: int, paulista_deck: str = "dirty", ranks: tuple[str, ...] | None = None) -> int:
+    """Rank index of the manilhas: the rank after the vira's in the deck's cycle (with the wrap); ``ranks``
+    restricts the cycle to a research deck."""
     cycle = PAULISTA_DECK_RANKS[paulista_deck]
+    if ranks is not None:
+        cycle = tuple(r for r in cycle if r in ranks)
     vira_rank = FRENCH_RANKS[rank_of(vira)]
     if vira_rank not in cycle:
         raise ValueError(f"vira {card_text(vira, PAULISTA)!r} is not in the {paulista_deck} deck")
@@ -136,11 +138,12 @@ def _paulista_strength(manilha: int) -> tuple[int, ...]:
 PAULISTA_STRENGTH = tuple(_paulista_strength(m) for m in range(NUM_RANKS))
 
 
-def strength_table(family: str, vira: int | None = None, paulista_deck: str = "dirty") -> tuple[int, ...]:
+def strength_table(family: str, vira: int | None = None, paulista_deck: str = "dirty",
+                   ranks: tuple[str, ...] | None = None) -> tuple[int, ...]:
     """Strength of every card index for one hand (Paulista depends on the vira)."""
     if family == ARGENTINE:
         return ARGENTINE_STRENGTH
-    return PAULISTA_STRENGTH[manilha_rank_index(vira, paulista_deck)]
+    return PAULISTA_STRENGTH[manilha_rank_index(vira, paulista_deck, ranks)]
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -166,7 +169,7 @@ def envido_of(cards: list[int] | tuple[int, ...]) -> int:
 
 
 def flor_of(cards: list[int] | tuple[int, ...]) -> int | None:
-    """Flor value (20 + all three envido values) when the three cards share a suit, else None."""
+    """Flor value (20 + all three envido values) when three cards share a suit, else None."""
     if len(cards) != 3 or len({suit_of(c) for c in cards}) != 1:
         return None
     return 20 + sum(ENVIDO_RANK_VALUE[rank_of(c)] for c in cards)

@@ -12,6 +12,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import cards as C
 from .cards import ARGENTINE, FAMILIES, PAULISTA
 
 DEFAULT_FLOR_VALUES = {
@@ -39,6 +40,8 @@ CHOICES = {
     "mao_de_onze_decider": ("first", "any_accepts"),
     "mao_de_onze_truco": ("illegal", "caller_loses_match"),
 }
+
+MAX_TARGET = 1000  # far above any real match; keeps scores in records small
 
 ARGENTINE_ONLY = (
     "malas_buenas", "falta_envido", "envido_tie", "envido_openers", "envido_after_truco_accepted",
@@ -85,6 +88,10 @@ class TrucoConfig:
     forbid_useless_raise: bool = False
     covered_card: bool = False
     paulista_mazo: bool = False
+    # Research variants (small games solvable exactly; not in RULES.md section 5)
+    deck_ranks: tuple | None = None  # None: the family's whole deck; else the ranks kept, e.g. ("1", "7", "3")
+    hand_size: int = 3  # cards dealt to each player, 1..3 (= number of tricks)
+    single_hand: bool = False  # the match is one hand; its winner is the team that scored more in it
 
     def __post_init__(self) -> None:
         for name, allowed in CHOICES.items():
@@ -101,11 +108,14 @@ class TrucoConfig:
             raise ValueError("config field 'num_players' = 6 is only for the argentine family; paulista allows 2 or 4")
         if self.target_score is None:
             object.__setattr__(self, "target_score", 30 if self.family == ARGENTINE else 12)
-        if not isinstance(self.target_score, int) or isinstance(self.target_score, bool) or self.target_score < 1:
-            raise ValueError(f"config field 'target_score' must be an integer > 0, got {self.target_score!r}")
+        if (not isinstance(self.target_score, int) or isinstance(self.target_score, bool)
+                or not 1 <= self.target_score <= MAX_TARGET):
+            raise ValueError(f"config field 'target_score' must be an integer > 0 and <= {MAX_TARGET}, "
+                             f"got {self.target_score!r}")
         if self.malas_buenas is None:
             object.__setattr__(self, "malas_buenas", self.target_score % 2 == 0)
         self._check_flor_values()
+        self._check_research_fields()
         if self.pica_pica and self.num_players != 6:
             raise ValueError("config field 'pica_pica' = True needs num_players = 6 (it is a 3v3 variant)")
         self._check_other_family_defaults()
@@ -121,6 +131,24 @@ class TrucoConfig:
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ValueError(f"config field 'flor_values[{key!r}]' must be an integer >= 0, got {value!r}")
         object.__setattr__(self, "flor_values", dict(values))
+
+    def _check_research_fields(self) -> None:
+        if type(self.hand_size) is not int or not 1 <= self.hand_size <= 3:
+            raise ValueError(f"config field 'hand_size' = {self.hand_size!r} is not allowed; choose 1, 2 or 3")
+        if self.deck_ranks is None:
+            return
+        family_ranks = (C.SPANISH_RANKS if self.family == ARGENTINE else C.PAULISTA_DECK_RANKS[self.deck])
+        ranks = self.deck_ranks
+        if (not isinstance(ranks, (list, tuple)) or not ranks or len(set(ranks)) != len(ranks)
+                or any(r not in family_ranks for r in ranks)):
+            raise ValueError(f"config field 'deck_ranks' = {ranks!r} is not allowed; give distinct ranks from "
+                             f"{list(family_ranks)}")
+        needed = self.hand_size * self.num_players + (1 if self.family == PAULISTA else 0)
+        if 4 * len(ranks) < needed:
+            raise ValueError(f"config field 'deck_ranks' = {list(ranks)} gives {4 * len(ranks)} cards; "
+                             f"this game deals {needed}")
+        # canonical order: the family's own rank order, stored as a tuple (hashable, JSON as a list)
+        object.__setattr__(self, "deck_ranks", tuple(r for r in family_ranks if r in ranks))
 
     def _check_other_family_defaults(self) -> None:
         foreign = PAULISTA_ONLY if self.family == ARGENTINE else ARGENTINE_ONLY
@@ -144,6 +172,7 @@ class TrucoConfig:
         """Every field with its resolved value (JSON-serialisable), as stored in match records."""
         out = dataclasses.asdict(self)
         out["flor_values"] = dict(self.flor_values)
+        out["deck_ranks"] = None if self.deck_ranks is None else list(self.deck_ranks)
         return out
 
     @classmethod
@@ -184,6 +213,11 @@ PRESETS: dict[str, TrucoConfig] = {
     "paulista": TrucoConfig(family=PAULISTA, num_players=2, target_score=12, deck="dirty"),
     "paulista-2v2": TrucoConfig(family=PAULISTA, num_players=4, target_score=12, deck="dirty"),
     "paulista-clean": TrucoConfig(family=PAULISTA, num_players=2, target_score=12, deck="clean"),
+    # Research variants: one hand, one card each, a small deck; solvable exactly (docs/research.md).
+    "argentine-mini": TrucoConfig(family=ARGENTINE, num_players=2, target_score=15, deck_ranks=("1", "3", "7", "12"),
+                                  hand_size=1, single_hand=True),
+    "paulista-mini": TrucoConfig(family=PAULISTA, num_players=2, target_score=12, deck_ranks=("J", "K", "A", "2"),
+                                 hand_size=1, single_hand=True),
 }
 
 

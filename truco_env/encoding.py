@@ -53,7 +53,7 @@ OPTION_BITS = (
     ("envido_tie", "mano_team"), ("envido_openers", "pie_only"), ("responder", "team_pie"),
     ("lead_after_tie", "first_tied_card"), ("lead_after_tie", "next_after_leader"),
     ("partner_tie_wins_trick", True), ("end_match_immediately", True), ("pica_pica", True),
-    ("deal_rotation", "against_play"),
+    ("deal_rotation", "against_play"), ("single_hand", True),
 )
 
 #: (name, size, meaning) in order. Sizes are fixed for every preset.
@@ -94,6 +94,7 @@ OBSERVATION_FIELDS = (
     ("special_hand", 3, "[mão de onze, mão de ferro, cards blind]"),
     ("family", 2, "one-hot argentine/paulista"),
     ("num_players", 3, "one-hot 2/4/6 players"),
+    ("hand_size", 3, "one-hot 1/2/3 cards dealt (3 except in research variants)"),
     ("options", len(OPTION_BITS), "rule options that change play (docs/observation.md lists them)"),
 )
 
@@ -175,7 +176,7 @@ def encode_observation(state: TrucoState, viewer: int, out: np.ndarray | None = 
 
     if state.vira is not None:
         _view(obs, "vira")[state.vira] = 1.0
-        _view(obs, "manilha_rank")[C.manilha_rank_index(state.vira, cfg.deck)] = 1.0
+        _view(obs, "manilha_rank")[C.manilha_rank_index(state.vira, cfg.deck, cfg.deck_ranks)] = 1.0
 
     _view(obs, "truco_level")[state.truco_level] = 1.0
     _view(obs, "hand_value")[0] = state.hand_value / 12.0
@@ -225,6 +226,7 @@ def encode_observation(state: TrucoState, viewer: int, out: np.ndarray | None = 
     special[2] = float(blind)
     _view(obs, "family")[C.FAMILIES.index(cfg.family)] = 1.0
     _view(obs, "num_players")[(2, 4, 6).index(n)] = 1.0
+    _view(obs, "hand_size")[cfg.hand_size - 1] = 1.0
     _view(obs, "options")[:] = options_vector(cfg)
     return obs
 

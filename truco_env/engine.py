@@ -28,6 +28,7 @@ Decision phases (``phase``): the actor is the one seat that must act now:
 
 from __future__ import annotations
 
+import itertools
 import random
 from typing import Any
 
@@ -51,25 +52,33 @@ FLOR_CALLS = ("contraflor", "contraflor_al_resto")
 MAO_DE_ONZE, MAO_DE_FERRO = "mao_de_onze", "mao_de_ferro"
 
 
+def _outcome(results: tuple[int, ...]) -> int:
+    """Winner of a fully played hand: more tricks won; with equal counts the first untied trick; else ALL_TIED."""
+    wins = (results.count(0), results.count(1))
+    if wins[0] != wins[1]:
+        return 0 if wins[0] > wins[1] else 1
+    return next((r for r in results if r != TIE), ALL_TIED)
+
+
+def _decided_table(num_tricks: int) -> dict[tuple[int, ...], int | None]:
+    """For every prefix of trick results, the hand winner if no remaining trick can change it (RULES.md 2.6:
+    the hand ends as soon as its winner is determined), else None. For three tricks this is exactly the table
+    of RULES.md 2.6; it also serves the research variants with one or two cards."""
+    table: dict[tuple[int, ...], int | None] = {}
+    for length in range(num_tricks + 1):
+        for prefix in itertools.product((0, 1, TIE), repeat=length):
+            outcomes = {_outcome(prefix + rest)
+                        for rest in itertools.product((0, 1, TIE), repeat=num_tricks - length)}
+            table[prefix] = outcomes.pop() if len(outcomes) == 1 and length > 0 else None
+    return table
+
+
+_DECIDED = {n: _decided_table(n) for n in (1, 2, 3)}
+
+
 def hand_winner(results: list[int], num_tricks: int = 3) -> int | None:
     """The team that has won the hand from its trick results (RULES.md 2.6), ALL_TIED, or None if undecided."""
-    wins = [results.count(0), results.count(1)]
-    needed = num_tricks // 2 + 1
-    for team in (0, 1):
-        if wins[team] >= needed:
-            return team
-    if len(results) >= 2:
-        first, second = results[0], results[1]
-        if first != TIE and second == TIE:
-            return first
-        if first == TIE and second != TIE:
-            return second
-    if len(results) == num_tricks:
-        last = results[-1]
-        if last != TIE:
-            return last
-        return results[0] if results[0] != TIE else ALL_TIED
-    return None
+    return _DECIDED[num_tricks][tuple(results)]
 
 
 class TrucoState:
@@ -544,7 +553,7 @@ class TrucoState:
         self._tricks.append(trick)
         self._trick = []
         self.trick_results.append(result)
-        winner = hand_winner(self.trick_results)
+        winner = hand_winner(self.trick_results, self.config.hand_size)
         if winner is None:
             self._trick_index += 1
             self._trick_leader = self.turn = next_leader
@@ -724,7 +733,7 @@ class TrucoState:
             return True
         return False
 
-    def _finish_match(self, winner: int) -> None:
+    def _finish_match(self, winner: int | None) -> None:
         self.winner = winner
         self.is_over = True
         self._phase, self._actor = OVER, None
@@ -741,6 +750,10 @@ class TrucoState:
         if self._first_to_target is not None:
             self._finish_match(self._first_to_target)
             return
+        if self.config.single_hand:
+            points = self._hand_points
+            self._finish_match(None if points[0] == points[1] else int(points[1] > points[0]))
+            return
         self._close_record()
         if self._pica_queue:
             self._start_hand(self._pica_queue.pop(0))
@@ -754,17 +767,19 @@ class TrucoState:
         """Deal a new hand (RULES.md 2.3): card k of the shuffled deck to seat (mano + k) mod n, then the vira."""
         n = self.num_players
         mano = (self.dealer + 1) % n
+        cfg = self.config
         if hands is None:
-            deck = list(C.deck(self.family, self.config.deck))
+            deck = list(C.deck(self.family, cfg.deck, cfg.deck_ranks))
             random.Random(f"{self.seed}:{self._deal_number}").shuffle(deck)
             hands = [[] for _ in range(n)]
-            for k in range(3 * n):
+            dealt = cfg.hand_size * n
+            for k in range(dealt):
                 hands[(mano + k) % n].append(deck[k])
-            vira = deck[3 * n] if self.family == C.PAULISTA else None
+            vira = deck[dealt] if self.family == C.PAULISTA else None
         self._deal_number += 1
         self._dealt = [tuple(h) for h in hands]
         self.vira = vira
-        self._strength = C.strength_table(self.family, vira, self.config.deck)
+        self._strength = C.strength_table(self.family, vira, cfg.deck, cfg.deck_ranks)
         if self._is_pica_pica_deal():
             pairs = [((mano + i) % n, (mano + i + 3) % n) for i in range(3)]
             self._pica_queue = pairs[1:]
@@ -896,13 +911,15 @@ def _parse_deal(deal: Any, config: TrucoConfig) -> dict:
         return out
     if not isinstance(hands, (list, tuple)) or len(hands) != n:
         raise ValueError(f"deal 'hands' must be a list of {n} hands (one per seat), got {hands!r}")
-    legal_cards = set(C.deck(family, config.deck))
+    legal_cards = set(C.deck(family, config.deck, config.deck_ranks))
     deck_name = "Spanish 40-card" if family == C.ARGENTINE else f"{config.deck} {family}"
+    if config.deck_ranks is not None:
+        deck_name = f"reduced ({', '.join(config.deck_ranks)})"
     seen: dict[int, str] = {}
     parsed = []
     for seat, hand in enumerate(hands):
-        if not isinstance(hand, (list, tuple)) or len(hand) != 3:
-            raise ValueError(f"deal: seat {seat} must hold exactly 3 cards, got {hand!r}")
+        if not isinstance(hand, (list, tuple)) or len(hand) != config.hand_size:
+            raise ValueError(f"deal: seat {seat} must hold exactly {config.hand_size} cards, got {hand!r}")
         row = []
         for text in hand:
             card = C.parse_card(text, family)

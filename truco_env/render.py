@@ -24,7 +24,7 @@ def render_text(state: TrucoState, viewer: int | None = None) -> str:
     lines.append(f"{title} | hand {state.hand_index + 1} | dealer seat {state.dealer}, mano seat {state.mano}")
     lines.append(f"score: team 0 = {state.score[0]}, team 1 = {state.score[1]} (you: seat {viewer}, team {team})")
     if state.vira is not None:
-        manilha = C.FRENCH_RANKS[C.manilha_rank_index(state.vira, cfg.deck)]
+        manilha = C.FRENCH_RANKS[C.manilha_rank_index(state.vira, cfg.deck, cfg.deck_ranks)]
         lines.append(f"vira: {card_str(state, state.vira)}  manilhas: {manilha}")
     if state.special_hand:
         lines.append("special hand: " + state.special_hand.replace("_", " "))
