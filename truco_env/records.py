@@ -155,3 +155,5 @@ def load_record(path: str) -> Any:
         raise ReplayError(f"{path} is not valid JSON: {err.msg} at line {err.lineno} column {err.colno}") from None
     except RecursionError:
         raise ReplayError(f"{path} is nested too deeply to be a match record") from None
+    except ValueError as err:  # e.g. an integer literal beyond Python's digit limit
+        raise ReplayError(f"{path} is not a usable JSON record: {str(err).splitlines()[0][:120]}") from None
