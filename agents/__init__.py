@@ -1,1 +1,5 @@
-"""Agents that play Truco: random and heuristic baselines, CFR and PPO policies."""
+"""Agents behind one small interface (``agents.base.Agent``), built from spec strings by ``make_agent``."""
+
+from .base import Agent, RandomAgent, make_agent, parse_spec, register_agent
+
+__all__ = ["Agent", "RandomAgent", "make_agent", "parse_spec", "register_agent"]

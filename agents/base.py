@@ -1,0 +1,133 @@
+"""The one small interface every agent implements, and agent specs (``random``, ``heuristic:bluff=0.3``, ...).
+
+Why observation dicts: an agent sees exactly what the environment shows its seat (``{"observation",
+"action_mask"}``), so no agent can peek at hidden cards. Agents that need more of their own seat's view (tabular
+CFR needs a perfect-recall key) declare it in ``wants`` and the runner adds only those seat-safe extras:
+
+* ``"info_state_string"``: ``truco_env.encoding.information_state_string(state, seat)``
+* ``"info_state"``: ``truco_env.encoding.encode_information_state(state, seat)``
+
+A spec string names an agent kind and optional ``key=value`` parameters or a path: ``random``,
+``heuristic:bluff=0.3``, ``cfr:runs/cfr/policy.npz``. Kinds register themselves with :func:`register_agent`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import numpy as np
+
+
+class Agent:
+    """Base class: subclasses implement :meth:`act`; ``reset`` and ``seed`` are optional."""
+
+    #: Extra seat-safe views the agent needs besides observation and mask (see module docstring).
+    wants: ClassVar[frozenset[str]] = frozenset()
+    #: The spec that rebuilds this agent (set by :func:`make_agent`).
+    spec: str = ""
+
+    def act(self, observation: dict[str, Any]) -> int:
+        """Choose a legal action id given ``{"observation", "action_mask", ...extras}``."""
+        raise NotImplementedError
+
+    def reset(self, seat: int | None = None) -> None:
+        """Called at the start of every match (``seat`` is the agent's seat, when known)."""
+
+    def seed(self, seed: int | None = None) -> None:
+        """Reseed any randomness of the agent (tournaments call it per match for reproducibility)."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.spec or ''}>".replace(" >", ">")
+
+
+class RandomAgent(Agent):
+    """Uniform over the legal actions: the floor every other agent must clear."""
+
+    def __init__(self, seed: int | None = None):
+        self._rng = np.random.default_rng(seed)
+
+    def seed(self, seed: int | None = None) -> None:
+        self._rng = np.random.default_rng(seed)
+
+    def act(self, observation: dict[str, Any]) -> int:
+        legal = np.flatnonzero(observation["action_mask"])
+        if legal.size == 0:
+            raise ValueError("RandomAgent.act: the action mask has no legal action")
+        return int(self._rng.choice(legal))
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Specs
+
+Factory = Callable[[str | None, dict[str, str]], Agent]
+_REGISTRY: dict[str, Factory] = {}
+#: Kinds whose module registers them on import (so that ``make_agent`` can load them lazily).
+_LAZY_MODULES = {"heuristic": "agents.heuristic", "cfr": "agents.cfr", "ppo": "agents.ppo", "onnx": "agents.onnx"}
+
+
+def register_agent(kind: str, factory: Factory) -> None:
+    """Make ``kind`` available to :func:`make_agent`; ``factory(arg, params)`` builds the agent."""
+    _REGISTRY[kind] = factory
+
+
+def available_kinds() -> list[str]:
+    kinds = set(_REGISTRY)
+    for kind, module in _LAZY_MODULES.items():
+        if importlib.util.find_spec(module) is not None:
+            kinds.add(kind)
+    return sorted(kinds)
+
+
+def parse_spec(spec: str) -> tuple[str, str | None, dict[str, str]]:
+    """``"heuristic:bluff=0.3,seed=1"`` -> ``("heuristic", None, {"bluff": "0.3", "seed": "1"})``;
+    ``"cfr:path/to.npz"`` -> ``("cfr", "path/to.npz", {})``."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"agent spec must be a non-empty string such as 'random' or 'heuristic:bluff=0.3', "
+                         f"got {spec!r}")
+    kind, _, rest = spec.strip().partition(":")
+    params: dict[str, str] = {}
+    arg = None
+    if rest:
+        if "=" in rest.split(",")[0]:
+            for item in rest.split(","):
+                key, eq, value = item.partition("=")
+                if not eq or not key:
+                    raise ValueError(f"agent spec {spec!r}: expected key=value parameters, got {item!r}")
+                params[key.strip()] = value.strip()
+        else:
+            arg = rest
+    return kind, arg, params
+
+
+def make_agent(spec: str) -> Agent:
+    """Build an agent from its spec; ValueError naming the spec and the kinds available."""
+    kind, arg, params = parse_spec(spec)
+    if kind not in _REGISTRY and kind in _LAZY_MODULES:
+        try:
+            importlib.import_module(_LAZY_MODULES[kind])
+        except ModuleNotFoundError as err:
+            if err.name != _LAZY_MODULES[kind]:
+                raise ValueError(f"agent spec {spec!r}: agent kind {kind!r} needs {err.name!r}, "
+                                 f"which is not installed") from None
+    if kind not in _REGISTRY:
+        raise ValueError(f"agent spec {spec!r}: unknown agent kind {kind!r}; available: {available_kinds()}")
+    agent = _REGISTRY[kind](arg, params)
+    agent.spec = spec
+    return agent
+
+
+def _random_factory(arg: str | None, params: dict[str, str]) -> Agent:
+    unknown = set(params) - {"seed"}
+    if arg is not None or unknown:
+        raise ValueError(f"agent 'random' takes only seed=<int>, got {arg or sorted(unknown)}")
+    try:
+        seed = int(params["seed"]) if "seed" in params else None
+    except ValueError:
+        raise ValueError(f"agent 'random': seed must be an integer, got {params['seed']!r}") from None
+    return RandomAgent(seed)
+
+
+register_agent("random", _random_factory)
