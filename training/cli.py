@@ -3,6 +3,7 @@
 Subcommands:
   demo     play a few seeded random matches with the rules engine and print them as text
   replay   re-simulate a match record (JSON) and report the first disagreement
+  play     a person against bots in the terminal
 """
 
 from __future__ import annotations
@@ -90,6 +91,33 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.add_argument("file", metavar="FILE.json", help="the match record to replay")
     replay.set_defaults(func=_cmd_replay)
+
+    play = sub.add_parser(
+        "play",
+        help="play a match against bots in the terminal",
+        description=(
+            "Play Truco in the terminal against any agents. You see your hand, the vira and\n"
+            "manilhas, the table, the score and the bots' calls; choose actions by number.\n"
+            "In 2v2 presets a bot (--partner) plays your partner's seat."
+        ),
+        epilog=(
+            "examples:\n"
+            "  truco play --preset argentine --opponent heuristic\n"
+            "  truco play --preset paulista-2v2 --partner heuristic --opponent random --seed 3 --save m.json"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    play.add_argument("--preset", default="argentine", help="rules preset (default: argentine)")
+    play.add_argument("--opponent", default="random", metavar="SPEC",
+                      help="agent spec of the opponents, e.g. random, heuristic:bluff=0.3 (default: random)")
+    play.add_argument("--partner", default="random", metavar="SPEC",
+                      help="agent spec of your partner(s) in team presets (default: random)")
+    play.add_argument("--seat", type=int, default=0, help="your seat, 0..n-1 (default: 0)")
+    play.add_argument("--seed", type=int, default=None, help="seed for a reproducible deal")
+    play.add_argument("--save", metavar="FILE.json", help="save the match record here when the match ends")
+    play.add_argument("--hands", type=_positive_int, default=None, metavar="N",
+                      help="stop after N hands (default: play the whole match)")
+    play.set_defaults(func=_cmd_play)
     return parser
 
 
@@ -102,6 +130,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 2)
     return args.func(args, parser)
+
+
+# ---------------------------------------------------------------- play
+
+
+def _cmd_play(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from training.play import play_match
+
+    try:
+        return play_match(args.preset, args.opponent, args.partner, args.seat, args.seed, args.save, args.hands)
+    except ValueError as exc:
+        print(f"truco play: error: {exc}", file=sys.stderr)
+        return 2
 
 
 # ---------------------------------------------------------------- replay

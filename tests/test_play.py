@@ -1,0 +1,65 @@
+"""`truco play` end to end through a pseudo-terminal: a scripted person plays a whole hand with envido and truco
+calls, and the final score on screen equals the saved match record's."""
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+pexpect = pytest.importorskip("pexpect")
+
+PROMPT = r"Your choice \[1-(\d+)\]: "
+OPTION = re.compile(r"\[(\d+)\] .*?\((\S+)\)")
+
+
+def scripted_choice(options: dict[str, int], said: set[str]) -> int:
+    """The person: sing envido and truco once each when allowed, accept every call, else play the first card."""
+    for call in ("envido", "truco", "quiero"):
+        if call in options and (call == "quiero" or call not in said):
+            said.add(call)
+            return options[call]
+    return min(options.values())
+
+
+@pytest.mark.parametrize("preset,extra", [("argentine", []), ("argentine-2v2", ["--partner", "random:seed=5"])])
+def test_person_plays_a_hand_with_calls(tmp_path: Path, preset, extra):
+    record_path = tmp_path / "match.json"
+    child = pexpect.spawn(sys.executable, ["-m", "training.cli", "play", "--preset", preset, "--opponent",
+                                           "random:seed=1", "--seed", "12", "--hands", "1",
+                                           "--save", str(record_path), *extra],
+                          encoding="utf-8", timeout=30, dimensions=(60, 160))
+    said: set[str] = set()
+    transcript = []
+    while True:
+        index = child.expect([PROMPT, r"Final score (\d+)-(\d+)", pexpect.EOF])
+        transcript.append(child.before)
+        if index == 0:
+            options = {name: int(key) for key, name in OPTION.findall(child.before)}
+            assert options, child.before
+            child.sendline("x")  # a bad key re-prompts
+            child.expect("is not a choice")
+            child.expect(PROMPT)
+            child.sendline(str(scripted_choice(options, said)))
+        elif index == 1:
+            shown = [int(child.match.group(1)), int(child.match.group(2))]
+            child.expect(pexpect.EOF)
+            break
+        else:
+            pytest.fail("truco play ended without a final score:\n" + "".join(transcript))
+    assert {"envido", "truco"} <= said, f"the scripted person did not get to call: {said}"
+    record = json.loads(record_path.read_text())
+    assert record["hands"][0]["score_after"] == shown
+    actions = [name for seat, name in record["hands"][0]["actions"] if seat == 0]
+    assert "envido" in actions and "truco" in actions
+    from truco_env.records import replay_record
+
+    replay_record(record)
+
+
+def test_bad_arguments_give_one_line(tmp_path: Path):
+    from training.cli import main
+
+    assert main(["play", "--preset", "nope", "--seed", "1"]) == 2
+    assert main(["play", "--opponent", "wizard"]) == 2

@@ -1,0 +1,161 @@
+"""``truco play``: a person against any agents in the terminal.
+
+The person sees only what their seat may see (the same drawing as the environment's ``ansi`` render), the bots'
+calls as they happen, and the legal actions as numbered choices named in the family's language (Spanish for
+Argentine Truco, Portuguese for Truco Paulista). Bots act through the ordinary agent interface on their own
+seat's observation. The match record can be saved and replayed with ``truco replay``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from typing import TextIO
+
+from rich.console import Console
+from rich.panel import Panel
+
+from agents.base import Agent, make_agent
+from truco_env import actions as A
+from truco_env import cards as C
+from truco_env.config import PRESETS, make_config
+from truco_env.encoding import (
+    encode_action_mask,
+    encode_information_state,
+    encode_observation,
+    information_state_string,
+)
+from truco_env.engine import ONZE, TrucoState
+from truco_env.render import render_text
+
+SPANISH = {
+    "truco": "¡Truco!", "retruco": "¡Quiero retruco!", "vale_cuatro": "¡Quiero vale cuatro!",
+    "envido": "Envido", "real_envido": "Real envido", "falta_envido": "Falta envido", "flor": "¡Flor!",
+    "contraflor": "Contraflor", "contraflor_al_resto": "Contraflor al resto", "quiero": "Quiero",
+    "no_quiero": "No quiero", "mazo": "Me voy al mazo",
+}
+PORTUGUESE = {
+    "truco": "Truco!", "seis": "Seis!", "nove": "Nove!", "doze": "Doze!", "quiero": "Aceito",
+    "no_quiero": "Corro", "mazo": "Vou ao mazo",
+}
+
+
+def choice_label(name: str, family: str, phase: str) -> str:
+    """The name a player of that family would say for ``name``."""
+    kind, _, arg = name.partition(":")
+    spanish = family == C.ARGENTINE
+    if kind == "play":
+        return f"{'Jugar' if spanish else 'Jogar'} {arg}"
+    if kind == "cover":
+        return f"Jogar {arg} coberta"
+    if kind == "play_slot":
+        return f"Jogar a carta {int(arg) + 1} (às cegas)"
+    if phase == ONZE:
+        return {"quiero": "Jogar a mão de onze", "no_quiero": "Correr da mão de onze"}[name]
+    return (SPANISH if spanish else PORTUGUESE).get(name, name)
+
+
+def agent_observation(agent: Agent, state: TrucoState, seat: int) -> dict:
+    """The seat's observation dict, with the extras the agent declares in ``wants``."""
+    obs = {"observation": encode_observation(state, seat), "action_mask": encode_action_mask(state)}
+    if "info_state_string" in agent.wants:
+        obs["info_state_string"] = information_state_string(state, seat)
+    if "info_state" in agent.wants:
+        obs["info_state"] = encode_information_state(state, seat)
+    return obs
+
+
+def save_record(state: TrucoState, path: str) -> None:
+    """Write the match record atomically (temp file + rename), so an interrupted save never leaves half a file."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".record-", suffix=".json", dir=directory)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(state.match_record(), handle, indent=1)
+    os.replace(tmp, path)
+
+
+def play_match(preset: str, opponent: str, partner: str, seat: int, seed: int | None, save: str | None,
+               max_hands: int | None = None, read: Callable[[str], str] = input,
+               out: TextIO | None = None) -> int:
+    """Run one match with a person at ``seat``; returns an exit code."""
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; choose one of {sorted(PRESETS)}")
+    config = make_config(preset)
+    n = config.num_players
+    if not 0 <= seat < n:
+        raise ValueError(f"--seat must be 0..{n - 1} for {preset}, got {seat}")
+    console = Console(file=out or sys.stdout, highlight=False, soft_wrap=True)
+    bots: dict[int, Agent] = {}
+    for other in range(n):
+        if other != seat:
+            spec = partner if other % 2 == seat % 2 else opponent
+            bots[other] = make_agent(spec)
+            bots[other].seed(None if seed is None else seed * 100 + other)
+            bots[other].reset(other)
+    state = TrucoState.new(config, seed=seed)
+    family = config.family
+    console.print(f"[bold]truco-rl[/bold]: {preset}, you are seat {seat} (team {seat % 2}); "
+                  + ", ".join(f"seat {s}: {bots[s].spec}" for s in sorted(bots)))
+    hands_seen = 0
+    shown_hand = state.hand_index
+    try:
+        while not state.is_over:
+            if state.hand_index != shown_hand:
+                _hand_summary(console, state, shown_hand)
+                shown_hand = state.hand_index
+                hands_seen += 1
+                if max_hands is not None and hands_seen >= max_hands:
+                    break
+            actor = state.actor
+            if actor == seat:
+                name = _ask(console, state, seat, read)
+                console.print(f"  you: {choice_label(name, family, state.phase)}")
+            else:
+                bot = bots[actor]
+                name = A.action_name(bot.act(agent_observation(bot, state, actor)), family)
+                if not name.startswith(("play", "cover")):
+                    console.print(f"  seat {actor} says: [bold]{choice_label(name, family, state.phase)}[/bold]")
+                else:
+                    shown = "a face-down card" if name.startswith("cover") else name.split(":", 1)[1]
+                    if name.startswith("play_slot"):
+                        shown = C.card_text(state.dealt_cards(actor)[int(name.split(":")[1])], family)
+                    console.print(f"  seat {actor} plays {shown}")
+            state.apply(name)
+        if state.is_over:
+            _hand_summary(console, state, state.hand_index)
+            console.print(f"[bold]Match over: team {state.winner} wins. "
+                          f"Final score {state.score[0]}-{state.score[1]}[/bold]")
+        else:
+            console.print(f"[bold]Stopped after {hands_seen} hand(s). "
+                          f"Final score {state.score[0]}-{state.score[1]}[/bold]")
+    except (EOFError, KeyboardInterrupt):
+        console.print(f"\nLeaving the table. Score {state.score[0]}-{state.score[1]}")
+    if save:
+        save_record(state, save)
+        console.print(f"Match record saved to {save} (check it with: truco replay {save})")
+    return 0
+
+
+def _hand_summary(console: Console, state: TrucoState, index: int) -> None:
+    record = state.hand_records[index]
+    points = record["points"]
+    after = record["score_after"]
+    console.print(f"-- hand {index + 1} over: team 0 +{points[0]}, team 1 +{points[1]} "
+                  f"-> score {after[0]}-{after[1]}")
+
+
+def _ask(console: Console, state: TrucoState, seat: int, read: Callable[[str], str]) -> str:
+    console.print(Panel(render_text(state, seat), title=f"seat {seat}", expand=False))
+    legal = state.legal_actions()
+    for i, name in enumerate(legal, start=1):
+        console.print(f"  [{i}] {choice_label(name, state.family, state.phase)}  ({name})")
+    while True:
+        answer = read(f"Your choice [1-{len(legal)}]: ").strip()
+        if answer.isdigit() and 1 <= int(answer) <= len(legal):
+            return legal[int(answer) - 1]
+        if answer in legal:
+            return answer
+        console.print(f"  '{answer}' is not a choice: type a number from 1 to {len(legal)}")
