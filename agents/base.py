@@ -59,6 +59,23 @@ class RandomAgent(Agent):
         return int(self._rng.choice(legal))
 
 
+def observation_for(agent: Agent, state: Any, seat: int) -> dict[str, Any]:
+    """What ``seat`` of an engine ``state`` shows ``agent``: observation, mask, and the extras it ``wants``."""
+    from truco_env.encoding import (
+        encode_action_mask,
+        encode_information_state,
+        encode_observation,
+        information_state_string,
+    )
+
+    obs = {"observation": encode_observation(state, seat), "action_mask": encode_action_mask(state)}
+    if "info_state_string" in agent.wants:
+        obs["info_state_string"] = information_state_string(state, seat)
+    if "info_state" in agent.wants:
+        obs["info_state"] = encode_information_state(state, seat)
+    return obs
+
+
 # ------------------------------------------------------------------------------------------------------------
 # Specs
 

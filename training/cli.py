@@ -4,6 +4,7 @@ Subcommands:
   demo     play a few seeded random matches with the rules engine and print them as text
   replay   re-simulate a match record (JSON) and report the first disagreement
   play     a person against bots in the terminal
+  train    train a policy: truco train ppo --config FILE
 """
 
 from __future__ import annotations
@@ -118,6 +119,29 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--hands", type=_positive_int, default=None, metavar="N",
                       help="stop after N hands (default: play the whole match)")
     play.set_defaults(func=_cmd_play)
+
+    train = sub.add_parser(
+        "train",
+        help="train a policy (ppo, cfr)",
+        description="Train a policy from a YAML config; every long run shows progress and writes checkpoints.",
+        epilog="examples:\n  truco train ppo --config configs/ppo_argentine.yaml\n"
+               "  truco train ppo --config configs/ppo_argentine.yaml --set total_updates=20 --resume",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    trainers = train.add_subparsers(dest="trainer", metavar="TRAINER")
+    trainers.required = True
+    ppo = trainers.add_parser(
+        "ppo",
+        help="masked PPO with league self-play",
+        description="Masked PPO with league self-play, TensorBoard logs and resumable checkpoints.",
+        epilog="example:\n  truco train ppo --config configs/ppo_argentine.yaml --set seed=3",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    from training.ppo.cli import add_arguments as _ppo_arguments
+
+    _ppo_arguments(ppo)
+    ppo.set_defaults(func=_cmd_train_ppo)
+    # other trainers (cfr) add their parser to `trainers` here
     return parser
 
 
@@ -130,6 +154,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 2)
     return args.func(args, parser)
+
+
+# ---------------------------------------------------------------- train
+
+
+def _cmd_train_ppo(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from training.ppo.cli import run
+
+    return run(args)
 
 
 # ---------------------------------------------------------------- play

@@ -18,16 +18,10 @@ from typing import TextIO
 from rich.console import Console
 from rich.panel import Panel
 
-from agents.base import Agent, make_agent
+from agents.base import Agent, make_agent, observation_for
 from truco_env import actions as A
 from truco_env import cards as C
 from truco_env.config import PRESETS, make_config
-from truco_env.encoding import (
-    encode_action_mask,
-    encode_information_state,
-    encode_observation,
-    information_state_string,
-)
 from truco_env.engine import ONZE, TrucoState
 from truco_env.render import render_text
 
@@ -56,16 +50,6 @@ def choice_label(name: str, family: str, phase: str) -> str:
     if phase == ONZE:
         return {"quiero": "Jogar a mão de onze", "no_quiero": "Correr da mão de onze"}[name]
     return (SPANISH if spanish else PORTUGUESE).get(name, name)
-
-
-def agent_observation(agent: Agent, state: TrucoState, seat: int) -> dict:
-    """The seat's observation dict, with the extras the agent declares in ``wants``."""
-    obs = {"observation": encode_observation(state, seat), "action_mask": encode_action_mask(state)}
-    if "info_state_string" in agent.wants:
-        obs["info_state_string"] = information_state_string(state, seat)
-    if "info_state" in agent.wants:
-        obs["info_state"] = encode_information_state(state, seat)
-    return obs
 
 
 def save_record(state: TrucoState, path: str) -> None:
@@ -115,7 +99,7 @@ def play_match(preset: str, opponent: str, partner: str, seat: int, seed: int | 
                 console.print(f"  you: {choice_label(name, family, state.phase)}")
             else:
                 bot = bots[actor]
-                name = A.action_name(bot.act(agent_observation(bot, state, actor)), family)
+                name = A.action_name(bot.act(observation_for(bot, state, actor)), family)
                 if not name.startswith(("play", "cover")):
                     console.print(f"  seat {actor} says: [bold]{choice_label(name, family, state.phase)}[/bold]")
                 else:

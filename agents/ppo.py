@@ -1,0 +1,71 @@
+"""PPOAgent: plays a trained PPO policy (``ppo:PATH`` or a shipped policy by name, ``ppo:argentine``).
+
+The policy file is safetensors with JSON metadata (``training.ppo.model``): loading it never unpickles anything.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+import torch
+
+from training.ppo.model import PolicyFileError, PolicyNet, load_policy
+
+from .base import Agent, register_agent
+
+SHIPPED_DIR = os.path.join(os.path.dirname(__file__), "policies")
+
+
+def shipped_policies() -> list[str]:
+    """Names of the policies shipped inside the package (``ppo:<name>``)."""
+    if not os.path.isdir(SHIPPED_DIR):
+        return []
+    return sorted(f[4:-12] for f in os.listdir(SHIPPED_DIR) if f.startswith("ppo_") and f.endswith(".safetensors"))
+
+
+class PPOAgent(Agent):
+    """Samples from (or, with ``greedy=True``, takes the argmax of) the masked policy."""
+
+    def __init__(self, net: PolicyNet, greedy: bool = False, seed: int | None = None, metadata: dict | None = None):
+        self.net = net.eval()
+        self.greedy = greedy
+        self.metadata = metadata or {}
+        self._rng = np.random.default_rng(seed)
+
+    def seed(self, seed: int | None = None) -> None:
+        self._rng = np.random.default_rng(seed)
+
+    def act(self, observation: dict[str, Any]) -> int:
+        mask = np.asarray(observation["action_mask"]).astype(bool)
+        if not mask.any():
+            raise ValueError("PPOAgent.act: the action mask has no legal action")
+        with torch.no_grad():
+            probs = self.net.probabilities(torch.as_tensor(observation["observation"])[None],
+                                           torch.as_tensor(mask)[None])[0].double().numpy()
+        if self.greedy:
+            return int(np.argmax(probs))
+        probs = np.where(mask, probs, 0.0)
+        return int(self._rng.choice(len(probs), p=probs / probs.sum()))
+
+
+def _factory(arg: str | None, params: dict[str, str]) -> Agent:
+    if arg is None:
+        raise ValueError(f"agent 'ppo' needs a policy: ppo:PATH.safetensors or one of the shipped names "
+                         f"{shipped_policies()}")
+    greedy = False
+    if "," in arg:
+        arg, _, option = arg.partition(",")
+        greedy = option.strip() == "greedy"
+    path = arg
+    if not os.path.exists(path) and arg in shipped_policies():
+        path = os.path.join(SHIPPED_DIR, f"ppo_{arg}.safetensors")
+    try:
+        net, meta = load_policy(path)
+    except PolicyFileError as err:
+        raise ValueError(f"agent spec 'ppo:{arg}': {err}; shipped policies: {shipped_policies()}") from None
+    return PPOAgent(net, greedy=greedy, metadata=meta)
+
+
+register_agent("ppo", _factory)

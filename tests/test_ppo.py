@@ -1,0 +1,185 @@
+"""PPO: masking, a short run that learns, exact resume, and checkpoints that are never unpickled."""
+
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import torch
+
+from agents.base import RandomAgent, make_agent, observation_for
+from agents.ppo import PPOAgent
+from training.ppo.model import PolicyFileError, PolicyNet, load_policy, masked_entropy
+from training.ppo.selfplay import League, SelfPlayCollector
+from training.ppo.train import PPOArgs, train
+from truco_env import TrucoState, make_config
+from truco_env import actions as A
+
+TINY = dict(total_updates=4, num_tables=8, batch_steps=512, minibatch_size=256, eval_every=0,
+            eval_opponents=("random",), checkpoint_every=1, league={"self": 0.5, "snapshot": 0.3, "random": 0.2},
+            snapshot_window=5)
+
+
+def test_illegal_actions_have_probability_zero_and_are_never_sampled():
+    torch.manual_seed(0)
+    net = PolicyNet(hidden=(64,))
+    obs = torch.rand(512, net.obs_size)
+    mask = torch.rand(512, net.num_actions) < 0.1
+    mask[:, 0] = True
+    probs = net.probabilities(obs, mask)
+    assert torch.all(probs[~mask] == 0.0)
+    assert torch.allclose(probs.sum(-1), torch.ones(512))
+    logits, _ = net(obs, mask)
+    assert torch.isfinite(masked_entropy(logits)).all()
+    samples = torch.multinomial(probs, 50, replacement=True)
+    assert torch.gather(mask, 1, samples).all()
+    # the same holds for every decision a collector records in real self-play
+    league = League({"self": 1.0})
+    league.add_snapshot(net)
+    collector = SelfPlayCollector(make_config("argentine-2v2"), 8, league, 0.5)
+    trajectories = collector.collect(net, 500, np.random.default_rng(0), torch.Generator().manual_seed(0))
+    for traj in trajectories:
+        assert traj.masks[np.arange(len(traj.actions)), traj.actions].all()
+        assert traj.rewards[-1] != 0  # the match result reaches the last decision
+
+
+def win_rate_vs_random(net: PolicyNet, preset: str, matches: int = 200) -> float:
+    config = make_config(preset)
+    agent, rival = PPOAgent(net), RandomAgent()
+    wins = 0
+    for match in range(matches):
+        seat = match % 2  # each deal stream twice, seats swapped
+        state = TrucoState.new(config, seed=match // 2)
+        agent.seed(match)
+        rival.seed(match)
+        while not state.is_over:
+            player = agent if state.actor % 2 == seat else rival
+            state.apply(A.action_name(player.act(observation_for(player, state, state.actor)), config.family))
+        wins += state.winner == seat
+    return wins / matches
+
+
+def test_short_run_learns_to_beat_random(tmp_path):
+    torch.manual_seed(1)
+    before = win_rate_vs_random(PolicyNet(), "argentine")
+    args = PPOArgs(preset="argentine", run_dir=str(tmp_path), total_updates=16, num_tables=32, batch_steps=2048,
+                   minibatch_size=512, learning_rate=1e-3, eval_every=0, eval_opponents=("random",),
+                   checkpoint_every=100, league={"self": 0.5, "random": 0.5})
+    net, meta = load_policy(train(args, progress=False))
+    after = win_rate_vs_random(net, "argentine")
+    assert after >= 0.65 and after >= before + 0.1, (before, after)
+    assert meta["presets"] == ["argentine"] and meta["training"]["total_updates"] == 16
+    assert os.listdir(tmp_path / "tb"), "no TensorBoard log written"
+
+
+def same_parameters(a: str, b: str) -> bool:
+    net_a, _ = load_policy(a)
+    net_b, _ = load_policy(b)
+    return all(torch.equal(net_a.state_dict()[k], net_b.state_dict()[k]) for k in net_a.state_dict())
+
+
+def test_resume_after_a_stop_equals_an_uninterrupted_run(tmp_path, monkeypatch):
+    import training.ppo.train as trainer
+
+    whole = train(PPOArgs(preset="paulista", run_dir=str(tmp_path / "whole"), **TINY), progress=False)
+    class StopAfterTwo:
+        def __init__(self):
+            self.calls = 0
+
+        @property
+        def requested(self):
+            return self.calls >= 2
+
+        def restore(self):
+            pass
+
+    stopper = StopAfterTwo()
+    monkeypatch.setattr(trainer, "_CtrlC", lambda: stopper)
+    original = trainer.save_checkpoint
+
+    def counting_save(*args, **kwargs):
+        original(*args, **kwargs)
+        stopper.calls += 1
+
+    monkeypatch.setattr(trainer, "save_checkpoint", counting_save)
+    train(PPOArgs(preset="paulista", run_dir=str(tmp_path / "split"), **TINY), progress=False)
+    assert stopper.calls == 2  # stopped after the second update, as Ctrl-C would
+    monkeypatch.undo()
+    resumed = train(PPOArgs(preset="paulista", run_dir=str(tmp_path / "split"), **TINY), resume=True,
+                    progress=False)
+    assert same_parameters(whole, resumed)
+
+
+def test_ctrl_c_saves_a_checkpoint_that_resumes(tmp_path):
+    run_dir = tmp_path / "run"
+    base = [sys.executable, "-m", "training.cli", "train", "ppo", "--run-dir", str(run_dir), "--quiet"]
+    options = ["batch_steps=512", "eval_every=0", "checkpoint_every=1000", "league={self: 1.0}",
+               "eval_opponents=[random]"]
+    sets = [arg for option in options for arg in ("--set", option)]
+    child = subprocess.Popen(base + sets + ["--set", "total_updates=200"], stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+    deadline = time.time() + 60
+    while not (run_dir / "tb").exists() and time.time() < deadline:
+        time.sleep(0.2)
+    time.sleep(1.0)
+    child.send_signal(signal.SIGINT)
+    output, _ = child.communicate(timeout=60)
+    assert child.returncode == 0, output
+    assert "stopped after update" in output and "Traceback" not in output
+    assert (run_dir / "checkpoint.safetensors").exists()
+    done = int(output.split("stopped after update ")[1].split(":")[0])
+    resumed = subprocess.run(base + sets + ["--set", f"total_updates={done + 1}", "--resume"], capture_output=True,
+                             text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    assert (run_dir / "policy.safetensors").exists()
+
+
+def test_crafted_pickle_and_corrupt_files_are_refused(tmp_path):
+    evil = tmp_path / "policy.safetensors"
+
+    class Payload:
+        def __reduce__(self):
+            return (os.system, ("echo pwned > " + str(tmp_path / "pwned"),))
+
+    evil.write_bytes(pickle.dumps({"weights": Payload()}))
+    with pytest.raises(PolicyFileError, match="never unpickled"):
+        load_policy(str(evil))
+    with pytest.raises(ValueError, match="ppo"):
+        make_agent(f"ppo:{evil}")
+    assert not (tmp_path / "pwned").exists()
+    torch.save({"net": PolicyNet(hidden=(8,)).state_dict()}, tmp_path / "torch.pt")  # a pickle-based torch file
+    with pytest.raises(PolicyFileError):
+        load_policy(str(tmp_path / "torch.pt"))
+    run_dir = tmp_path / "run"
+    train(PPOArgs(preset="argentine", run_dir=str(run_dir), **{**TINY, "total_updates": 1}), progress=False)
+    checkpoint = run_dir / "checkpoint.safetensors"
+    data = checkpoint.read_bytes()
+    checkpoint.write_bytes(data[: len(data) // 2])
+    with pytest.raises(PolicyFileError, match="checkpoint"):
+        train(PPOArgs(preset="argentine", run_dir=str(run_dir), **TINY), resume=True, progress=False)
+    checkpoint.write_bytes(data)
+    with pytest.raises(PolicyFileError, match="preset"):
+        train(PPOArgs(preset="paulista", run_dir=str(run_dir), **TINY), resume=True, progress=False)
+    with pytest.raises(PolicyFileError, match="no such"):
+        load_policy(str(tmp_path / "missing.safetensors"))
+
+
+def test_bad_options_name_the_problem(tmp_path):
+    from training.ppo.cli import load_args
+
+    with pytest.raises(ValueError, match="unknown PPO option"):
+        load_args(None, ["learning_rat=0.1"], None)
+    with pytest.raises(ValueError, match="unknown preset"):
+        load_args(None, ["preset=mineiro"], None)
+    with pytest.raises(ValueError, match="KEY=VALUE"):
+        load_args(None, ["total_updates"], None)
+    with pytest.raises(ValueError, match="does not exist"):
+        load_args(str(tmp_path / "nope.yaml"), [], None)
+    with pytest.raises(ValueError, match="unknown agent kind"):
+        load_args(None, ["league={self: 1, wizard: 1}"], None)
+    args = load_args(None, ["total_updates=7", "hidden=[32, 32]"], str(tmp_path))
+    assert args.total_updates == 7 and args.hidden == (32, 32) and args.run_dir == str(tmp_path)

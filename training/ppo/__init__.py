@@ -1,0 +1,1 @@
+"""PPO with action masking and league self-play (``train.py`` reads top to bottom)."""

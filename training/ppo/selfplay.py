@@ -1,0 +1,245 @@
+"""Self-play against a league: who sits at each table, and the collection of learner trajectories.
+
+Why per-seat trajectories: Truco is turn-based and a seat's next decision comes after the others have acted, so
+each learner seat of each match is its own trajectory (its decisions in order, the hand-point shaping credited
+to its latest decision, the match result at its last one). Why whole matches per update: collection stops
+opening new matches once the batch is full and finishes the open ones, so an update never leaves a half-played
+match behind; a checkpoint taken between updates therefore holds the whole training state, and a resumed run
+continues exactly as an uninterrupted one would.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.base import Agent, make_agent, observation_for
+from truco_env import actions as A
+from truco_env.config import TrucoConfig
+from truco_env.encoding import OBSERVATION_SIZE, encode_action_mask, encode_observation
+from truco_env.engine import TrucoState
+
+from .model import PolicyNet
+
+# ------------------------------------------------------------------------------------------------------------
+# The league
+
+
+@dataclass
+class League:
+    """Frozen past selves plus fixed agents; the learner's results against each steer sampling."""
+
+    kinds: dict[str, float]  # "self", "snapshot", or an agent spec -> weight
+    sampling: str = "uniform"  # or "prioritized": snapshots the learner beats less often come more often
+    max_snapshots: int = 20
+    snapshots: list[PolicyNet] = field(default_factory=list)
+    results: list[list[float]] = field(default_factory=list)  # per snapshot: learner scores (1 win, 0 loss)
+
+    def add_snapshot(self, net: PolicyNet) -> None:
+        frozen = PolicyNet(net.obs_size, net.num_actions, net.hidden)
+        frozen.load_state_dict(net.state_dict())
+        frozen.eval()
+        self.snapshots.append(frozen)
+        self.results.append([])
+        if len(self.snapshots) > self.max_snapshots:  # keep the first (weakest anchor) and the most recent
+            del self.snapshots[1]
+            del self.results[1]
+
+    def win_rate(self, index: int, window: int) -> float:
+        recent = self.results[index][-window:]
+        return float(np.mean(recent)) if recent else 0.5
+
+    def sample(self, rng: np.random.Generator) -> tuple[str, Any]:
+        """("self", None) | ("snapshot", index) | ("agent", spec)."""
+        kinds = {k: w for k, w in self.kinds.items() if w > 0 and (k != "snapshot" or self.snapshots)}
+        names = sorted(kinds)
+        weights = np.array([kinds[k] for k in names], dtype=float)
+        kind = names[int(rng.choice(len(names), p=weights / weights.sum()))]
+        if kind == "self":
+            return "self", None
+        if kind == "snapshot":
+            if self.sampling == "prioritized":
+                w = np.array([(1.0 - self.win_rate(i, 200)) ** 2 + 0.05 for i in range(len(self.snapshots))])
+            else:
+                w = np.ones(len(self.snapshots))
+            return "snapshot", int(rng.choice(len(self.snapshots), p=w / w.sum()))
+        return "agent", kind
+
+
+# ------------------------------------------------------------------------------------------------------------
+# One table
+
+
+@dataclass
+class Table:
+    state: TrucoState
+    learner_seats: set[int]
+    opponent: tuple[str, Any]
+    agents: dict[int, Agent]
+    trajectories: dict[int, dict[str, list]]
+    hand_index: int = 0
+
+
+@dataclass
+class Trajectory:
+    obs: np.ndarray
+    masks: np.ndarray
+    actions: np.ndarray
+    logprobs: np.ndarray
+    values: np.ndarray
+    rewards: np.ndarray
+
+
+def _new_trajectory() -> dict[str, list]:
+    return {"obs": [], "masks": [], "actions": [], "logprobs": [], "values": [], "rewards": []}
+
+
+class SelfPlayCollector:
+    """Runs ``num_tables`` matches at once and returns finished learner trajectories."""
+
+    def __init__(self, config: TrucoConfig, num_tables: int, league: League, points_reward: float):
+        self.config = config
+        self.num_tables = num_tables
+        self.league = league
+        self.points_reward = points_reward
+        self.match_results: list[tuple[tuple[str, Any], float]] = []  # (opponent, learner score) per match
+
+    def _open_table(self, rng: np.random.Generator) -> Table:
+        n = self.config.num_players
+        seed = int(rng.integers(2 ** 62))
+        state = TrucoState.new(self.config, seed=seed)
+        opponent = self.league.sample(rng)
+        if opponent[0] == "self":
+            learner = set(range(n))
+        else:
+            team = int(rng.integers(2))
+            learner = {s for s in range(n) if s % 2 == team}
+        agents: dict[int, Agent] = {}
+        if opponent[0] == "agent":
+            for seat in range(n):
+                if seat not in learner:
+                    agents[seat] = make_agent(opponent[1])
+                    agents[seat].seed(int(rng.integers(2 ** 31)))
+                    agents[seat].reset(seat)
+        return Table(state, learner, opponent, agents, {s: _new_trajectory() for s in learner})
+
+    def collect(self, net: PolicyNet, min_steps: int, rng: np.random.Generator,
+                generator: torch.Generator) -> list[Trajectory]:
+        """Play until ``min_steps`` learner decisions are in finished trajectories, then finish open matches."""
+        tables = [self._open_table(rng) for _ in range(self.num_tables)]
+        finished: list[Trajectory] = []
+        steps_done = 0
+        while tables:
+            learner_rows, snapshot_rows, agent_rows = [], {}, []
+            for i, table in enumerate(tables):
+                seat = table.state.actor
+                if seat in table.learner_seats:
+                    learner_rows.append(i)
+                elif table.opponent[0] == "snapshot":
+                    snapshot_rows.setdefault(table.opponent[1], []).append(i)
+                else:
+                    agent_rows.append(i)
+            actions: dict[int, int] = {}
+            if learner_rows:
+                obs, masks = self._encode(tables, learner_rows)
+                with torch.no_grad():
+                    logits, values = net(torch.from_numpy(obs), torch.from_numpy(masks))
+                    dist = torch.distributions.Categorical(logits=logits)
+                    chosen = torch.multinomial(torch.softmax(logits, -1), 1, generator=generator).squeeze(-1)
+                    logprobs = dist.log_prob(chosen)
+                for row, i in enumerate(learner_rows):
+                    traj = tables[i].trajectories[tables[i].state.actor]
+                    traj["obs"].append(obs[row])
+                    traj["masks"].append(masks[row])
+                    traj["actions"].append(int(chosen[row]))
+                    traj["logprobs"].append(float(logprobs[row]))
+                    traj["values"].append(float(values[row]))
+                    traj["rewards"].append(0.0)
+                    actions[i] = int(chosen[row])
+            for index, rows in snapshot_rows.items():
+                obs, masks = self._encode(tables, rows)
+                with torch.no_grad():
+                    probs = self.league.snapshots[index].probabilities(torch.from_numpy(obs), torch.from_numpy(masks))
+                    chosen = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+                for row, i in enumerate(rows):
+                    actions[i] = int(chosen[row])
+            for i in agent_rows:
+                table = tables[i]
+                seat = table.state.actor
+                agent = table.agents[seat]
+                actions[i] = int(agent.act(observation_for(agent, table.state, seat)))
+            still_open = []
+            for i, table in enumerate(tables):
+                steps_done += self._advance(table, actions[i], finished)
+                if not table.state.is_over:
+                    still_open.append(table)
+                elif steps_done < min_steps:
+                    still_open.append(self._open_table(rng))
+            tables = still_open
+        return finished
+
+    def _encode(self, tables: list[Table], rows: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        obs = np.zeros((len(rows), OBSERVATION_SIZE), dtype=np.float32)
+        masks = np.zeros((len(rows), A.NUM_ACTIONS), dtype=np.bool_)
+        for row, i in enumerate(rows):
+            state = tables[i].state
+            encode_observation(state, state.actor, obs[row])
+            masks[row] = encode_action_mask(state).astype(bool)
+        return obs, masks
+
+    def _advance(self, table: Table, action: int, finished: list[Trajectory]) -> int:
+        """Apply one action; credit shaping and results; returns learner steps closed into ``finished``."""
+        state = table.state
+        before = state.score
+        state.apply(A.action_name(action, state.family))
+        closed = 0
+        if self.points_reward and (state.hand_index != table.hand_index or state.is_over):
+            gained = (state.score[0] - before[0], state.score[1] - before[1])
+            table.hand_index = state.hand_index
+            self._shape(table, gained)
+        if state.is_over:
+            for seat, traj in table.trajectories.items():
+                if traj["actions"]:
+                    traj["rewards"][-1] += _result(state.winner, seat)
+                    finished.append(_freeze(traj))
+                    closed += len(traj["actions"])
+            if table.opponent[0] != "self":
+                seat = next(iter(table.learner_seats))
+                self.match_results.append((table.opponent, 0.5 + 0.5 * _result(state.winner, seat)))
+        return closed
+
+    def _shape(self, table: Table, gained: tuple[int, int]) -> None:
+        """Hand-point shaping: each learner seat's latest decision gets its team's point difference."""
+        scale = self.points_reward / self.config.target_score
+        for seat, traj in table.trajectories.items():
+            if traj["rewards"]:
+                team = seat % 2
+                traj["rewards"][-1] += scale * (gained[team] - gained[1 - team])
+
+
+def _result(winner: int | None, seat: int) -> float:
+    if winner is None:
+        return 0.0
+    return 1.0 if winner == seat % 2 else -1.0
+
+
+def _freeze(traj: dict[str, list]) -> Trajectory:
+    return Trajectory(np.stack(traj["obs"]), np.stack(traj["masks"]), np.array(traj["actions"], dtype=np.int64),
+                      np.array(traj["logprobs"], dtype=np.float32), np.array(traj["values"], dtype=np.float32),
+                      np.array(traj["rewards"], dtype=np.float32))
+
+
+def advantages(traj: Trajectory, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
+    """GAE over one finished trajectory (the value after its last decision is 0: the match is over)."""
+    steps = len(traj.rewards)
+    adv = np.zeros(steps, dtype=np.float32)
+    last = 0.0
+    for t in reversed(range(steps)):
+        next_value = traj.values[t + 1] if t + 1 < steps else 0.0
+        delta = traj.rewards[t] + gamma * next_value - traj.values[t]
+        last = delta + gamma * lam * last
+        adv[t] = last
+    return adv, adv + traj.values

@@ -1,0 +1,358 @@
+"""PPO with action masking and league self-play, read top to bottom (in the manner of CleanRL's ``ppo.py``).
+
+One policy network plays every learner seat. Each update: collect whole matches against the league (the learner
+itself, frozen past snapshots, fixed agents such as the heuristic), compute GAE per seat trajectory, run clipped
+PPO epochs, log CleanRL's standard TensorBoard tags, evaluate now and then against fixed agents, and write an
+atomic checkpoint (safetensors + JSON, never a pickle) from which ``resume=True`` continues exactly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from truco_env.config import make_config
+
+from .model import (
+    PolicyFileError,
+    PolicyNet,
+    atomic_save_tensors,
+    load_tensors,
+    masked_entropy,
+    save_policy,
+)
+from .selfplay import League, SelfPlayCollector, advantages
+
+CHECKPOINT_FORMAT = "truco-rl-ppo-checkpoint"
+
+
+@dataclass
+class PPOArgs:
+    """Every knob of a PPO run; YAML configs and ``--set key=value`` overrides fill it."""
+
+    preset: str = "argentine"
+    """rules preset to train on (truco_env.PRESETS)"""
+    run_dir: str = "runs/ppo"
+    """where TensorBoard logs, checkpoints, snapshots and the final policy go"""
+    seed: int = 1
+    """seeds matches, sampling and initialisation: the same seed gives the same run"""
+    total_updates: int = 200
+    """number of PPO updates"""
+    num_tables: int = 32
+    """matches played at once during collection"""
+    batch_steps: int = 4096
+    """learner decisions per update (whole matches, so a little more)"""
+    minibatch_size: int = 1024
+    """decisions per gradient step"""
+    update_epochs: int = 4
+    """passes over each batch"""
+    learning_rate: float = 3e-4
+    """Adam step size"""
+    anneal_lr: bool = True
+    """decay the learning rate linearly to 0 over the run"""
+    gamma: float = 1.0
+    """discount per decision (matches are short; 1 keeps the result undiscounted)"""
+    gae_lambda: float = 0.95
+    """GAE lambda"""
+    clip_coef: float = 0.2
+    """PPO ratio clip"""
+    ent_coef: float = 0.01
+    """entropy bonus"""
+    vf_coef: float = 0.5
+    """value loss weight"""
+    max_grad_norm: float = 0.5
+    """gradient clipping"""
+    target_kl: float | None = None
+    """stop an update's epochs early past this approximate KL (None: never)"""
+    hidden: tuple[int, ...] = (256, 256)
+    """sizes of the shared MLP trunk"""
+    points_reward: float = 0.5
+    """weight of the per-hand point difference (divided by the target) added to the match result"""
+    league: dict[str, float] = field(default_factory=lambda: {"self": 0.5, "snapshot": 0.3, "heuristic": 0.2})
+    """opponent mix: "self", "snapshot", or agent specs, with weights"""
+    league_sampling: str = "uniform"
+    """how snapshots are picked: "uniform" or "prioritized" (by the learner's losses against them)"""
+    snapshot_win_rate: float = 0.55
+    """add a snapshot when the learner beats the latest one at this rate..."""
+    snapshot_window: int = 100
+    """...over this many recent matches against it"""
+    max_snapshots: int = 20
+    """league size (the first snapshot is always kept)"""
+    eval_every: int = 20
+    """updates between evaluations against fixed agents (0: never)"""
+    eval_matches: int = 200
+    """duplicate matches per evaluation opponent"""
+    eval_opponents: tuple[str, ...] = ("random", "heuristic")
+    """agent specs to evaluate against"""
+    checkpoint_every: int = 10
+    """updates between checkpoints"""
+    torch_threads: int = 1
+    """CPU threads for torch (fixed, so that runs are reproducible)"""
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PPOArgs:
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ValueError(f"unknown PPO option(s) {unknown}; allowed: {sorted(names)}")
+        values = dict(data)
+        for key in ("hidden", "eval_opponents"):
+            if key in values and isinstance(values[key], list):
+                values[key] = tuple(values[key])
+        args = cls(**values)
+        args.validate()
+        return args
+
+    def validate(self) -> None:
+        make_config(self.preset)  # ValueError naming the preset and the allowed ones
+        for name in ("total_updates", "num_tables", "batch_steps", "minibatch_size", "update_epochs"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"PPO option {name!r} must be a positive integer, got {value!r}")
+        if self.league_sampling not in ("uniform", "prioritized"):
+            raise ValueError(f"PPO option 'league_sampling' = {self.league_sampling!r}; "
+                             "choose 'uniform' or 'prioritized'")
+        if not self.league or any(w < 0 for w in self.league.values()) or sum(self.league.values()) <= 0:
+            raise ValueError(f"PPO option 'league' needs non-negative weights with a positive sum, got {self.league}")
+        from agents.base import make_agent
+
+        for spec in [k for k in self.league if k not in ("self", "snapshot")] + list(self.eval_opponents):
+            make_agent(spec)  # ValueError naming the spec and the kinds available
+
+
+def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
+    """Run PPO; returns the path of the final policy file. Ctrl-C writes a checkpoint before leaving."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    args.validate()
+    torch.set_num_threads(args.torch_threads)
+    config = make_config(args.preset)
+    os.makedirs(args.run_dir, exist_ok=True)
+    checkpoint_path = os.path.join(args.run_dir, "checkpoint.safetensors")
+
+    # --- the learner, its optimizer, the league and the random streams ---------------------------------------
+    torch.manual_seed(args.seed)
+    net = PolicyNet(hidden=args.hidden)
+    optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
+    league = League(dict(args.league), args.league_sampling, args.max_snapshots)
+    rng = np.random.default_rng(args.seed)
+    sampler = torch.Generator().manual_seed(args.seed)
+    start_update, global_step = 0, 0
+    if resume and os.path.exists(checkpoint_path):
+        start_update, global_step = load_checkpoint(checkpoint_path, args, net, optimizer, league, rng, sampler)
+    if not league.snapshots:
+        league.add_snapshot(net)  # the untrained policy anchors the league
+    collector = SelfPlayCollector(config, args.num_tables, league, args.points_reward)
+    writer = SummaryWriter(os.path.join(args.run_dir, "tb"), purge_step=start_update or None)
+    writer.add_text("config", json.dumps(dataclasses.asdict(args), default=list, indent=1))
+    bar = _progress(args.total_updates, start_update, progress)
+    stop = _CtrlC()
+    try:
+        for update in range(start_update, args.total_updates):
+            started = time.time()
+            if args.anneal_lr:
+                optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - update / args.total_updates)
+
+            # --- collect whole matches --------------------------------------------------------------------
+            trajectories = collector.collect(net, args.batch_steps, rng, sampler)
+            parts = [advantages(t, args.gamma, args.gae_lambda) for t in trajectories]
+            b_obs = torch.from_numpy(np.concatenate([t.obs for t in trajectories]))
+            b_masks = torch.from_numpy(np.concatenate([t.masks for t in trajectories]))
+            b_actions = torch.from_numpy(np.concatenate([t.actions for t in trajectories]))
+            b_logprobs = torch.from_numpy(np.concatenate([t.logprobs for t in trajectories]))
+            b_values = torch.from_numpy(np.concatenate([t.values for t in trajectories]))
+            b_advantages = torch.from_numpy(np.concatenate([p[0] for p in parts]))
+            b_returns = torch.from_numpy(np.concatenate([p[1] for p in parts]))
+            batch = len(b_actions)
+            global_step += batch
+
+            # --- clipped PPO epochs -------------------------------------------------------------------------
+            clipfracs, approx_kl, old_approx_kl = [], torch.tensor(0.0), torch.tensor(0.0)
+            order = np.arange(batch)
+            for _epoch in range(args.update_epochs):
+                rng.shuffle(order)
+                for start in range(0, batch, args.minibatch_size):
+                    mb = torch.from_numpy(order[start:start + args.minibatch_size])
+                    logits, values = net(b_obs[mb], b_masks[mb])
+                    logprob = torch.log_softmax(logits, -1).gather(1, b_actions[mb, None]).squeeze(1)
+                    log_ratio = logprob - b_logprobs[mb]
+                    ratio = log_ratio.exp()
+                    with torch.no_grad():
+                        old_approx_kl = (-log_ratio).mean()
+                        approx_kl = ((ratio - 1) - log_ratio).mean()
+                        clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
+                    adv = b_advantages[mb]
+                    adv = (adv - adv.mean()) / (adv.std() + 1e-8) if len(mb) > 1 else adv
+                    pg_loss = torch.max(-adv * ratio,
+                                        -adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
+                    v_loss = 0.5 * ((values - b_returns[mb]) ** 2).mean()
+                    entropy = masked_entropy(logits).mean()
+                    loss = pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+                    optimizer.step()
+                if args.target_kl is not None and approx_kl > args.target_kl:
+                    break
+
+            # --- league: a new snapshot when the learner beats the latest one often enough ------------------
+            for opponent, score in collector.match_results:
+                if opponent[0] == "snapshot":
+                    league.results[opponent[1]].append(score)
+            collector.match_results.clear()
+            latest = len(league.snapshots) - 1
+            if (len(league.results[latest]) >= args.snapshot_window
+                    and league.win_rate(latest, args.snapshot_window) >= args.snapshot_win_rate):
+                league.add_snapshot(net)
+
+            # --- logging (CleanRL's tags) -----------------------------------------------------------------------
+            y_pred, y_true = b_values.numpy(), b_returns.numpy()
+            var_y = np.var(y_true)
+            explained_var = np.nan if var_y == 0 else 1 - np.var(y_true - y_pred) / var_y
+            step = update + 1
+            writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], step)
+            writer.add_scalar("losses/value_loss", v_loss.item(), step)
+            writer.add_scalar("losses/policy_loss", pg_loss.item(), step)
+            writer.add_scalar("losses/entropy", entropy.item(), step)
+            writer.add_scalar("losses/old_approx_kl", old_approx_kl.item(), step)
+            writer.add_scalar("losses/approx_kl", approx_kl.item(), step)
+            writer.add_scalar("losses/clipfrac", float(np.mean(clipfracs)), step)
+            writer.add_scalar("losses/explained_variance", float(explained_var), step)
+            writer.add_scalar("charts/SPS", batch / max(time.time() - started, 1e-9), step)
+            writer.add_scalar("charts/global_step", global_step, step)
+            writer.add_scalar("league/snapshots", len(league.snapshots), step)
+            writer.add_scalar("league/win_rate_vs_latest", league.win_rate(latest, args.snapshot_window), step)
+            if args.eval_every and step % args.eval_every == 0:
+                for name, value in evaluate_policy(net, args, step).items():
+                    writer.add_scalar(name, value, step)
+            if step % args.checkpoint_every == 0 or step == args.total_updates or stop.requested:
+                save_checkpoint(checkpoint_path, args, net, optimizer, league, rng, sampler, step, global_step)
+            bar.update(1)
+            bar.set_postfix(sps=int(batch / max(time.time() - started, 1e-9)), snapshots=len(league.snapshots))
+            if stop.requested:
+                print(f"\nstopped after update {step}: checkpoint {checkpoint_path} (continue with --resume)",
+                      flush=True)
+                break
+    finally:
+        stop.restore()
+        bar.close()
+        writer.close()
+    policy_path = os.path.join(args.run_dir, "policy.safetensors")
+    save_policy(net, policy_path, presets=[args.preset], training=dataclasses.asdict(args),
+                updates=args.total_updates, global_step=global_step)
+    return policy_path
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Evaluation during training
+
+
+def evaluate_policy(net: PolicyNet, args: PPOArgs, step: int) -> dict[str, float]:
+    """Duplicate-deal win rates against the evaluation opponents (TensorBoard ``eval/*``)."""
+    from agents.ppo import PPOAgent
+
+    try:
+        from training.evaluate import head_to_head
+    except ImportError:  # the tournament module is optional for the trainer
+        return {}
+    agent = PPOAgent(net, greedy=False)
+    results = {}
+    for spec in args.eval_opponents:
+        try:
+            outcome = head_to_head(agent, spec, args.preset, args.eval_matches, seed=10_000 + step)
+        except ValueError:
+            continue
+        for key, value in outcome.items():
+            results[f"eval/{key}_vs_{spec.split(':')[0]}"] = value
+    return results
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Checkpoints: tensors in safetensors, everything else as JSON in its header
+
+
+def save_checkpoint(path: str, args: PPOArgs, net: PolicyNet, optimizer: torch.optim.Optimizer, league: League,
+                    rng: np.random.Generator, sampler: torch.Generator, update: int, global_step: int) -> None:
+    tensors = {f"net.{k}": v for k, v in net.state_dict().items()}
+    optim = optimizer.state_dict()
+    for index, state in optim["state"].items():
+        for key, value in state.items():
+            tensors[f"optim.{index}.{key}"] = value if torch.is_tensor(value) else torch.tensor(value)
+    for i, snapshot in enumerate(league.snapshots):
+        tensors.update({f"snapshot.{i}.{k}": v for k, v in snapshot.state_dict().items()})
+    tensors["rng.torch_sampler"] = sampler.get_state()
+    meta = {
+        "format": CHECKPOINT_FORMAT, "args": dataclasses.asdict(args), "update": update, "global_step": global_step,
+        "param_groups": optim["param_groups"], "league_results": league.results,
+        "numpy_rng": rng.bit_generator.state, "snapshots": len(league.snapshots),
+    }
+    atomic_save_tensors(tensors, meta, path)
+
+
+def load_checkpoint(path: str, args: PPOArgs, net: PolicyNet, optimizer: torch.optim.Optimizer, league: League,
+                    rng: np.random.Generator, sampler: torch.Generator) -> tuple[int, int]:
+    """Restore a checkpoint into the given objects; PolicyFileError when it is corrupt or from another run."""
+    tensors, meta = load_tensors(path, CHECKPOINT_FORMAT)
+    saved = meta.get("args", {})
+    for key in ("preset", "hidden"):
+        if list(np.atleast_1d(saved.get(key))) != list(np.atleast_1d(getattr(args, key))):
+            raise PolicyFileError(f"{path}: checkpoint was trained with {key}={saved.get(key)!r}, "
+                                  f"this run has {getattr(args, key)!r}")
+    try:
+        net.load_state_dict({k[4:]: v for k, v in tensors.items() if k.startswith("net.")})
+        state: dict[int, dict[str, torch.Tensor]] = {}
+        for key, value in tensors.items():
+            if key.startswith("optim."):
+                _, index, name = key.split(".", 2)
+                state.setdefault(int(index), {})[name] = value
+        optimizer.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
+        for i in range(meta["snapshots"]):
+            prefix = f"snapshot.{i}."
+            league.add_snapshot(net)
+            league.snapshots[-1].load_state_dict({k[len(prefix):]: v for k, v in tensors.items()
+                                                  if k.startswith(prefix)})
+        league.results = [list(r) for r in meta["league_results"]]
+        rng.bit_generator.state = meta["numpy_rng"]
+        sampler.set_state(tensors["rng.torch_sampler"])
+    except (KeyError, RuntimeError, ValueError, TypeError) as err:
+        raise PolicyFileError(f"{path}: checkpoint is incomplete or does not match this run "
+                              f"({str(err).splitlines()[0][:120]})") from None
+    return int(meta["update"]), int(meta["global_step"])
+
+
+class _CtrlC:
+    """The first Ctrl-C lets the current update finish and be checkpointed (so a resumed run continues exactly
+    as an uninterrupted one); a second Ctrl-C leaves at once."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous = None
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+        print("\nCtrl-C: finishing this update and saving a checkpoint (Ctrl-C again to leave at once)", flush=True)
+
+    def restore(self) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+
+def _progress(total: int, initial: int, enabled: bool):
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=initial, desc="PPO updates", unit="upd", disable=not enabled,
+                dynamic_ncols=True)
