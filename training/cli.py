@@ -5,6 +5,7 @@ Subcommands:
   replay   re-simulate a match record (JSON) and report the first disagreement
   play     a person against bots in the terminal
   train    train a policy: truco train ppo --config FILE
+  export   export a policy for other front ends: truco export ppo POLICY --out FILE.onnx
 """
 
 from __future__ import annotations
@@ -142,6 +143,34 @@ def build_parser() -> argparse.ArgumentParser:
     _ppo_arguments(ppo)
     ppo.set_defaults(func=_cmd_train_ppo)
     # other trainers (cfr) add their parser to `trainers` here
+
+    export = sub.add_parser(
+        "export",
+        help="export a trained policy for other front ends (ppo -> ONNX)",
+        description="Export a trained policy so that programs without this project can run it.",
+        epilog="example:\n  truco export ppo runs/ppo_argentine/policy.safetensors --out exported/argentine.onnx",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    exporters = export.add_subparsers(dest="exporter", metavar="KIND")
+    exporters.required = True
+    export_ppo = exporters.add_parser(
+        "ppo",
+        help="PPO policy -> ONNX model + metadata JSON (+ test vectors)",
+        description=(
+            "Write an ONNX model (inputs: observation, action_mask; outputs: probabilities, value; dynamic\n"
+            "batch axis), its metadata JSON beside it, and test vectors that another implementation can\n"
+            "reproduce (docs/export.md)."
+        ),
+        epilog=("examples:\n  truco export ppo ppo:argentine --out exported/argentine.onnx\n"
+                "  truco export ppo runs/ppo/policy.safetensors --out m.onnx --vectors-per-preset 50"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    export_ppo.add_argument("policy", help="a policy .safetensors file, or ppo:<shipped name>")
+    export_ppo.add_argument("--out", required=True, metavar="FILE.onnx", help="where the ONNX model goes")
+    export_ppo.add_argument("--vectors-per-preset", type=int, default=20, metavar="N",
+                            help="test-vector positions per preset (0: no test vectors; default 20)")
+    export_ppo.set_defaults(func=_cmd_export_ppo)
+    # other exporters (cfr) add their parser to `exporters` here
     return parser
 
 
@@ -163,6 +192,39 @@ def _cmd_train_ppo(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     from training.ppo.cli import run
 
     return run(args)
+
+
+# ---------------------------------------------------------------- export
+
+
+def _cmd_export_ppo(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    import os
+
+    from agents.ppo import SHIPPED_DIR, shipped_policies
+    from training.export import export_onnx, write_test_vectors
+    from training.ppo.model import PolicyFileError, load_policy
+
+    path = args.policy
+    if path.startswith("ppo:"):
+        name = path[4:]
+        if name not in shipped_policies():
+            print(f"truco export ppo: error: no shipped policy {name!r}; shipped: {shipped_policies()}",
+                  file=sys.stderr)
+            return 2
+        path = os.path.join(SHIPPED_DIR, f"ppo_{name}.safetensors")
+    try:
+        _, meta = load_policy(path)
+        model, meta_path = export_onnx(path, args.out)
+    except PolicyFileError as exc:
+        print(f"truco export ppo: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {model} and {meta_path}")
+    if args.vectors_per_preset > 0:
+        presets = meta.get("presets") or ["argentine"]
+        vectors = os.path.splitext(args.out)[0] + ".test_vectors.json"
+        write_test_vectors(model, vectors, list(presets), args.vectors_per_preset)
+        print(f"wrote {vectors}")
+    return 0
 
 
 # ---------------------------------------------------------------- play

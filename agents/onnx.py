@@ -1,0 +1,64 @@
+"""OnnxAgent: plays an exported policy through onnxruntime and numpy alone (``onnx:PATH.onnx``).
+
+Importing this module never imports torch, so a front end or a tournament host without torch can use it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from .base import Agent, register_agent
+
+
+class OnnxAgent(Agent):
+    """Samples from (or with ``greedy=True`` takes the argmax of) the exported masked probabilities."""
+
+    def __init__(self, path: str, greedy: bool = False, seed: int | None = None):
+        try:
+            import onnxruntime as ort
+        except ImportError:
+            raise ValueError("agent 'onnx' needs onnxruntime: pip install 'truco-rl[export]'") from None
+        if not os.path.isfile(path):
+            raise ValueError(f"agent 'onnx': no such model file {path!r}")
+        try:
+            self.session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+        except Exception as err:  # noqa: BLE001  # onnxruntime raises its own error types
+            raise ValueError(f"agent 'onnx': {path} is not a loadable ONNX model ({str(err)[:120]})") from None
+        names = {i.name for i in self.session.get_inputs()}
+        if names != {"observation", "action_mask"}:
+            raise ValueError(f"agent 'onnx': {path} has inputs {sorted(names)}, expected observation, action_mask")
+        self.greedy = greedy
+        self._rng = np.random.default_rng(seed)
+
+    def seed(self, seed: int | None = None) -> None:
+        self._rng = np.random.default_rng(seed)
+
+    def probabilities(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Batched masked probabilities for ``[batch, obs]`` observations and ``[batch, actions]`` masks."""
+        probs, _ = self.session.run(["probabilities", "value"], {
+            "observation": np.asarray(observations, dtype=np.float32),
+            "action_mask": np.asarray(masks, dtype=np.int8)})
+        return probs
+
+    def act(self, observation: dict[str, Any]) -> int:
+        mask = np.asarray(observation["action_mask"], dtype=np.int8)
+        if not mask.any():
+            raise ValueError("OnnxAgent.act: the action mask has no legal action")
+        probs = self.probabilities(np.asarray(observation["observation"])[None], mask[None])[0].astype(np.float64)
+        if self.greedy:
+            return int(np.argmax(probs))
+        probs = np.where(mask > 0, probs, 0.0)
+        return int(self._rng.choice(len(probs), p=probs / probs.sum()))
+
+
+def _factory(arg: str | None, params: dict[str, str]) -> Agent:
+    if arg is None:
+        raise ValueError("agent 'onnx' needs a model: onnx:PATH.onnx (made by 'truco export ppo')")
+    path, _, option = arg.partition(",")
+    return OnnxAgent(path, greedy=option.strip() == "greedy")
+
+
+register_agent("onnx", _factory)

@@ -1,0 +1,122 @@
+"""ONNX export: parity with torch on 10,000 observations per preset, a tournament without torch, and the Node.js
+example reproducing the test vectors."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("onnxruntime")
+
+from agents.onnx import OnnxAgent  # noqa: E402
+from training.export import export_onnx, random_positions, torch_probabilities, write_test_vectors  # noqa: E402
+from training.ppo.model import PolicyNet, save_policy  # noqa: E402
+from truco_env import PRESETS  # noqa: E402
+from truco_env.encoding import encode_action_mask, encode_observation  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """A small untrained policy (random weights give varied probabilities), exported with its test vectors."""
+    folder = tmp_path_factory.mktemp("export")
+    torch.manual_seed(3)
+    net = PolicyNet(hidden=(128, 64))
+    for param in net.parameters():  # larger weights than the init, so probabilities are far from uniform
+        param.data.mul_(4)
+    policy = folder / "policy.safetensors"
+    save_policy(net, str(policy), presets=["argentine", "paulista-2v2"], training={"note": "test"})
+    model, meta = export_onnx(str(policy), str(folder / "policy.onnx"))
+    vectors = write_test_vectors(model, str(folder / "policy.test_vectors.json"), ["argentine", "paulista-2v2"], 8)
+    return net, model, meta, vectors
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_onnx_matches_torch_on_10000_observations(exported, preset):
+    net, model, _, _ = exported
+    positions = random_positions(preset, 10_000, seed=7)
+    obs = np.stack([encode_observation(state, seat) for state, seat in positions])
+    masks = np.stack([encode_action_mask(state) for state, _ in positions])
+    ours = OnnxAgent(model).probabilities(obs, masks)
+    reference = torch_probabilities(net, obs, masks)
+    assert np.abs(ours - reference).max() <= 1e-5
+    assert (ours.argmax(1) == reference.argmax(1)).all()
+    assert (ours[masks == 0] == 0).all()
+
+
+def test_metadata_and_vectors_describe_the_contract(exported):
+    _, model, meta_path, vectors_path = exported
+    meta = json.loads(Path(meta_path).read_text())
+    assert meta["inputs"]["observation"]["shape"] == ["batch", 1068]
+    assert meta["observation"]["fields"][0]["name"] == "hand" and meta["actions"]["argentine"][0] == "play:1e"
+    assert meta["presets"] == ["argentine", "paulista-2v2"] and meta["training"] == {"note": "test"}
+    vectors = json.loads(Path(vectors_path).read_text())["vectors"]
+    from truco_env.records import replay_record
+
+    for vector in vectors:  # each recorded state rebuilds the recorded observation
+        state = replay_record(vector["record"])
+        assert state.actor == vector["seat"]
+        assert encode_observation(state, vector["seat"]).tolist() == vector["observation"]
+        assert sorted(state.legal_actions()) == sorted(vector["legal"])
+
+
+NO_TORCH_TOURNAMENT = r"""
+import sys
+class BlockTorch:
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch" or name.startswith("torch."):
+            raise ImportError("torch is blocked in this test")
+sys.meta_path.insert(0, BlockTorch())
+from agents.base import make_agent, observation_for
+from truco_env import TrucoState, make_config
+from truco_env import actions as A
+model = sys.argv[1]
+try:
+    import torch  # noqa: F401
+    raise SystemExit("torch imported")
+except ImportError:
+    pass
+players = [make_agent("onnx:" + model), make_agent("random")]
+wins = [0, 0]
+config = make_config("argentine")
+for match in range(20):
+    state = TrucoState.new(config, seed=match // 2)
+    seats = (0, 1) if match % 2 == 0 else (1, 0)   # each deal twice, seats swapped
+    while not state.is_over:
+        agent = players[seats.index(state.actor % 2)]
+        state.apply(A.action_name(agent.act(observation_for(agent, state, state.actor)), config.family))
+    wins[seats.index(state.winner)] += 1
+assert "torch" not in sys.modules
+print("tournament done", wins)
+"""
+
+
+def test_tournament_with_onnx_agent_runs_without_torch(exported):
+    _, model, _, _ = exported
+    result = subprocess.run([sys.executable, "-c", NO_TORCH_TOURNAMENT, model], capture_output=True, text=True,
+                            timeout=300, cwd=ROOT, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "tournament done" in result.stdout
+
+
+@pytest.mark.skipif(shutil.which("node") is None or shutil.which("npm") is None, reason="node/npm not installed")
+def test_node_example_reproduces_the_vectors(exported, tmp_path):
+    _, model, _, vectors = exported
+    example = ROOT / "examples" / "node"
+    if not (example / "node_modules" / "onnxruntime-node").exists():
+        env = {**os.environ, "ONNXRUNTIME_NODE_INSTALL": "skip"}
+        install = subprocess.run(["npm", "install", "--no-audit", "--no-fund"], cwd=example, env=env,
+                                 capture_output=True, text=True, timeout=600, check=False)
+        if install.returncode != 0:
+            pytest.skip(f"npm could not install onnxruntime-node: {install.stderr[-300:]}")
+    result = subprocess.run(["node", "check_vectors.js", model, vectors], cwd=example, capture_output=True,
+                            text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "vectors reproduced" in result.stdout

@@ -1,0 +1,151 @@
+"""Export trained PPO policies for other front ends: ONNX + a metadata JSON + test vectors.
+
+Why ONNX: web and mobile games run it (onnxruntime-web, onnxruntime-node, mobile runtimes) without Python or
+torch. The exported graph takes the observation vector and the action mask and returns masked action
+probabilities and the value, with a dynamic batch axis. The metadata JSON beside it says how to build those
+inputs (observation layout version and field table, action names of both decks) and what the policy was trained
+for. The test vectors (game states in record form with their observations, masks and the model's outputs) let
+another implementation check its encoder and runtime against ours. See ``docs/export.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import tempfile
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from truco_env import actions as A
+from truco_env import cards as C
+from truco_env.config import make_config
+from truco_env.encoding import (OBS_OFFSETS, OBSERVATION_FIELDS, OBSERVATION_SIZE, OBSERVATION_VERSION, OPTION_BITS,
+                                encode_action_mask, encode_observation)
+from truco_env.engine import TrucoState
+
+from .ppo.model import PolicyNet, load_policy
+
+ONNX_INPUTS = ("observation", "action_mask")
+ONNX_OUTPUTS = ("probabilities", "value")
+OPSET = 17
+
+
+class _ExportedPolicy(nn.Module):
+    """The graph that ships: masked softmax over the policy logits, plus the value."""
+
+    def __init__(self, net: PolicyNet):
+        super().__init__()
+        self.net = net
+
+    def forward(self, observation: torch.Tensor, action_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        logits, value = self.net(observation, action_mask > 0)
+        return torch.softmax(logits, dim=-1), value
+
+
+def metadata(net_meta: dict[str, Any], onnx_file: str) -> dict[str, Any]:
+    """Everything a front end needs besides the model itself."""
+    return {
+        "format": "truco-rl-onnx-policy",
+        "format_version": 1,
+        "model": os.path.basename(onnx_file),
+        "inputs": {
+            "observation": {"dtype": "float32", "shape": ["batch", OBSERVATION_SIZE]},
+            "action_mask": {"dtype": "int8", "shape": ["batch", A.NUM_ACTIONS], "meaning": "1 = legal"},
+        },
+        "outputs": {
+            "probabilities": {"dtype": "float32", "shape": ["batch", A.NUM_ACTIONS],
+                              "meaning": "masked action probabilities; illegal actions are exactly 0"},
+            "value": {"dtype": "float32", "shape": ["batch"], "meaning": "expected match result for the acting seat's team, in [-1, 1] (plus shaping)"},
+        },
+        "observation": {
+            "version": OBSERVATION_VERSION,
+            "size": OBSERVATION_SIZE,
+            "fields": [{"name": name, "offset": OBS_OFFSETS[name][0], "size": size, "meaning": meaning}
+                       for name, size, meaning in OBSERVATION_FIELDS],
+            "option_bits": [{"field": name, "value": value} for name, value in OPTION_BITS],
+            "card_index": "rank_index * 4 + suit_index; ranks 1 2 3 4 5 6 7 10 11 12 (A 2 3 4 5 6 7 Q J K), "
+                          "suits espadas/spades, bastos/clubs, oros/diamonds, copas/hearts",
+        },
+        "actions": {family: A.action_names(family) for family in C.FAMILIES},
+        "presets": net_meta.get("presets", []),
+        "training": net_meta.get("training", {}),
+        "architecture": net_meta.get("architecture", {}),
+    }
+
+
+def export_onnx(policy_path: str, out_path: str) -> tuple[str, str]:
+    """Write ``out_path`` (.onnx) and its metadata JSON beside it; returns both paths."""
+    net, net_meta = load_policy(policy_path)
+    wrapper = _ExportedPolicy(net).eval()
+    example = (torch.zeros(2, OBSERVATION_SIZE), torch.ones(2, A.NUM_ACTIONS, dtype=torch.int8))
+    directory = os.path.dirname(os.path.abspath(out_path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".onnx", dir=directory)
+    os.close(fd)
+    try:
+        torch.onnx.export(wrapper, example, tmp, input_names=list(ONNX_INPUTS), output_names=list(ONNX_OUTPUTS),
+                          dynamic_axes={"observation": {0: "batch"}, "action_mask": {0: "batch"},
+                                        "probabilities": {0: "batch"}, "value": {0: "batch"}},
+                          opset_version=OPSET, dynamo=False)
+        os.replace(tmp, out_path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    meta_path = os.path.splitext(out_path)[0] + ".json"
+    _write_json(meta_path, metadata(net_meta, out_path))
+    return out_path, meta_path
+
+
+def random_positions(preset: str, count: int, seed: int) -> list[tuple[TrucoState, int]]:
+    """``count`` decision points from seeded random play of ``preset`` (state clones with the acting seat)."""
+    config = make_config(preset)
+    rng = random.Random(seed)
+    positions: list[tuple[TrucoState, int]] = []
+    match = 0
+    while len(positions) < count:
+        state = TrucoState.new(config, seed=seed * 1_000_003 + match)
+        match += 1
+        while not state.is_over and len(positions) < count:
+            positions.append((state.clone(), state.actor))
+            state.apply(rng.choice(state.legal_actions()))
+    return positions
+
+
+def write_test_vectors(onnx_path: str, out_path: str, presets: list[str], per_preset: int = 20,
+                       seed: int = 0) -> str:
+    """Game states in record form with the observation, mask and the ONNX model's outputs, as JSON."""
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
+    vectors = []
+    for preset in presets:
+        for state, seat in random_positions(preset, per_preset, seed):
+            obs = encode_observation(state, seat)
+            mask = encode_action_mask(state)
+            probs, value = session.run(list(ONNX_OUTPUTS), {"observation": obs[None], "action_mask": mask[None]})
+            vectors.append({
+                "preset": preset, "record": state.match_record(), "seat": seat,
+                "legal": state.legal_actions(),
+                "observation": [float(x) for x in obs], "action_mask": [int(x) for x in mask],
+                "probabilities": [float(x) for x in probs[0]], "value": float(value[0]),
+            })
+    _write_json(out_path, {"format": "truco-rl-test-vectors", "observation_version": OBSERVATION_VERSION,
+                           "model": os.path.basename(onnx_path), "tolerance": 1e-5, "vectors": vectors})
+    return out_path
+
+
+def _write_json(path: str, data: Any) -> None:
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=directory)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        json.dump(data, handle)
+    os.replace(tmp, path)
+
+
+def torch_probabilities(net: PolicyNet, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    with torch.no_grad():
+        return net.probabilities(torch.from_numpy(obs), torch.from_numpy(masks.astype(bool))).numpy()
