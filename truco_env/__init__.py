@@ -7,7 +7,7 @@ The rules layer (``cards``, ``config``, ``engine``) is pure Python. The PettingZ
 from .config import PRESETS, TrucoConfig, make_config
 from .engine import TIE, TrucoState
 
-__all__ = ["PRESETS", "TIE", "TrucoConfig", "TrucoState", "env", "make_config", "raw_env"]
+__all__ = ["PRESETS", "TIE", "TrucoConfig", "TrucoState", "env", "make_config", "raw_env", "single_agent"]
 __version__ = "0.1.0"
 
 ENV_ID = "truco/Truco-v0"
@@ -25,6 +25,13 @@ def raw_env(preset: str = "argentine", **kwargs):
     from .aec import raw_env as _raw_env
 
     return _raw_env(preset, **kwargs)
+
+
+def single_agent(preset: str = "argentine", opponents="random", **kwargs):
+    """The Gymnasium single-agent view: one learner seat against agent specs (see ``truco_env.single``)."""
+    from .single import single_agent as _single_agent
+
+    return _single_agent(preset, opponents=opponents, **kwargs)
 
 
 def _register() -> None:

@@ -1,0 +1,66 @@
+"""The Gymnasium single-agent view: Gymnasium's own check_env, masks, rewards, and sb3-contrib's MaskablePPO
+training on it without an illegal action."""
+
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import truco_env
+from truco_env.single import TrucoSingleAgentEnv
+
+
+@pytest.mark.parametrize("preset", ["argentine", "paulista-2v2", "argentine-flor", "argentine-3v3"])
+def test_check_env_passes(preset):
+    env = truco_env.single_agent(preset, opponents="random")
+    check_env(env, skip_render_check=True)
+
+
+def test_episode_rewards_masks_and_seats():
+    env = truco_env.single_agent("argentine-2v2", opponents="random", partners="random", reward="points")
+    rng = np.random.default_rng(0)
+    seats = set()
+    for episode in range(20):
+        _, info = env.reset(seed=episode)
+        seats.add(info["seat"])
+        total, done = 0.0, False
+        while not done:
+            mask = env.action_masks()
+            assert (mask == info["action_mask"].astype(bool)).all() and mask.any()
+            _, reward, done, truncated, info = env.step(int(rng.choice(np.flatnonzero(mask))))
+            assert not truncated and "illegal_action" not in info
+            total += reward
+        team = info["seat"] % 2
+        assert total == env.state.score[team] - env.state.score[1 - team]
+    assert seats == {0, 1, 2, 3}
+
+
+def test_illegal_action_ends_the_episode_and_bad_specs_fail():
+    env = truco_env.single_agent("argentine", opponents="random", seat=0)
+    env.reset(seed=1)
+    illegal = int(np.flatnonzero(~env.action_masks())[0])
+    _, reward, done, _, info = env.step(illegal)
+    assert done and reward == -1.0 and info["illegal_action"]
+    with pytest.raises(ValueError, match="unknown agent kind"):
+        truco_env.single_agent("argentine", opponents="wizard")
+    with pytest.raises(ValueError, match="seat"):
+        TrucoSingleAgentEnv("argentine", seat=5)
+
+
+def test_maskable_ppo_trains_without_illegal_actions():
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class CountIllegal(BaseCallback):
+        illegal = 0
+
+        def _on_step(self) -> bool:
+            self.illegal += sum(bool(info.get("illegal_action")) for info in self.locals["infos"])
+            return True
+
+    env = truco_env.single_agent("paulista", opponents="random")
+    model = sb3_contrib.MaskablePPO("MlpPolicy", env, n_steps=512, batch_size=128, seed=0, verbose=0,
+                                    policy_kwargs={"net_arch": [64]})
+    counter = CountIllegal()
+    model.learn(total_timesteps=3000, callback=counter)
+    assert model.num_timesteps >= 3000
+    assert counter.illegal == 0

@@ -1,0 +1,164 @@
+"""A Gymnasium single-agent view: one learner seat against given agents.
+
+Why: most RL libraries (Stable-Baselines3 and sb3-contrib's ``MaskablePPO``, CleanRL single-agent scripts) expect
+``gymnasium.Env``. Here the learner sits at one seat; every other seat is played by agents given as specs
+(``"random"``, ``"heuristic:bluff=0.3"``, ``"ppo:argentine"``) or as objects with ``act(observation) -> int``.
+Spec strings are resolved by ``agents.make_agent`` on first use: the environment layer itself does not depend on
+the agents package.
+
+* observation: the learner seat's observation vector (same layout as the AEC env, ``docs/observation.md``);
+  ``info["action_mask"]`` and :meth:`action_masks` give the legal actions (what ``MaskablePPO`` reads);
+* reward: ``"match"`` (+1/-1 to the learner's team at the end) or ``"points"`` (each hand's point difference);
+* an illegal action ends the episode with reward -1 and ``info["illegal_action"] = True`` (Gymnasium's
+  ``check_env`` steps random actions, so raising is not an option here; masked learners never trigger it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from . import actions as A
+from .config import make_config
+from .encoding import OBSERVATION_SIZE, encode_action_mask, encode_observation
+from .engine import TrucoState
+from .render import render_text
+
+
+class TrucoSingleAgentEnv(gymnasium.Env):
+    """See the module docstring. ``seat=None`` draws the learner's seat at every reset."""
+
+    metadata = {"render_modes": ["ansi", "human"]}  # noqa: RUF012  # Gymnasium's convention
+
+    def __init__(self, preset: str = "argentine", opponents: Any = "random", partners: Any = None,
+                 seat: int | None = None, reward: str = "match", render_mode: str | None = None, **overrides: Any):
+        self.config = make_config(preset, **overrides)
+        n = self.config.num_players
+        if seat is not None and (not isinstance(seat, int) or not 0 <= seat < n):
+            raise ValueError(f"seat must be None or 0..{n - 1}, got {seat!r}")
+        if reward not in ("match", "points"):
+            raise ValueError(f"reward={reward!r} is not allowed; choose 'match' or 'points'")
+        if render_mode not in (None, "ansi", "human"):
+            raise ValueError(f"render_mode={render_mode!r} is not allowed; choose None, 'ansi' or 'human'")
+        self.preset, self.fixed_seat, self.reward_mode, self.render_mode = preset, seat, reward, render_mode
+        self._opponent_spec, self._partner_spec = opponents, partners if partners is not None else opponents
+        self.observation_space = spaces.Box(0.0, 1.0, (OBSERVATION_SIZE,), dtype=np.float32)
+        self.action_space = spaces.Discrete(A.NUM_ACTIONS)
+        self._build(self._opponent_spec)  # a bad spec fails here, naming what is allowed
+        self._build(self._partner_spec)
+        self._cache: dict[tuple[int, bool], Any] = {}
+        self._carry = 0.0
+        self.state: TrucoState | None = None
+        self.seat = 0
+
+    @staticmethod
+    def _build(spec: Any):
+        if isinstance(spec, str):
+            from agents.base import (
+                make_agent,  # resolved on use: the env layer does not import agents
+            )
+
+            return make_agent(spec)
+        if not hasattr(spec, "act"):
+            raise ValueError(f"opponents/partners must be agent specs or objects with act(), got {spec!r}")
+        return spec
+
+    def _agent_for(self, seat: int):
+        same_team = seat % 2 == self.seat % 2
+        spec = self._partner_spec if same_team else self._opponent_spec
+        key = (seat, same_team)
+        if key not in self._cache:
+            self._cache[key] = self._build(spec)
+        return self._cache[key]
+
+    # -- Gymnasium API -------------------------------------------------------------------------------------------
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        options = options or {}
+        n = self.config.num_players
+        self.seat = self.fixed_seat if self.fixed_seat is not None else int(self.np_random.integers(n))
+        self._cache: dict[tuple[int, bool], Any] = {}
+        while True:
+            self.state = TrucoState.new(self.config, seed=int(self.np_random.integers(2 ** 62)),
+                                        deal=options.get("deal"), score=options.get("score"))
+            for seat in range(n):
+                if seat != self.seat:
+                    agent = self._agent_for(seat)
+                    agent.seed(int(self.np_random.integers(2 ** 31)))
+                    agent.reset(seat)
+            # points scored before the learner's first decision are paid with its first step's reward, so that
+            # an episode's rewards always add up to the final point difference
+            self._carry = self._play_others()
+            if not self.state.is_over:  # rarely the others finish a whole match without the learner: redeal
+                return self._observe(), self._info()
+            options = {}
+
+    def step(self, action: Any):
+        state = self.state
+        if state is None:
+            raise RuntimeError("call reset() before step()")
+        if state.is_over:
+            raise RuntimeError("the episode is over: call reset()")
+        action = int(action)
+        name = A.action_name(action, state.family) if 0 <= action < A.NUM_ACTIONS else None
+        if name is None or name not in state.legal_actions():
+            return self._observe(), -1.0, True, False, {**self._info(), "illegal_action": True}
+        before = state.score
+        hand = state.hand_index
+        state.apply(name)
+        reward, self._carry = self._hand_reward(before, hand) + self._carry, 0.0
+        reward += self._play_others()
+        if state.is_over and self.reward_mode == "match" and state.winner is not None:
+            reward = 1.0 if state.winner == self.seat % 2 else -1.0
+        if self.render_mode == "human":
+            print(self.render())
+        return self._observe(), float(reward), state.is_over, False, self._info()
+
+    def action_masks(self) -> np.ndarray:
+        """Boolean mask of the learner's legal actions (sb3-contrib's ``MaskablePPO`` calls this)."""
+        if self.state is None or self.state.is_over:
+            return np.ones(A.NUM_ACTIONS, dtype=bool)  # nothing is legal; avoid an all-False distribution
+        return encode_action_mask(self.state).astype(bool)
+
+    def render(self) -> str | None:
+        if self.state is None or self.render_mode is None:
+            return None
+        return render_text(self.state, self.seat)
+
+    # -- internals ---------------------------------------------------------------------------------------------
+
+    def _play_others(self) -> float:
+        """Let the other seats act until the learner must act or the match ends; the points they cause."""
+        from agents.base import observation_for
+
+        state = self.state
+        reward = 0.0
+        while not state.is_over and state.actor != self.seat:
+            agent = self._agent_for(state.actor)
+            before, hand = state.score, state.hand_index
+            state.apply(A.action_name(int(agent.act(observation_for(agent, state, state.actor))), state.family))
+            reward += self._hand_reward(before, hand)
+        return reward
+
+    def _hand_reward(self, before: tuple[int, int], hand: int) -> float:
+        state = self.state
+        if self.reward_mode != "points" or (state.hand_index == hand and not state.is_over):
+            return 0.0
+        team = self.seat % 2
+        points = state.hand_records[hand]["points"]
+        return float(points[team] - points[1 - team])
+
+    def _observe(self) -> np.ndarray:
+        return encode_observation(self.state, self.seat)
+
+    def _info(self) -> dict[str, Any]:
+        return {"action_mask": encode_action_mask(self.state), "seat": self.seat, "score": self.state.score}
+
+
+def single_agent(preset: str = "argentine", opponents: Any = "random", **kwargs: Any) -> TrucoSingleAgentEnv:
+    """``truco_env.single_agent(preset, opponents=SPEC, **overrides)``: the Gymnasium single-agent view."""
+    return TrucoSingleAgentEnv(preset, opponents=opponents, **kwargs)
