@@ -1,0 +1,27 @@
+"""Every tutorial notebook executes (with tiny settings), so none of them rots."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
+
+
+def test_there_are_notebooks():
+    assert len(NOTEBOOKS) >= 2
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_executes(path, monkeypatch):
+    monkeypatch.setenv("TRUCO_NOTEBOOK_FAST", "1")
+    notebook = nbformat.read(path, as_version=4)
+    client = nbclient.NotebookClient(notebook, timeout=600, kernel_name="python3",
+                                     resources={"metadata": {"path": str(path.parent.parent)}})
+    client.execute()
+    errors = [out for cell in notebook.cells if cell.cell_type == "code" for out in cell.get("outputs", [])
+              if out.get("output_type") == "error"]
+    assert not errors
