@@ -4,81 +4,141 @@ Run: python notebooks/make_notebooks.py. Every notebook reads TRUCO_NOTEBOOK_FAS
 tiny settings, so CI executes them all in seconds."""
 
 from pathlib import Path
+from textwrap import dedent
 
 import nbformat
 
 HERE = Path(__file__).resolve().parent
 
-FAST = """import os
-FAST = os.environ.get("TRUCO_NOTEBOOK_FAST") == "1"   # CI runs every notebook with tiny settings"""
+FAST = """
+import os
+FAST = os.environ.get("TRUCO_NOTEBOOK_FAST") == "1"   # CI runs every notebook with tiny settings
+"""
 
-NOTEBOOKS = {
-    "01_environment_tour.ipynb": [
-        ("md", "# A tour of the Truco environment\n\nDeal, observe, step, render, record and replay: the "
-               "PettingZoo AEC environment over the rules engine (`truco_env`)."),
-        ("code", FAST),
-        ("code", "import json, numpy as np\nimport truco_env\nfrom truco_env.encoding import OBS_OFFSETS\n\n"
-                 "env = truco_env.env(\"argentine\", render_mode=\"ansi\")\n"
-                 "env.reset(seed=7, options={\"deal\": {\"hands\": [[\"7c\", \"6c\", \"3e\"], [\"2o\", \"1b\", \"4b\"]],"
-                 " \"vira\": None, \"dealer\": 1}})\nprint(env.render())"),
-        ("md", "## Observe\n\nEach agent sees one float32 vector (same layout for every preset) and a mask of its "
-               "legal actions. Named slices come from `OBS_OFFSETS` (see `docs/observation.md`)."),
-        ("code", "obs = env.observe(\"player_0\")\nstart, end = OBS_OFFSETS[\"hand\"]\n"
-                 "hand = [env.unwrapped.action_names[i].split(':')[1] for i in np.flatnonzero(obs['observation'][start:end])]\n"
-                 "legal = [env.unwrapped.action_names[i] for i in np.flatnonzero(obs['action_mask'])]\n"
-                 "print('hand:', hand)\nprint('legal:', legal)"),
-        ("md", "## Step with named actions\n\nThe worked example of RULES.md (T03): envido, tricks, a truco."),
-        ("code", "for name in [\"envido\", \"quiero\", \"play:3e\", \"play:2o\", \"play:7c\", \"truco\", \"quiero\","
-                 " \"play:1b\", \"play:4b\", \"play:6c\"]:\n    env.step(env.unwrapped.action_id(name))\n"
-                 "print(env.unwrapped.game.score)   # (4, 0) as the seed says\nprint(env.render())"),
-        ("md", "## Play a whole match at random, then replay its record"),
-        ("code", "env.reset(seed=1)\nrng = np.random.default_rng(1)\nfor agent in env.agent_iter():\n"
-                 "    obs, reward, terminated, truncated, info = env.last()\n"
-                 "    env.step(None if terminated or truncated else int(rng.choice(np.flatnonzero(obs['action_mask']))))\n"
-                 "record = env.unwrapped.match_record(include_legal=True)\n"
-                 "print(len(record['hands']), 'hands, winner team', record['winner'])\n\n"
-                 "from truco_env.records import replay_record\nreplayed = replay_record(json.loads(json.dumps(record)))\n"
-                 "assert replayed.match_record() == env.unwrapped.match_record()\nprint('record replays')"),
-    ],
-    "04_export_onnx.ipynb": [
-        ("md", "# Exporting a policy and running it with onnxruntime\n\nTrain a tiny PPO policy, export it to "
-               "ONNX with its metadata and test vectors, and run it without torch (`OnnxAgent`)."),
-        ("code", FAST),
-        ("code", "import json, tempfile, numpy as np\nfrom training.ppo.train import PPOArgs, train\n\n"
-                 "folder = tempfile.mkdtemp()\n"
-                 "args = PPOArgs(preset='argentine', run_dir=folder, total_updates=2 if FAST else 30, num_tables=16,\n"
-                 "               batch_steps=512 if FAST else 2048, minibatch_size=256, eval_every=0,\n"
-                 "               eval_opponents=('random',), league={'self': 0.5, 'random': 0.5})\n"
-                 "policy = train(args, progress=False)\nprint(policy)"),
-        ("code", "from training.export import export_onnx, write_test_vectors\n"
-                 "model, meta = export_onnx(policy, folder + '/argentine.onnx')\n"
-                 "vectors = write_test_vectors(model, folder + '/argentine.test_vectors.json', ['argentine'], 5)\n"
-                 "info = json.load(open(meta))\nprint(info['inputs'])\nprint(info['observation']['fields'][:3])"),
-        ("md", "## Run it with onnxruntime alone"),
-        ("code", "import onnxruntime as ort\nsession = ort.InferenceSession(model, providers=['CPUExecutionProvider'])\n"
-                 "vector = json.load(open(vectors))['vectors'][0]\n"
-                 "probs, value = session.run(['probabilities', 'value'], {\n"
-                 "    'observation': np.array([vector['observation']], dtype=np.float32),\n"
-                 "    'action_mask': np.array([vector['action_mask']], dtype=np.int8)})\n"
-                 "print('largest difference from the test vector:', np.abs(probs[0] - vector['probabilities']).max())\n"
-                 "names = info['actions']['argentine']\n"
-                 "print({names[i]: round(float(p), 3) for i, p in enumerate(probs[0]) if p > 0})"),
-        ("code", "from agents import make_agent\nfrom agents.base import observation_for\n"
-                 "from truco_env import TrucoState, make_config, actions as A\n"
-                 "bot, rival = make_agent('onnx:' + model), make_agent('random')\nwins = 0\n"
-                 "for match in range(4 if FAST else 100):\n    state = TrucoState.new(make_config('argentine'), seed=match)\n"
-                 "    while not state.is_over:\n        agent = bot if state.actor == match % 2 else rival\n"
-                 "        state.apply(A.action_name(agent.act(observation_for(agent, state, state.actor)), 'argentine'))\n"
-                 "    wins += state.winner == match % 2\nprint('the exported policy won', wins, 'matches')"),
-    ],
-}
+TOUR = [
+    ("md", """
+     # A tour of the Truco environment
+
+     Deal, observe, step, render, record and replay: the PettingZoo AEC environment over the rules engine.
+     """),
+    ("code", FAST),
+    ("code", """
+     import json
+     import numpy as np
+     import truco_env
+     from truco_env.encoding import OBS_OFFSETS
+
+     env = truco_env.env("argentine", render_mode="ansi")
+     deal = {"hands": [["7c", "6c", "3e"], ["2o", "1b", "4b"]], "vira": None, "dealer": 1}
+     env.reset(seed=7, options={"deal": deal})
+     print(env.render())
+     """),
+    ("md", """
+     ## Observe
+
+     Each agent sees one float32 vector (the same layout for every preset) and a mask of its legal actions.
+     Named slices come from `OBS_OFFSETS` (see `docs/observation.md`).
+     """),
+    ("code", """
+     obs = env.observe("player_0")
+     names = env.unwrapped.action_names
+     start, end = OBS_OFFSETS["hand"]
+     print("hand:", [names[i].split(":")[1] for i in np.flatnonzero(obs["observation"][start:end])])
+     print("legal:", [names[i] for i in np.flatnonzero(obs["action_mask"])])
+     """),
+    ("md", "## Step with named actions: the worked example T03 of RULES.md"),
+    ("code", """
+     for name in ["envido", "quiero", "play:3e", "play:2o", "play:7c", "truco", "quiero", "play:1b", "play:4b",
+                  "play:6c"]:
+         env.step(env.unwrapped.action_id(name))
+     print(env.unwrapped.game.score)   # (4, 0), as the seed text says
+     print(env.render())
+     """),
+    ("md", "## A whole random match, and the replay of its record"),
+    ("code", """
+     from truco_env.records import replay_record
+
+     env.reset(seed=1)
+     rng = np.random.default_rng(1)
+     for agent in env.agent_iter():
+         obs, reward, terminated, truncated, info = env.last()
+         env.step(None if terminated or truncated else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+     record = env.unwrapped.match_record(include_legal=True)
+     print(len(record["hands"]), "hands, winner team", record["winner"])
+     replayed = replay_record(json.loads(json.dumps(record)))
+     assert replayed.match_record() == env.unwrapped.match_record()
+     print("the record replays")
+     """),
+]
+
+EXPORT = [
+    ("md", """
+     # Exporting a policy and running it with onnxruntime
+
+     Train a tiny PPO policy, export it to ONNX with its metadata and test vectors, and run it without torch.
+     """),
+    ("code", FAST),
+    ("code", """
+     import json
+     import tempfile
+     import numpy as np
+     from training.ppo.train import PPOArgs, train
+
+     folder = tempfile.mkdtemp()
+     args = PPOArgs(preset="argentine", run_dir=folder, total_updates=2 if FAST else 30, num_tables=16,
+                    batch_steps=512 if FAST else 2048, minibatch_size=256, eval_every=0,
+                    eval_opponents=("random",), league={"self": 0.5, "random": 0.5})
+     policy = train(args, progress=False)
+     print(policy)
+     """),
+    ("code", """
+     from training.export import export_onnx, write_test_vectors
+
+     model, meta = export_onnx(policy, folder + "/argentine.onnx")
+     vectors = write_test_vectors(model, folder + "/argentine.test_vectors.json", ["argentine"], 5)
+     info = json.load(open(meta))
+     print(info["inputs"])
+     print(info["observation"]["fields"][:3])
+     """),
+    ("md", "## Run it with onnxruntime alone"),
+    ("code", """
+     import onnxruntime as ort
+
+     session = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+     vector = json.load(open(vectors))["vectors"][0]
+     probs, value = session.run(["probabilities", "value"], {
+         "observation": np.array([vector["observation"]], dtype=np.float32),
+         "action_mask": np.array([vector["action_mask"]], dtype=np.int8)})
+     print("largest difference from the test vector:", np.abs(probs[0] - vector["probabilities"]).max())
+     names = info["actions"]["argentine"]
+     print({names[i]: round(float(p), 3) for i, p in enumerate(probs[0]) if p > 0})
+     """),
+    ("code", """
+     from agents import make_agent
+     from agents.base import observation_for
+     from truco_env import TrucoState, make_config
+     from truco_env import actions as A
+
+     bot, rival = make_agent("onnx:" + model), make_agent("random")
+     wins = 0
+     for match in range(4 if FAST else 100):
+         state = TrucoState.new(make_config("argentine"), seed=match)
+         while not state.is_over:
+             agent = bot if state.actor == match % 2 else rival
+             state.apply(A.action_name(agent.act(observation_for(agent, state, state.actor)), "argentine"))
+         wins += state.winner == match % 2
+     print("the exported policy won", wins, "matches")
+     """),
+]
+
+NOTEBOOKS = {"01_environment_tour.ipynb": TOUR, "04_export_onnx.ipynb": EXPORT}
 
 
 def build(name: str, cells: list[tuple[str, str]]) -> None:
     notebook = nbformat.v4.new_notebook()
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    notebook.cells = [nbformat.v4.new_markdown_cell(src) if kind == "md" else nbformat.v4.new_code_cell(src)
-                      for kind, src in cells]
+    notebook.cells = [(nbformat.v4.new_markdown_cell if kind == "md" else nbformat.v4.new_code_cell)(
+        dedent(source).strip()) for kind, source in cells]
     nbformat.write(notebook, HERE / name)
 
 

@@ -1,6 +1,5 @@
 """Every tutorial notebook executes (with tiny settings), so none of them rots."""
 
-import os
 from pathlib import Path
 
 import pytest
