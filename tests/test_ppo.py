@@ -14,14 +14,14 @@ import torch
 from agents.base import RandomAgent, make_agent, observation_for
 from agents.ppo import PPOAgent
 from training.ppo.model import PolicyFileError, PolicyNet, load_policy, masked_entropy
-from training.ppo.selfplay import League, SelfPlayCollector
+from training.ppo.selfplay import League, collect_partition
 from training.ppo.train import PPOArgs, train
 from truco_env import TrucoState, make_config
 from truco_env import actions as A
 
-TINY = dict(total_updates=4, num_tables=8, batch_steps=512, minibatch_size=256, eval_every=0,
-            eval_opponents=("random",), checkpoint_every=1, league={"self": 0.5, "snapshot": 0.3, "random": 0.2},
-            snapshot_window=5)
+TINY = {"total_updates": 4, "num_tables": 8, "batch_steps": 512, "minibatch_size": 256, "eval_every": 0,
+        "eval_opponents": ("random",), "checkpoint_every": 1, "snapshot_window": 5,
+        "league": {"self": 0.5, "snapshot": 0.3, "random": 0.2}}
 
 
 def test_illegal_actions_have_probability_zero_and_are_never_sampled():
@@ -40,8 +40,8 @@ def test_illegal_actions_have_probability_zero_and_are_never_sampled():
     # the same holds for every decision a collector records in real self-play
     league = League({"self": 1.0})
     league.add_snapshot(net)
-    collector = SelfPlayCollector(make_config("argentine-2v2"), 8, league, 0.5)
-    trajectories = collector.collect(net, 500, np.random.default_rng(0), torch.Generator().manual_seed(0))
+    trajectories, _ = collect_partition(league.task(make_config("argentine-2v2"), 8, 500, 0, 0.5), net,
+                                        league.snapshots)
     for traj in trajectories:
         assert traj.masks[np.arange(len(traj.actions)), traj.actions].all()
         assert traj.rewards[-1] != 0  # the match result reaches the last decision
@@ -133,9 +133,17 @@ def test_ctrl_c_saves_a_checkpoint_that_resumes(tmp_path):
     assert (run_dir / "checkpoint.safetensors").exists()
     done = int(output.split("stopped after update ")[1].split(":")[0])
     resumed = subprocess.run(base + sets + ["--set", f"total_updates={done + 1}", "--resume"], capture_output=True,
-                             text=True, timeout=120)
+                             text=True, timeout=120, check=False)
     assert resumed.returncode == 0, resumed.stderr
     assert (run_dir / "policy.safetensors").exists()
+
+
+def test_worker_processes_give_the_same_parameters_as_one_process(tmp_path):
+    split = {**TINY, "total_updates": 2, "rollout_workers": 2}
+    local = train(PPOArgs(preset="argentine-2v2", run_dir=str(tmp_path / "local"), **split), progress=False)
+    pool = train(PPOArgs(preset="argentine-2v2", run_dir=str(tmp_path / "pool"), backend="processes", **split),
+                 progress=False)
+    assert same_parameters(local, pool)
 
 
 def test_crafted_pickle_and_corrupt_files_are_refused(tmp_path):

@@ -19,10 +19,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="override one option (YAML value syntax), e.g. --set total_updates=50; repeatable")
     parser.add_argument("--resume", action="store_true", help="continue from RUN_DIR/checkpoint.safetensors")
     parser.add_argument("--run-dir", help="where logs, checkpoints and the policy go (overrides the config)")
+    parser.add_argument("--backend", choices=["local", "processes", "ray"],
+                        help="where rollout partitions run (overrides the config); results do not depend on it")
+    parser.add_argument("--workers", type=int, metavar="N", help="rollout partitions per update (rollout_workers)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-def load_args(config: str | None, overrides: list[str], run_dir: str | None) -> PPOArgs:
+def load_args(config: str | None, overrides: list[str], run_dir: str | None, backend: str | None = None,
+              workers: int | None = None) -> PPOArgs:
     data: dict[str, Any] = {}
     if config:
         if not os.path.isfile(config):
@@ -42,12 +46,16 @@ def load_args(config: str | None, overrides: list[str], run_dir: str | None) -> 
         data[key.strip()] = yaml.safe_load(value)
     if run_dir:
         data["run_dir"] = run_dir
+    if backend:
+        data["backend"] = backend
+    if workers:
+        data["rollout_workers"] = workers
     return PPOArgs.from_dict(data)
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        ppo_args = load_args(args.config, args.set, args.run_dir)
+        ppo_args = load_args(args.config, args.set, args.run_dir, args.backend, args.workers)
         path = train(ppo_args, resume=args.resume, progress=not args.quiet)
     except (ValueError, PolicyFileError) as err:
         print(f"truco train ppo: error: {err}", file=sys.stderr)

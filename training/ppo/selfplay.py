@@ -52,9 +52,30 @@ class League:
         recent = self.results[index][-window:]
         return float(np.mean(recent)) if recent else 0.5
 
-    def sample(self, rng: np.random.Generator) -> tuple[str, Any]:
+    def task(self, config: TrucoConfig, num_tables: int, min_steps: int, seed: int,
+             points_reward: float) -> RolloutTask:
+        """One partition of an update's collection, as plain data (it may run in another process)."""
+        return RolloutTask(config, num_tables, min_steps, seed, points_reward, dict(self.kinds), self.sampling,
+                           [self.win_rate(i, 200) for i in range(len(self.snapshots))])
+
+
+@dataclass
+class RolloutTask:
+    """Everything one collection partition needs besides the networks; its seed makes it reproducible anywhere."""
+
+    config: TrucoConfig
+    num_tables: int
+    min_steps: int
+    seed: int
+    points_reward: float
+    kinds: dict[str, float]
+    sampling: str
+    snapshot_win_rates: list[float]
+
+    def sample_opponent(self, rng: np.random.Generator) -> tuple[str, Any]:
         """("self", None) | ("snapshot", index) | ("agent", spec)."""
-        kinds = {k: w for k, w in self.kinds.items() if w > 0 and (k != "snapshot" or self.snapshots)}
+        count = len(self.snapshot_win_rates)
+        kinds = {k: w for k, w in self.kinds.items() if w > 0 and (k != "snapshot" or count)}
         names = sorted(kinds)
         weights = np.array([kinds[k] for k in names], dtype=float)
         kind = names[int(rng.choice(len(names), p=weights / weights.sum()))]
@@ -62,10 +83,10 @@ class League:
             return "self", None
         if kind == "snapshot":
             if self.sampling == "prioritized":
-                w = np.array([(1.0 - self.win_rate(i, 200)) ** 2 + 0.05 for i in range(len(self.snapshots))])
+                w = np.array([(1.0 - rate) ** 2 + 0.05 for rate in self.snapshot_win_rates])
             else:
-                w = np.ones(len(self.snapshots))
-            return "snapshot", int(rng.choice(len(self.snapshots), p=w / w.sum()))
+                w = np.ones(count)
+            return "snapshot", int(rng.choice(count, p=w / w.sum()))
         return "agent", kind
 
 
@@ -97,21 +118,37 @@ def _new_trajectory() -> dict[str, list]:
     return {"obs": [], "masks": [], "actions": [], "logprobs": [], "values": [], "rewards": []}
 
 
-class SelfPlayCollector:
-    """Runs ``num_tables`` matches at once and returns finished learner trajectories."""
+def collect_partition(task: RolloutTask, net: PolicyNet, snapshots: list[PolicyNet]
+                      ) -> tuple[list[Trajectory], list[tuple[tuple[str, Any], float]]]:
+    """Play one partition: finished learner trajectories and (opponent, learner score) per league match.
 
-    def __init__(self, config: TrucoConfig, num_tables: int, league: League, points_reward: float):
-        self.config = config
-        self.num_tables = num_tables
-        self.league = league
-        self.points_reward = points_reward
+    The result depends only on the task and the weights, not on where it runs: a local run, worker processes
+    and Ray actors give the same trajectories for the same seed."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the same float arithmetic in every process
+    try:
+        collector = SelfPlayCollector(task)
+        rng = np.random.default_rng(task.seed)
+        generator = torch.Generator().manual_seed(task.seed)
+        return collector.collect(net, snapshots, rng, generator), collector.match_results
+    finally:
+        torch.set_num_threads(threads)
+
+
+class SelfPlayCollector:
+    """Runs ``task.num_tables`` matches at once and returns finished learner trajectories."""
+
+    def __init__(self, task: RolloutTask):
+        self.task = task
+        self.config = task.config
+        self.points_reward = task.points_reward
         self.match_results: list[tuple[tuple[str, Any], float]] = []  # (opponent, learner score) per match
 
     def _open_table(self, rng: np.random.Generator) -> Table:
         n = self.config.num_players
         seed = int(rng.integers(2 ** 62))
         state = TrucoState.new(self.config, seed=seed)
-        opponent = self.league.sample(rng)
+        opponent = self.task.sample_opponent(rng)
         if opponent[0] == "self":
             learner = set(range(n))
         else:
@@ -126,10 +163,10 @@ class SelfPlayCollector:
                     agents[seat].reset(seat)
         return Table(state, learner, opponent, agents, {s: _new_trajectory() for s in learner})
 
-    def collect(self, net: PolicyNet, min_steps: int, rng: np.random.Generator,
+    def collect(self, net: PolicyNet, snapshots: list[PolicyNet], rng: np.random.Generator,
                 generator: torch.Generator) -> list[Trajectory]:
         """Play until ``min_steps`` learner decisions are in finished trajectories, then finish open matches."""
-        tables = [self._open_table(rng) for _ in range(self.num_tables)]
+        tables = [self._open_table(rng) for _ in range(self.task.num_tables)]
         finished: list[Trajectory] = []
         steps_done = 0
         while tables:
@@ -147,9 +184,9 @@ class SelfPlayCollector:
                 obs, masks = self._encode(tables, learner_rows)
                 with torch.no_grad():
                     logits, values = net(torch.from_numpy(obs), torch.from_numpy(masks))
-                    dist = torch.distributions.Categorical(logits=logits)
-                    chosen = torch.multinomial(torch.softmax(logits, -1), 1, generator=generator).squeeze(-1)
-                    logprobs = dist.log_prob(chosen)
+                    log_probs = torch.log_softmax(logits, -1)
+                    chosen = torch.multinomial(log_probs.exp(), 1, generator=generator).squeeze(-1)
+                    logprobs = log_probs.gather(1, chosen[:, None]).squeeze(1)
                 for row, i in enumerate(learner_rows):
                     traj = tables[i].trajectories[tables[i].state.actor]
                     traj["obs"].append(obs[row])
@@ -159,10 +196,10 @@ class SelfPlayCollector:
                     traj["values"].append(float(values[row]))
                     traj["rewards"].append(0.0)
                     actions[i] = int(chosen[row])
-            for index, rows in snapshot_rows.items():
+            for index, rows in sorted(snapshot_rows.items()):
                 obs, masks = self._encode(tables, rows)
                 with torch.no_grad():
-                    probs = self.league.snapshots[index].probabilities(torch.from_numpy(obs), torch.from_numpy(masks))
+                    probs = snapshots[index].probabilities(torch.from_numpy(obs), torch.from_numpy(masks))
                     chosen = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
                 for row, i in enumerate(rows):
                     actions[i] = int(chosen[row])
@@ -176,7 +213,7 @@ class SelfPlayCollector:
                 steps_done += self._advance(table, actions[i], finished)
                 if not table.state.is_over:
                     still_open.append(table)
-                elif steps_done < min_steps:
+                elif steps_done < self.task.min_steps:
                     still_open.append(self._open_table(rng))
             tables = still_open
         return finished

@@ -31,7 +31,8 @@ from .model import (
     masked_entropy,
     save_policy,
 )
-from .selfplay import League, SelfPlayCollector, advantages
+from .rollouts import BACKENDS, make_rollouts
+from .selfplay import League, advantages
 
 CHECKPOINT_FORMAT = "truco-rl-ppo-checkpoint"
 
@@ -49,7 +50,11 @@ class PPOArgs:
     total_updates: int = 200
     """number of PPO updates"""
     num_tables: int = 32
-    """matches played at once during collection"""
+    """matches played at once during collection (split over the rollout workers)"""
+    rollout_workers: int = 1
+    """collection partitions per update; the results depend on this number, not on the backend"""
+    backend: str = "local"
+    """where the partitions run: "local" (this process), "processes" (a worker pool) or "ray" (Ray actors)"""
     batch_steps: int = 4096
     """learner decisions per update (whole matches, so a little more)"""
     minibatch_size: int = 1024
@@ -119,6 +124,10 @@ class PPOArgs:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"PPO option {name!r} must be a positive integer, got {value!r}")
+        if self.backend not in BACKENDS:
+            raise ValueError(f"PPO option 'backend' = {self.backend!r}; choose one of {list(BACKENDS)}")
+        if not isinstance(self.rollout_workers, int) or not 1 <= self.rollout_workers <= self.num_tables:
+            raise ValueError(f"PPO option 'rollout_workers' must be 1..num_tables, got {self.rollout_workers!r}")
         if self.league_sampling not in ("uniform", "prioritized"):
             raise ValueError(f"PPO option 'league_sampling' = {self.league_sampling!r}; "
                              "choose 'uniform' or 'prioritized'")
@@ -146,13 +155,12 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
     league = League(dict(args.league), args.league_sampling, args.max_snapshots)
     rng = np.random.default_rng(args.seed)
-    sampler = torch.Generator().manual_seed(args.seed)
     start_update, global_step = 0, 0
     if resume and os.path.exists(checkpoint_path):
-        start_update, global_step = load_checkpoint(checkpoint_path, args, net, optimizer, league, rng, sampler)
+        start_update, global_step = load_checkpoint(checkpoint_path, args, net, optimizer, league, rng)
     if not league.snapshots:
         league.add_snapshot(net)  # the untrained policy anchors the league
-    collector = SelfPlayCollector(config, args.num_tables, league, args.points_reward)
+    rollouts = make_rollouts(args.backend, args.rollout_workers)
     writer = SummaryWriter(os.path.join(args.run_dir, "tb"), purge_step=start_update or None)
     writer.add_text("config", json.dumps(dataclasses.asdict(args), default=list, indent=1))
     bar = _progress(args.total_updates, start_update, progress)
@@ -163,8 +171,14 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
             if args.anneal_lr:
                 optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - update / args.total_updates)
 
-            # --- collect whole matches --------------------------------------------------------------------
-            trajectories = collector.collect(net, args.batch_steps, rng, sampler)
+            # --- collect whole matches, in partitions that may run elsewhere ----------------------------------
+            workers = args.rollout_workers
+            tasks = [league.task(config, args.num_tables // workers + (i < args.num_tables % workers),
+                                 -(-args.batch_steps // workers), int(seed), args.points_reward)
+                     for i, seed in enumerate(rng.integers(2 ** 62, size=workers))]
+            results = rollouts.run(tasks, net, league.snapshots)
+            trajectories = [t for part, _ in results for t in part]
+            match_results = [r for _, part in results for r in part]
             parts = [advantages(t, args.gamma, args.gae_lambda) for t in trajectories]
             b_obs = torch.from_numpy(np.concatenate([t.obs for t in trajectories]))
             b_masks = torch.from_numpy(np.concatenate([t.masks for t in trajectories]))
@@ -206,10 +220,9 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
                     break
 
             # --- league: a new snapshot when the learner beats the latest one often enough ------------------
-            for opponent, score in collector.match_results:
+            for opponent, score in match_results:
                 if opponent[0] == "snapshot":
                     league.results[opponent[1]].append(score)
-            collector.match_results.clear()
             latest = len(league.snapshots) - 1
             if (len(league.results[latest]) >= args.snapshot_window
                     and league.win_rate(latest, args.snapshot_window) >= args.snapshot_win_rate):
@@ -236,7 +249,7 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
                 for name, value in evaluate_policy(net, args, step).items():
                     writer.add_scalar(name, value, step)
             if step % args.checkpoint_every == 0 or step == args.total_updates or stop.requested:
-                save_checkpoint(checkpoint_path, args, net, optimizer, league, rng, sampler, step, global_step)
+                save_checkpoint(checkpoint_path, args, net, optimizer, league, rng, step, global_step)
             bar.update(1)
             bar.set_postfix(sps=int(batch / max(time.time() - started, 1e-9)), snapshots=len(league.snapshots))
             if stop.requested:
@@ -244,6 +257,7 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
                       flush=True)
                 break
     finally:
+        rollouts.close()
         stop.restore()
         bar.close()
         writer.close()
@@ -282,7 +296,7 @@ def evaluate_policy(net: PolicyNet, args: PPOArgs, step: int) -> dict[str, float
 
 
 def save_checkpoint(path: str, args: PPOArgs, net: PolicyNet, optimizer: torch.optim.Optimizer, league: League,
-                    rng: np.random.Generator, sampler: torch.Generator, update: int, global_step: int) -> None:
+                    rng: np.random.Generator, update: int, global_step: int) -> None:
     tensors = {f"net.{k}": v for k, v in net.state_dict().items()}
     optim = optimizer.state_dict()
     for index, state in optim["state"].items():
@@ -290,7 +304,6 @@ def save_checkpoint(path: str, args: PPOArgs, net: PolicyNet, optimizer: torch.o
             tensors[f"optim.{index}.{key}"] = value if torch.is_tensor(value) else torch.tensor(value)
     for i, snapshot in enumerate(league.snapshots):
         tensors.update({f"snapshot.{i}.{k}": v for k, v in snapshot.state_dict().items()})
-    tensors["rng.torch_sampler"] = sampler.get_state()
     meta = {
         "format": CHECKPOINT_FORMAT, "args": dataclasses.asdict(args), "update": update, "global_step": global_step,
         "param_groups": optim["param_groups"], "league_results": league.results,
@@ -300,7 +313,7 @@ def save_checkpoint(path: str, args: PPOArgs, net: PolicyNet, optimizer: torch.o
 
 
 def load_checkpoint(path: str, args: PPOArgs, net: PolicyNet, optimizer: torch.optim.Optimizer, league: League,
-                    rng: np.random.Generator, sampler: torch.Generator) -> tuple[int, int]:
+                    rng: np.random.Generator) -> tuple[int, int]:
     """Restore a checkpoint into the given objects; PolicyFileError when it is corrupt or from another run."""
     tensors, meta = load_tensors(path, CHECKPOINT_FORMAT)
     saved = meta.get("args", {})
@@ -323,7 +336,6 @@ def load_checkpoint(path: str, args: PPOArgs, net: PolicyNet, optimizer: torch.o
                                                   if k.startswith(prefix)})
         league.results = [list(r) for r in meta["league_results"]]
         rng.bit_generator.state = meta["numpy_rng"]
-        sampler.set_state(tensors["rng.torch_sampler"])
     except (KeyError, RuntimeError, ValueError, TypeError) as err:
         raise PolicyFileError(f"{path}: checkpoint is incomplete or does not match this run "
                               f"({str(err).splitlines()[0][:120]})") from None

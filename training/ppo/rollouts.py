@@ -1,0 +1,101 @@
+"""Where collection partitions run: in this process, in worker processes, or on Ray actors.
+
+Every backend runs the same partitions (``selfplay.collect_partition``) with the same seeds and returns their
+results in partition order, so the choice changes speed, never the trained parameters.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from typing import Any
+
+import numpy as np
+import torch
+
+from .model import PolicyNet
+from .selfplay import RolloutTask, collect_partition
+
+BACKENDS = ("local", "processes", "ray")
+
+
+def _weights(net: PolicyNet) -> dict[str, np.ndarray]:
+    return {k: v.detach().cpu().numpy() for k, v in net.state_dict().items()}
+
+
+def _net(arch: dict[str, Any], weights: dict[str, np.ndarray]) -> PolicyNet:
+    net = PolicyNet(arch["obs_size"], arch["num_actions"], tuple(arch["hidden"]))
+    net.load_state_dict({k: torch.from_numpy(v) for k, v in weights.items()})
+    return net.eval()
+
+
+def _remote_collect(task: RolloutTask, arch: dict, learner: dict, snapshots: list[dict]):
+    return collect_partition(task, _net(arch, learner), [_net(arch, w) for w in snapshots])
+
+
+class LocalRollouts:
+    """Partitions one after another in this process."""
+
+    def run(self, tasks: list[RolloutTask], net: PolicyNet, snapshots: list[PolicyNet]) -> list:
+        return [collect_partition(task, net, snapshots) for task in tasks]
+
+    def close(self) -> None:
+        pass
+
+
+class ProcessRollouts:
+    """Partitions in a pool of worker processes (both cores of a small machine)."""
+
+    def __init__(self, workers: int):
+        self._pool = multiprocessing.get_context("spawn").Pool(workers)
+
+    def run(self, tasks: list[RolloutTask], net: PolicyNet, snapshots: list[PolicyNet]) -> list:
+        arch, learner = net.architecture(), _weights(net)
+        others = [_weights(s) for s in snapshots]
+        return self._pool.starmap(_remote_collect, [(task, arch, learner, others) for task in tasks])
+
+    def close(self) -> None:
+        self._pool.close()
+        self._pool.join()
+
+
+class RayRollouts:
+    """Partitions on Ray actors, for runs that outgrow one machine (``pip install 'truco-rl[ray]'``)."""
+
+    def __init__(self, workers: int):
+        try:
+            import ray
+        except ImportError:
+            raise ValueError("backend 'ray' needs Ray: pip install 'truco-rl[ray]'") from None
+        self._ray = ray
+        if not ray.is_initialized():
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        actor = ray.remote(num_cpus=1)(_RolloutActor)
+        self._actors = [actor.remote() for _ in range(workers)]
+
+    def run(self, tasks: list[RolloutTask], net: PolicyNet, snapshots: list[PolicyNet]) -> list:
+        ray = self._ray
+        arch = net.architecture()
+        learner = ray.put(_weights(net))
+        others = ray.put([_weights(s) for s in snapshots])
+        futures = [self._actors[i % len(self._actors)].collect.remote(task, arch, learner, others)
+                   for i, task in enumerate(tasks)]
+        return ray.get(futures)
+
+    def close(self) -> None:
+        for actor in self._actors:
+            self._ray.kill(actor)
+
+
+class _RolloutActor:
+    def collect(self, task: RolloutTask, arch: dict, learner: dict, snapshots: list[dict]):
+        return _remote_collect(task, arch, learner, snapshots)
+
+
+def make_rollouts(backend: str, workers: int):
+    if backend == "local":
+        return LocalRollouts()
+    if backend == "processes":
+        return ProcessRollouts(workers)
+    if backend == "ray":
+        return RayRollouts(workers)
+    raise ValueError(f"rollout backend {backend!r} is not allowed; choose one of {list(BACKENDS)}")
