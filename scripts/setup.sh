@@ -45,7 +45,7 @@ fi
 
 echo "setup: installing truco-rl[dev] into $VENV (first run takes a few minutes)" >&2
 "$VENV/bin/python" -m pip install --quiet --upgrade pip
-"$VENV/bin/python" -m pip install --quiet "${pip_args[@]}" -e ".[dev]"
+"$VENV/bin/python" -m pip install --quiet "${pip_args[@]}" -e ".[dev,spiel]"
 
 rm -f "$VENV"/.installed-*
 touch "$stamp"

@@ -6,6 +6,8 @@ Subcommands:
   play     a person against bots in the terminal
   train    train a policy: truco train ppo --config FILE
   export   export a policy for other front ends: truco export ppo POLICY --out FILE.onnx
+  bench    speed of the engine and environments against peer libraries
+  eval     tournaments between agents (duplicate deals, intervals, ratings)
 """
 
 from __future__ import annotations
@@ -143,6 +145,23 @@ def build_parser() -> argparse.ArgumentParser:
     _ppo_arguments(ppo)
     ppo.set_defaults(func=_cmd_train_ppo)
     # other trainers (cfr) add their parser to `trainers` here
+    cfr_train = trainers.add_parser(
+        "cfr",
+        help="CFR: exact CFR+ on research presets, MCCFR with abstraction on full 1v1 presets",
+        description=(
+            "Train from a YAML config (configs/cfr_*.yaml): trainer 'exact' runs full-traversal CFR+ (or\n"
+            "linear/discounted CFR) on a research preset and reports exact NashConv; trainer 'mccfr' runs\n"
+            "external-sampling MCCFR with the information-set abstraction on argentine, argentine-flor or\n"
+            "paulista. Shows progress, logs to TensorBoard and writes resumable .npz checkpoints."
+        ),
+        epilog=("examples:\n  truco train cfr --config configs/cfr_argentine_mini.yaml\n"
+                "  truco train cfr --config configs/cfr_mccfr_paulista.yaml"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    cfr_train.add_argument("--config", required=True, metavar="FILE.yaml", help="the run config")
+    cfr_train.add_argument("--no-resume", action="store_true", help="start over even if the checkpoint exists")
+    cfr_train.add_argument("--no-progress", action="store_true", help="no progress bar")
+    cfr_train.set_defaults(func=_cmd_train_cfr)
 
     export = sub.add_parser(
         "export",
@@ -171,7 +190,86 @@ def build_parser() -> argparse.ArgumentParser:
                             help="test-vector positions per preset (0: no test vectors; default 20)")
     export_ppo.set_defaults(func=_cmd_export_ppo)
     # other exporters (cfr) add their parser to `exporters` here
+    export_cfr = exporters.add_parser(
+        "cfr",
+        help="CFR checkpoint -> JSON table of the average strategy (docs/research.md)",
+        description=("Write a CFR checkpoint's average strategy as JSON: information-set key -> {action name:\n"
+                     "probability}, with the rules and the key format (docs/research.md)."),
+        epilog="example:\n  truco export cfr runs/cfr/argentine-mini/checkpoint.npz --out exported/argentine-mini.json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    export_cfr.add_argument("checkpoint", help="a CFR checkpoint (.npz)")
+    export_cfr.add_argument("--out", required=True, metavar="FILE.json", help="where the JSON table goes")
+    export_cfr.set_defaults(func=_cmd_export_cfr)
+
+    bench = sub.add_parser(
+        "bench",
+        help="speed of the engine and environments against peer libraries",
+        description=(
+            "Seeded random legal play through the reference and fast engines (per preset),\n"
+            "the AEC environment and the vector environment (1 and 2 processes), and the peers\n"
+            "pytruco, PettingZoo leduc_holdem_v4 and OpenSpiel leduc_poker, in one process.\n"
+            "Prints a table with each ratio ours/peer, the targets, and a final JSON line.\n"
+            "Peers come with: pip install -c constraints.txt -e \".[bench]\""
+        ),
+        epilog="examples:\n  truco bench\n  truco bench --quick",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    bench.add_argument("--quick", action="store_true", help="a smoke run, about ten times shorter")
+    bench.set_defaults(func=_cmd_bench)
+
+    evaluate = sub.add_parser(
+        "eval",
+        help="tournaments between agents: duplicate deals, intervals, ratings, behaviour",
+        description=(
+            "Head-to-head (two agents) or round-robin (more) tournaments on duplicate deals:\n"
+            "every deal is played twice with the agents' seats swapped, so both sides get the\n"
+            "same cards. Prints Markdown tables (win rate with a 95% Wilson interval, points\n"
+            "and hands, a significance verdict, OpenSkill ratings, behaviour statistics) and\n"
+            "writes CSV, JSON and PNG files to --out. Same seed, same numbers, whatever --workers.\n"
+            "Agent specs: random, heuristic, heuristic:bluff=0.3, cfr:PATH, ppo:PATH, ..."
+        ),
+        epilog=(
+            "examples:\n"
+            "  truco eval --agents heuristic random --preset argentine --matches 200\n"
+            "  truco eval --agents heuristic:bluff=0.3 heuristic:bluff=0 random --preset paulista"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    evaluate.add_argument("--agents", nargs="+", required=True, metavar="SPEC", help="two or more agent specs")
+    evaluate.add_argument("--preset", action="append", metavar="NAME",
+                          help="rules preset; repeat for several (default: argentine)")
+    evaluate.add_argument("--matches", type=_positive_int, default=200, metavar="N",
+                          help="matches per pairing and preset, even: N/2 deals x 2 seatings (default: 200)")
+    evaluate.add_argument("--seed", type=int, default=0, help="tournament seed (default: 0)")
+    evaluate.add_argument("--workers", type=_positive_int, default=None, metavar="N",
+                          help="worker processes (default: all cores)")
+    evaluate.add_argument("--out", default="runs/eval", metavar="DIR", help="output folder (default: runs/eval)")
+    evaluate.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    evaluate.add_argument("--no-progress", action="store_true", help="no progress bar")
+    evaluate.set_defaults(func=_cmd_eval)
     return parser
+
+
+def _cmd_eval(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from training.evaluate import cli_main
+
+    return cli_main(args)
+
+
+def _cmd_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    import os
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    try:
+        from benchmarks.speed import run
+    except ImportError as exc:
+        print(f"truco bench: error: the benchmarks/ folder of the repository is needed ({exc})", file=sys.stderr)
+        return 1
+    run(quick=args.quick)
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -194,7 +292,44 @@ def _cmd_train_ppo(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     return run(args)
 
 
+def _cmd_train_cfr(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from training.cfr.checkpoint import CheckpointError
+    from training.cfr.runconfig import load_config
+    from training.cfr.train import train
+
+    try:
+        cfg = load_config(args.config)
+        if args.no_resume:
+            cfg.resume = False
+        if args.no_progress:
+            cfg.progress = False
+        train(cfg)
+    except CheckpointError as exc:
+        print(f"truco train cfr: error: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:
+        print(f"truco train cfr: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("truco train cfr: interrupted (resume from the last checkpoint)", file=sys.stderr)
+        return 130
+    return 0
+
+
 # ---------------------------------------------------------------- export
+
+
+def _cmd_export_cfr(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from training.cfr.policy import export_json
+
+    try:
+        summary = export_json(args.checkpoint, args.out)
+    except (ValueError, OSError) as exc:
+        print(f"truco export cfr: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {summary['out']} ({summary['infosets']} information sets, {summary['bytes']} bytes)")
+    return 0
+
 
 
 def _cmd_export_ppo(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:

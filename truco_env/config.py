@@ -214,9 +214,9 @@ PRESETS: dict[str, TrucoConfig] = {
     "paulista-2v2": TrucoConfig(family=PAULISTA, num_players=4, target_score=12, deck="dirty"),
     "paulista-clean": TrucoConfig(family=PAULISTA, num_players=2, target_score=12, deck="clean"),
     # Research variants: one hand, one card each, a small deck; solvable exactly (docs/research.md).
-    "argentine-mini": TrucoConfig(family=ARGENTINE, num_players=2, target_score=15, deck_ranks=("1", "3", "7", "12"),
+    "argentine-mini": TrucoConfig(family=ARGENTINE, num_players=2, target_score=15, deck_ranks=("1", "3", "7"),
                                   hand_size=1, single_hand=True),
-    "paulista-mini": TrucoConfig(family=PAULISTA, num_players=2, target_score=12, deck_ranks=("J", "K", "A", "2"),
+    "paulista-mini": TrucoConfig(family=PAULISTA, num_players=2, target_score=12, deck_ranks=("K", "A", "2"),
                                  hand_size=1, single_hand=True),
 }
 

@@ -1,0 +1,82 @@
+"""CFRAgent: plays the average strategy of a CFR checkpoint (spec ``cfr:PATH``).
+
+Exact checkpoints (research presets) are keyed by the seat's information-state string; MCCFR checkpoints (full
+presets) by the information-set abstraction of :mod:`training.cfr.abstraction`. Either way the agent asks the
+runner for ``info_state_string`` only (a seat-safe view: own cards and public actions) and samples an action
+from the stored probabilities. An information set the table lacks (possible for MCCFR, which only stores what
+it visited) is played uniformly over the legal actions and counted in ``misses``.
+
+Checkpoints are read with ``np.load(allow_pickle=False)`` (:mod:`training.cfr.checkpoint`): a file that is not a
+plain checkpoint is refused with a ValueError, never executed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from agents.base import Agent, register_agent
+from training.cfr.policy import StrategyTable
+from truco_env import actions as A
+
+
+class CFRAgent(Agent):
+    wants: ClassVar[frozenset[str]] = frozenset({"info_state_string"})
+
+    def __init__(self, path: str, seed: int | None = None, greedy: bool = False):
+        self.table = StrategyTable.load(path)
+        self.config = self.table.config
+        self.greedy = greedy
+        self._rng = np.random.default_rng(seed)
+        self.lookups = 0
+        self.misses = 0
+
+    def seed(self, seed: int | None = None) -> None:
+        self._rng = np.random.default_rng(seed)
+
+    def act(self, observation: dict[str, Any]) -> int:
+        mask = np.asarray(observation["action_mask"])
+        legal = np.flatnonzero(mask)
+        if legal.size == 0:
+            raise ValueError("CFRAgent.act: the action mask has no legal action")
+        info = observation.get("info_state_string")
+        if info is None:
+            raise ValueError("CFRAgent.act needs observation['info_state_string'] (declared in CFRAgent.wants)")
+        self.lookups += 1
+        if self.table.kind == "exact":
+            found = self.table.lookup(self.table.key_for(info))
+            to_id = None
+        else:  # mccfr: abstract key and abstract action codes
+            from training.cfr.abstraction import action_name, key_from_info_string
+
+            family = self.config.family
+            legal_names = [A.action_name(int(a), family) for a in legal]
+            key, view = key_from_info_string(info, self.config, legal_names)
+            found = self.table.lookup(key)
+            to_id = (lambda code: A.action_id(action_name(view, int(code)), family))
+        if found is not None:
+            actions, probs = found
+            if to_id is not None:
+                actions = np.asarray([to_id(c) for c in actions])
+            ok = mask[actions] > 0
+            if ok.any():
+                p = np.where(ok, probs, 0.0)
+                total = p.sum()
+                if self.greedy:
+                    return int(actions[int(np.argmax(p))])
+                if total > 0:
+                    return int(self._rng.choice(actions, p=p / total))
+                return int(self._rng.choice(actions[ok]))
+        self.misses += 1
+        return int(self._rng.choice(legal))
+
+
+def _factory(arg: str | None, params: dict[str, str]) -> Agent:
+    if not arg:
+        raise ValueError("agent 'cfr' needs a checkpoint path: cfr:PATH (e.g. cfr:runs/cfr/argentine-mini/"
+                         "checkpoint.npz)")
+    return CFRAgent(arg)
+
+
+register_agent("cfr", _factory)

@@ -1,0 +1,168 @@
+"""Show the bluffing of an equilibrium: call probabilities against hand strength on a research preset.
+
+    python -m training.cfr.bluff --preset argentine-mini [--checkpoint ck.npz] [--out docs/img]
+
+For every call (truco ladder, envido ladder) and every value of the relevant hand strength (the own card's trick
+strength 1..14 for ladder calls, its envido points for envido calls), the probability that the equilibrium makes
+that call when it may, averaged over the information sets where the call is legal, weighted by how often the
+equilibrium reaches them (chance x both players' reach). Also the share of all raises (reach-weighted) made with
+the weakest hands: the lowest third of the preset's cards by the relevant strength. Writes an SVG plot per
+preset and a JSON file with the numbers. Without ``--checkpoint`` the preset is solved first (CFR+ to 1e-3).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from truco_env import actions as A
+from truco_env import cards as C
+from truco_env import make_config
+
+from .solver import CFRSolver, reaches
+from .tree import GameTree, build_tree
+
+LADDER = ("truco", "retruco", "vale_cuatro", "seis", "nove", "doze")
+ENVIDO = ("envido", "real_envido", "falta_envido")
+
+
+def _own_card(key: str, family: str) -> tuple[int, int | None]:
+    rest = key.split("|", 1)[1]
+    own, vira = rest.split("/")[:2]
+    card = C.parse_card(own.split(",")[0], family)
+    return card, None if vira == "None" else C.parse_card(vira, family)
+
+
+def call_profile(tree: GameTree, policy: np.ndarray) -> dict:
+    cfg = tree.config
+    family = cfg.family
+    r0, r1 = reaches(tree, policy)
+    reach = r0 * r1 * tree.chance
+    weight = np.bincount(tree.infoset[tree.infoset >= 0], weights=reach[tree.infoset >= 0],
+                         minlength=tree.num_infosets)
+    names = A.action_names(family)
+    calls = {}
+    deck = C.deck(family, cfg.deck, cfg.deck_ranks)
+    for i, key in enumerate(tree.infoset_keys):
+        w = weight[i]
+        if w <= 0:
+            continue
+        card, vira = _own_card(key, family)
+        strength = C.strength_table(family, vira, cfg.deck, cfg.deck_ranks)[card]
+        env = C.envido_of([card])
+        for s in range(tree.slot_start[i], tree.slot_start[i + 1]):
+            name = names[tree.slot_action[s]]
+            if name in LADDER or name in ENVIDO:
+                x = env if name in ENVIDO else strength
+                entry = calls.setdefault(name, defaultdict(lambda: [0.0, 0.0]))
+                entry[x][0] += w * policy[s]
+                entry[x][1] += w
+    out = {}
+    for name, by_x in calls.items():
+        xs = sorted(by_x)
+        if name in ENVIDO:
+            values = sorted(C.envido_of([c]) for c in deck)
+        else:
+            values = sorted(C.strength_table(family, v, cfg.deck, cfg.deck_ranks)[c] for c in deck for v in
+                            ([None] if family == C.ARGENTINE else [v for v in deck if v != c]))
+        weak_cut = values[max(0, len(values) // 3 - 1)]
+        made = sum(by_x[x][0] for x in xs)
+        weak = sum(by_x[x][0] for x in xs if x <= weak_cut)
+        out[name] = {"strength": "envido points" if name in ENVIDO else "trick strength",
+                     "x": xs, "p": [by_x[x][0] / by_x[x][1] for x in xs],
+                     "frequency": made, "weak_threshold": weak_cut,
+                     "share_with_weakest_third": (weak / made) if made > 0 else 0.0}
+    return out
+
+
+def svg_plot(preset: str, profile: dict, path: Path) -> None:
+    """A small dependency-free line chart: one panel per strength measure."""
+    panels = [("trick strength", [n for n in LADDER if n in profile]),
+              ("envido points", [n for n in ENVIDO if n in profile])]
+    panels = [(t, names) for t, names in panels if names]
+    width, height, pad = 460, 300, 50
+    colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
+    parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{width * len(panels)}" height="{height}" '
+              'font-family="sans-serif" font-size="11">'),
+             '<rect width="100%" height="100%" fill="white"/>']
+    for k, (title, names) in enumerate(panels):
+        ox = k * width
+        xs_all = [x for n in names for x in profile[n]["x"]]
+        lo, hi = min(xs_all), max(xs_all)
+        span = max(hi - lo, 1)
+
+        def px(x, _ox=ox, _lo=lo, _span=span):
+            return _ox + pad + (x - _lo) / _span * (width - 2 * pad)
+
+        def py(p):
+            return height - pad - p * (height - 2 * pad)
+
+        parts.append(f'<text x="{ox + width / 2}" y="18" text-anchor="middle" font-size="13">{preset}: '
+                     f'P(call) vs {title}</text>')
+        parts.append(f'<line x1="{ox + pad}" y1="{py(0)}" x2="{ox + width - pad}" y2="{py(0)}" stroke="black"/>')
+        parts.append(f'<line x1="{ox + pad}" y1="{py(0)}" x2="{ox + pad}" y2="{py(1)}" stroke="black"/>')
+        for p in (0, 0.25, 0.5, 0.75, 1.0):
+            parts.append(f'<text x="{ox + pad - 6}" y="{py(p) + 4}" text-anchor="end">{p:g}</text>')
+        for x in sorted(set(xs_all)):
+            parts.append(f'<text x="{px(x)}" y="{py(0) + 14}" text-anchor="middle">{x}</text>')
+        parts.append(f'<text x="{ox + width / 2}" y="{height - 12}" text-anchor="middle">{title} '
+                     f'of the own card</text>')
+        for j, name in enumerate(names):
+            color = colors[j % len(colors)]
+            pts = " ".join(f"{px(x):.1f},{py(p):.1f}" for x, p in zip(profile[name]["x"], profile[name]["p"]))
+            parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="2" points="{pts}"/>')
+            for x, p in zip(profile[name]["x"], profile[name]["p"]):
+                parts.append(f'<circle cx="{px(x):.1f}" cy="{py(p):.1f}" r="3" fill="{color}"/>')
+            share = profile[name]["share_with_weakest_third"]
+            parts.append(f'<text x="{ox + pad + 8}" y="{pad - 14 + 13 * j + 8}" fill="{color}">{name} '
+                         f'(weakest third: {share:.0%} of calls)</text>')
+    parts.append("</svg>")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(parts))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m training.cfr.bluff", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--preset", action="append", help="research preset(s) (default: all)")
+    parser.add_argument("--checkpoint", default=None, help="an exact checkpoint of that preset")
+    parser.add_argument("--out", default="docs/img", help="folder for bluff_<preset>.svg/.json")
+    args = parser.parse_args(argv)
+    from truco_env.config import PRESETS
+
+    presets = args.preset or [n for n, c in PRESETS.items() if c.single_hand]
+    for preset in presets:
+        tree = build_tree(make_config(preset))
+        if args.checkpoint:
+            from .train import restore_exact
+
+            solver = CFRSolver(tree)
+            restore_exact(solver, args.checkpoint)
+        else:
+            solver = CFRSolver(tree)
+            while solver.iteration < 1000:
+                solver.iterate(10)
+                if solver.nash_conv() <= 1e-3 * tree.utility_range:
+                    break
+        policy = solver.average_policy()
+        profile = call_profile(tree, policy)
+        out = Path(args.out)
+        svg_plot(preset, profile, out / f"bluff_{preset}.svg")
+        with open(out / f"bluff_{preset}.json", "w") as handle:
+            json.dump({"preset": preset, "iterations": solver.iteration, "nash_conv": solver.nash_conv(),
+                       "calls": profile}, handle, indent=1)
+        print(f"{preset}: NashConv {solver.nash_conv():.4f} after {solver.iteration} iterations")
+        for name, row in profile.items():
+            pts = ", ".join(f"{x}:{p:.2f}" for x, p in zip(row["x"], row["p"]))
+            print(f"  {name:13s} share with weakest third {row['share_with_weakest_third']:.1%}  P by "
+                  f"{row['strength']}: {pts}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,249 @@
+"""The whole game tree of a research preset, walked once with the rules engine and stored as flat arrays.
+
+Why flat arrays: a CFR iteration then is a handful of numpy passes over every history of one depth at once (all
+deals, i.e. all private hands of both players, together) instead of a Python walk; the engine is only run once,
+to build the tree. The tree is exact: every deal of the preset (dealer, both hands, the vira) is a root with its
+chance probability, and below it every legal action sequence the engine allows until the single hand ends.
+
+Information sets are keyed by :func:`truco_env.encoding.information_state_string` (the project's perfect-recall
+key; built incrementally here for speed, and a test checks it equals the engine's), so a solved strategy can be
+looked up from any environment or from the OpenSpiel adapter. The utility is player 0's hand point difference
+``hand_points[0] - hand_points[1]`` (the game is zero-sum).
+
+Layout (``n`` nodes, sorted by depth; depth 0 holds the deal roots):
+
+* ``parent[i]`` (-1 for roots), ``slot_in[i]``: the slot (infoset, action) of the edge into ``i`` (-1 for roots);
+* ``actor[i]``: 0 or 1 at decision nodes, -1 at terminals; ``infoset[i]`` (-1 at terminals);
+* ``utility[i]``: player 0's utility at terminals (0 elsewhere); ``chance[i]``: the deal's probability;
+* ``level_start``: node ``i`` has depth ``d`` iff ``level_start[d] <= i < level_start[d + 1]``;
+* slots: infoset ``I`` owns slots ``slot_start[I] .. slot_start[I + 1] - 1``, one per legal action, with
+  ``slot_action`` (unified action id) and ``slot_infoset``; ``infoset_player[I]``; ``infoset_keys[I]``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from truco_env import TrucoState
+from truco_env import actions as A
+from truco_env import cards as C
+from truco_env.config import TrucoConfig
+
+
+def check_solvable(config: TrucoConfig) -> None:
+    """The exact solvers walk one-hand 1v1 games only; ValueError naming what is wrong otherwise."""
+    problems = []
+    if config.num_players != 2:
+        problems.append(f"num_players={config.num_players} (needs 2)")
+    if not config.single_hand:
+        problems.append("single_hand=False (needs a one-hand game)")
+    if config.covered_card:
+        problems.append("covered_card=True (face-down cards are not supported by the exact tree)")
+    if problems:
+        raise ValueError("exact CFR needs a research variant (1v1, one hand, e.g. preset argentine-mini); "
+                         "this config has " + ", ".join(problems))
+
+
+def deal_list(config: TrucoConfig) -> list[tuple[int, tuple[str, ...], tuple[str, ...], str | None]]:
+    """Every deal ``(dealer, hand0, hand1, vira)`` of the config, hands in deck order; all equally likely."""
+    deck = [C.card_text(c, config.family) for c in C.deck(config.family, config.deck, config.deck_ranks)]
+    k = config.hand_size
+    paulista = config.family == C.PAULISTA
+    deals = []
+    for dealer in (0, 1):
+        for hand0 in itertools.combinations(deck, k):
+            rest0 = [c for c in deck if c not in hand0]
+            for hand1 in itertools.combinations(rest0, k):
+                rest1 = [c for c in rest0 if c not in hand1]
+                for vira in (rest1 if paulista else [None]):
+                    deals.append((dealer, hand0, hand1, vira))
+    return deals
+
+
+@dataclass
+class GameTree:
+    config: TrucoConfig
+    parent: np.ndarray
+    slot_in: np.ndarray
+    actor: np.ndarray
+    infoset: np.ndarray
+    utility: np.ndarray
+    chance: np.ndarray
+    level_start: np.ndarray
+    slot_start: np.ndarray
+    slot_action: np.ndarray
+    slot_infoset: np.ndarray
+    infoset_player: np.ndarray
+    infoset_keys: list[str]
+    infoset_rep: np.ndarray  # one node of each infoset (own reach is equal on all of them: perfect recall)
+
+    @property
+    def num_nodes(self) -> int:
+        return len(self.parent)
+
+    @property
+    def num_terminals(self) -> int:
+        return int((self.actor < 0).sum())
+
+    @property
+    def num_infosets(self) -> int:
+        return len(self.infoset_keys)
+
+    @property
+    def num_slots(self) -> int:
+        return len(self.slot_action)
+
+    @property
+    def num_deals(self) -> int:
+        return int(self.level_start[1])
+
+    @property
+    def utility_range(self) -> float:
+        term = self.actor < 0
+        return float(self.utility[term].max() - self.utility[term].min())
+
+    def infosets_of(self, player: int) -> int:
+        return int((self.infoset_player == player).sum())
+
+    def fingerprint(self) -> str:
+        """A hash of the rules, the infoset keys and their actions: a checkpoint of another game will not match."""
+        h = hashlib.sha256()
+        h.update(repr(sorted(self.config.to_dict().items())).encode())
+        h.update("\n".join(self.infoset_keys).encode())
+        h.update(self.slot_start.astype(np.int64).tobytes())
+        h.update(self.slot_action.astype(np.int64).tobytes())
+        return h.hexdigest()[:32]
+
+    def summary(self) -> dict:
+        return {"deals": self.num_deals, "histories": self.num_nodes - self.num_deals,
+                "decision_nodes": self.num_nodes - self.num_terminals, "terminals": self.num_terminals,
+                "infosets": [self.infosets_of(0), self.infosets_of(1)], "slots": self.num_slots,
+                "depth": len(self.level_start) - 2, "utility_range": self.utility_range}
+
+
+def build_tree(config: TrucoConfig) -> GameTree:
+    """Walk every deal of ``config`` with the engine and return the flat tree (see the module docstring)."""
+    check_solvable(config)
+    family = config.family
+    deals = deal_list(config)
+    p_deal = 1.0 / len(deals)
+    # per node, in creation (depth-first) order
+    depth_l: list[int] = []
+    parent_l: list[int] = []
+    slot_l: list[int] = []
+    actor_l: list[int] = []
+    infoset_l: list[int] = []
+    util_l: list[float] = []
+    keys: dict[str, int] = {}
+    key_list: list[str] = []
+    slot_start = [0]
+    slot_action: list[int] = []
+    infoset_player: list[int] = []
+    action_ids = {}  # name -> id cache
+
+    def aid(name: str) -> int:
+        v = action_ids.get(name)
+        if v is None:
+            v = action_ids[name] = A.action_id(name, family)
+        return v
+
+    for dealer, hand0, hand1, vira in deals:
+        state = TrucoState.new(config, seed=0, deal={"hands": [list(hand0), list(hand1)], "vira": vira,
+                                                     "dealer": dealer})
+        before = state.score
+        prefixes = []
+        for viewer, hand in ((0, hand0), (1, hand1)):
+            prefixes.append(f"p{viewer}|{','.join(hand)}/{vira}/{before[0]}-{before[1]}/d{(dealer - viewer) % 2}:")
+        # stack of (state, depth, parent index, slot in, moves so far as (seat, name))
+        stack = [(state, 0, -1, -1, ())]
+        while stack:
+            st, depth, par, slot, moves = stack.pop()
+            index = len(parent_l)
+            depth_l.append(depth)
+            parent_l.append(par)
+            slot_l.append(slot)
+            if st.is_over:
+                hp = st.hand_points
+                actor_l.append(-1)
+                infoset_l.append(-1)
+                util_l.append(float(hp[0] - hp[1]))
+                continue
+            seat = st.actor
+            legal = st.legal_actions()
+            shown = ",".join(f"{kind}{(s - seat) % 2}={'-' if v is None else v}"
+                             for kind, announced in (("e", st.envido_announcements), ("f", st.flor_announcements))
+                             for s, v in announced)
+            key = (prefixes[seat] + " ".join(f"{(s - seat) % 2}{name}" for s, name in moves) + "|" + shown)
+            info = keys.get(key)
+            if info is None:
+                info = keys[key] = len(key_list)
+                key_list.append(key)
+                infoset_player.append(seat)
+                slot_action.extend(aid(a) for a in legal)
+                slot_start.append(len(slot_action))
+            else:
+                ids = slot_action[slot_start[info]:slot_start[info + 1]]
+                if ids != [aid(a) for a in legal]:  # perfect recall and the key must fix the legal actions
+                    raise RuntimeError(f"infoset {key!r} has different legal actions in two histories")
+            actor_l.append(seat)
+            infoset_l.append(info)
+            util_l.append(0.0)
+            first = slot_start[info]
+            for j, action in enumerate(legal):
+                child = st.clone()
+                child.apply(action)
+                stack.append((child, depth + 1, index, first + j, moves + ((seat, action),)))
+
+    depth = np.asarray(depth_l, dtype=np.int32)
+    order = np.argsort(depth, kind="stable")
+    new_index = np.empty_like(order)
+    new_index[order] = np.arange(len(order))
+    parent = np.asarray(parent_l, dtype=np.int64)[order]
+    parent = np.where(parent >= 0, new_index[np.maximum(parent, 0)], -1)
+    max_depth = int(depth.max())
+    level_start = np.searchsorted(depth[order], np.arange(max_depth + 2)).astype(np.int64)
+    infoset = np.asarray(infoset_l, dtype=np.int64)[order]
+    rep = np.full(len(key_list), -1, dtype=np.int64)
+    decision = np.flatnonzero(infoset >= 0)
+    rep[infoset[decision][::-1]] = decision[::-1]  # first node of each infoset
+    slot_start_a = np.asarray(slot_start, dtype=np.int64)
+    counts = np.diff(slot_start_a)
+    return GameTree(
+        config=config,
+        parent=parent,
+        slot_in=np.asarray(slot_l, dtype=np.int64)[order],
+        actor=np.asarray(actor_l, dtype=np.int8)[order],
+        infoset=infoset,
+        utility=np.asarray(util_l, dtype=np.float64)[order],
+        chance=np.full(len(order), p_deal),
+        level_start=level_start,
+        slot_start=slot_start_a,
+        slot_action=np.asarray(slot_action, dtype=np.int16),
+        slot_infoset=np.repeat(np.arange(len(key_list), dtype=np.int64), counts),
+        infoset_player=np.asarray(infoset_player, dtype=np.int8),
+        infoset_keys=key_list,
+        infoset_rep=rep,
+    )
+
+
+_CACHE: dict[str, GameTree] = {}
+
+
+def tree_for(config: TrucoConfig) -> GameTree:
+    """``build_tree`` memoised per config (the tree is read-only once built)."""
+    key = repr(sorted(config.to_dict().items()))
+    if key not in _CACHE:
+        _CACHE[key] = build_tree(config)
+    return _CACHE[key]
+
+
+def num_deals(config: TrucoConfig) -> int:
+    n = len(C.deck(config.family, config.deck, config.deck_ranks))
+    k = config.hand_size
+    deals = 2 * math.comb(n, k) * math.comb(n - k, k)
+    return deals * (n - 2 * k) if config.family == C.PAULISTA else deals
