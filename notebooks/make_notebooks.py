@@ -131,7 +131,65 @@ EXPORT = [
      """),
 ]
 
-NOTEBOOKS = {"01_environment_tour.ipynb": TOUR, "04_export_onnx.ipynb": EXPORT}
+CFR = [
+    ("md", """
+     # CFR on a research preset: exploitability and bluffing
+
+     `paulista-mini` is Truco Paulista cut down to one card each from a 12-card deck plus the vira, with the
+     whole truco/seis/nove/doze ladder: small enough to walk the whole game tree and compute exact NashConv.
+     """),
+    ("code", FAST),
+    ("code", """
+     from truco_env import make_config
+     from training.cfr.tree import build_tree
+     from training.cfr.solver import CFRSolver
+
+     tree = build_tree(make_config("paulista-mini"))
+     print(tree.num_nodes, "histories,", tree.num_infosets, "information sets")
+     """),
+    ("code", """
+     solver = CFRSolver(tree, algorithm="cfr+")
+     curve = []
+     for step in range(4 if FAST else 40):
+         solver.iterate(1 if FAST else 2)
+         curve.append((solver.iteration, solver.nash_conv()))
+     print(curve[-1])
+     """),
+    ("code", """
+     import matplotlib
+     matplotlib.use("Agg")
+     import matplotlib.pyplot as plt
+
+     fig, ax = plt.subplots(figsize=(5, 3))
+     ax.loglog([i for i, _ in curve], [v for _, v in curve], marker="o")
+     ax.set_xlabel("CFR+ iterations")
+     ax.set_ylabel("NashConv (points)")
+     ax.set_title("paulista-mini")
+     plt.show()
+     """),
+    ("md", """
+     ## Bluffing at equilibrium
+
+     The probability of each call against the caller's card strength, and the share of calls made with the
+     weakest third of hands.
+     """),
+    ("code", """
+     from training.cfr.bluff import call_profile
+
+     profile = call_profile(tree, solver.average_policy())
+     fig, ax = plt.subplots(figsize=(5, 3))
+     for name, entry in profile.items():
+         ax.plot(entry["x"], entry["p"], marker=".", label=name)
+         print(f"{name}: {entry['share_with_weakest_third']:.0%} of its calls come from the weakest third")
+     ax.set_xlabel("trick strength of the card")
+     ax.set_ylabel("probability of the call")
+     ax.legend()
+     plt.show()
+     """),
+]
+
+NOTEBOOKS = {"01_environment_tour.ipynb": TOUR, "02_cfr_research_preset.ipynb": CFR,
+             "04_export_onnx.ipynb": EXPORT}
 
 
 def build(name: str, cells: list[tuple[str, str]]) -> None:
