@@ -71,18 +71,20 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.env_logger import EnvLogger
 
+from . import _kernel as K
 from . import actions as A
 from . import cards as C
 from .config import make_config
 from .encoding import (
     OBSERVATION_SIZE,
-    encode_action_mask,
     encode_information_state,
     encode_observation,
     information_state_string,
 )
 from .engine import TrucoState
+from .fast import FastState, options_array
 from .render import render_text
 
 EPISODES = ("match", "hand")
@@ -128,9 +130,13 @@ class TrucoEnv(AECEnv):
             "action_mask": spaces.Box(0, 1, (A.NUM_ACTIONS,), dtype=np.int8),
         })
         self._observation_spaces = {a: obs_space for a in self.possible_agents}
+        self._seats = {a: i for i, a in enumerate(self.possible_agents)}
         self.state_space = spaces.Box(0.0, 1.0, (STATE_SIZE,), dtype=np.float32)
-        self._game: TrucoState | None = None
+        self._game: FastState | None = None  # the match, on the fast engine (same rules, same records)
         self._seed_rng: random.Random | None = None
+        # the observation fields fixed by the rules, written once; observe() copies this and fills in the rest
+        self._obs_template = np.zeros(OBSERVATION_SIZE, dtype=np.float32)
+        self._cfg_array = None
 
     # -- spaces and names ---------------------------------------------------------------------------------
 
@@ -146,10 +152,11 @@ class TrucoEnv(AECEnv):
 
     @property
     def game(self) -> TrucoState:
-        """The engine state of the current match (read it, do not mutate it)."""
+        """The engine state of the current match (read it, do not mutate it): a reference-engine
+        :class:`TrucoState` kept in step with the fast engine that plays the match."""
         if self._game is None:
             raise RuntimeError("call reset() before using the environment")
-        return self._game
+        return self._game.reference()
 
     # -- the AEC cycle ------------------------------------------------------------------------------------
 
@@ -167,8 +174,11 @@ class TrucoEnv(AECEnv):
             match_seed = seed
             if seed is None:
                 match_seed = (self._seed_rng or random.SystemRandom()).randrange(2 ** 63)
-            self._game = TrucoState.new(self.config, seed=match_seed, deal=options.get("deal"),
-                                        score=options.get("score"))
+            self._game = FastState.new(self.config, seed=match_seed, deal=options.get("deal"),
+                                       score=options.get("score"))
+            if self._cfg_array is None:
+                self._cfg_array = self._game.config_array
+                K.encode_static(self._cfg_array, options_array(self.config), self._obs_template)
         self._forfeit = None
         self._episode_hand = self._game.hand_index
         self.agents = list(self.possible_agents)
@@ -182,35 +192,42 @@ class TrucoEnv(AECEnv):
     _forfeit: int | None = None
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        seat = self.possible_agents.index(agent)
-        game = self.game
-        mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
-        if game.actor == seat and not self.terminations.get(agent, True) and self._forfeit is None:
-            encode_action_mask(game, mask)
-        return {"observation": encode_observation(game, seat), "action_mask": mask}
+        seat = self._seats.get(agent)
+        if seat is None:
+            seat = self.possible_agents.index(agent)  # ValueError naming the unknown agent
+        game = self._game
+        if game is None:
+            raise RuntimeError("call reset() before using the environment")
+        obs = self._obs_template.copy()
+        K.encode_obs(game._st, self._cfg_array, seat, obs)
+        if game._st[K.S_ACTOR] == seat and not self.terminations.get(agent, True) and self._forfeit is None:
+            mask = game._mask.copy()
+        else:
+            mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+        return {"observation": obs, "action_mask": mask}
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        game = self.game
+        game = self._game
         seat = game.actor
-        name = self._action_name(action)
+        action_id = self._action_id(action)
         self._cumulative_rewards[agent] = 0.0
         self.rewards = {a: 0.0 for a in self.agents}
-        if name not in game.legal_actions():
+        if action_id not in game._legal:
             if self.illegal_action == "raise":
-                game.apply(name)  # raises ValueError naming the action and the legal ones
+                game.apply(self.action_names[action_id])  # raises ValueError naming the action and the legal ones
             self._forfeit = game.team_of(seat)
             self._team_rewards(-1.0 if game.team_of(seat) == 0 else 1.0)
             self._end_episode()
             return
         hand_before = game.hand_index
-        game.apply(name)
+        game._apply_id(action_id)
         hand_ended = game.is_over or game.hand_index != hand_before
         if self.reward_mode == "points" and hand_ended:
-            points = game.hand_records[hand_before]["points"]
+            points = game.hand_points(hand_before)
             self._team_rewards(float(points[0] - points[1]))
         if game.is_over and self.reward_mode == "match" and game.winner is not None:
             self._team_rewards(1.0 if game.winner == 0 else -1.0)
@@ -222,9 +239,12 @@ class TrucoEnv(AECEnv):
         if self.render_mode == "human":
             self.render()
 
-    def _action_name(self, action: Any) -> str:
+    def _action_id(self, action: Any) -> int:
+        if type(action) is int and 0 <= action < A.NUM_ACTIONS:
+            return action
         if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
-            return A.action_name(int(action), self.family)
+            A.action_name(int(action), self.family)  # ValueError when out of range
+            return int(action)
         raise ValueError(f"action must be an integer id 0..{A.NUM_ACTIONS - 1} "
                          f"(use env.unwrapped.action_id(name) for names), got {action!r}")
 
@@ -260,7 +280,9 @@ class TrucoEnv(AECEnv):
 
     def match_record(self, include_legal: bool = False) -> dict:
         """The match so far in INTERFACE.md record form (JSON-serialisable)."""
-        return self.game.match_record(include_legal=include_legal)
+        if self._game is None:
+            raise RuntimeError("call reset() before using the environment")
+        return self._game.match_record(include_legal=include_legal)
 
     def render(self) -> str | None:
         if self.render_mode is None:
@@ -281,7 +303,49 @@ def raw_env(preset: str = "argentine", **kwargs: Any) -> TrucoEnv:
     return TrucoEnv(preset, **kwargs)
 
 
+def _forwarded(name: str) -> property:
+    """A wrapper attribute read straight from the environment once reset (PettingZoo's wrappers find it through
+    ``__getattr__``, which first fails a normal lookup: the slowest path of an AEC loop)."""
+
+    def get(self: Any) -> Any:
+        if not self._has_reset:
+            raise AttributeError(f"{name} cannot be accessed before reset")
+        return getattr(self.env, name)
+
+    def set_(self: Any, value: Any) -> None:
+        setattr(self.env, name, value)
+
+    return property(get, set_)
+
+
+class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's order-enforcing wrapper with the same checks and errors, minus its per-access overhead:
+    the attributes an AEC loop reads every step are properties, and ``last()`` reads the environment once."""
+
+    agents = _forwarded("agents")
+    agent_selection = _forwarded("agent_selection")
+    rewards = _forwarded("rewards")
+    terminations = _forwarded("terminations")
+    truncations = _forwarded("truncations")
+    infos = _forwarded("infos")
+
+    def last(self, observe: bool = True) -> tuple:
+        if not self._has_reset:
+            EnvLogger.error_observe_before_reset()
+        return self.env.last(observe)
+
+    def step(self, action: Any) -> None:
+        if self._has_reset and self.env.agents:
+            self._has_updated = True
+            self.env.step(action)
+        else:
+            super().step(action)
+
+    def __str__(self) -> str:
+        return str(self.env)
+
+
 def env(preset: str = "argentine", **kwargs: Any) -> AECEnv:
     """The environment wrapped in PettingZoo's order-enforcing wrapper (actions are checked by the env itself,
     so a bad one raises ``ValueError`` rather than an assertion)."""
-    return wrappers.OrderEnforcingWrapper(raw_env(preset, **kwargs))
+    return _OrderEnforcing(raw_env(preset, **kwargs))

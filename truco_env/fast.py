@@ -1,0 +1,400 @@
+"""The fast engine: the same matches as :class:`truco_env.engine.TrucoState`, on the compiled core of
+:mod:`truco_env._kernel`.
+
+``FastState`` has the engine's API for playing (``new``, ``legal_actions``, ``apply``, ``actor``, ``phase``,
+``score``, ``is_over``, ``winner``, ``hand_index``, ``match_record``, ``clone``) plus integer entry points that
+skip action names (``legal_mask``, ``apply_id``, ``encode_observation``). Deals come from the reference procedure
+(``random.Random(f"{seed}:{k}")`` shuffling ``cards.deck(...)``), so a seeded match with the same actions is the
+same match in both engines: ``tests/test_fast_engine.py`` demands identical records for thousands of matches.
+
+``FastState.reference()`` returns a :class:`TrucoState` of the same match (built once, then kept in step by
+applying the new actions), for everything the fast engine does not offer itself (rendering, information states).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import numpy as np
+
+from . import _kernel as K
+from . import actions as A
+from . import cards as C
+from .config import DEFAULT_FLOR_VALUES, TrucoConfig
+from .engine import LADDER_CALLS, LADDER_VALUES, TrucoState, _check_score, _parse_deal
+
+_WORD_BITS = 32 * 160  # generator outputs drawn per deal: a 40-card shuffle needs about 55
+PHASE_NAMES = ("play", "truco", "envido", "flor_declare", "flor_contest", "onze", "over", "deal")
+
+
+def config_array(config: TrucoConfig) -> np.ndarray:
+    """The rules as the int32 vector the kernel reads (layout: ``truco_env._kernel.C_*``)."""
+    c = config
+    cfg = np.zeros(K.CFG_SIZE, dtype=np.int32)
+    family = 0 if c.family == C.ARGENTINE else 1
+    values = {
+        K.C_FAMILY: family, K.C_N: c.num_players, K.C_TARGET: c.target_score,
+        K.C_ROT: int(c.deal_rotation == "against_play"), K.C_RESPONDER: int(c.responder == "team_pie"),
+        K.C_LEAD_TIE: ("same_leader", "first_tied_card", "next_after_leader").index(c.lead_after_tie),
+        K.C_PARTNER_TIE: int(c.partner_tie_wins_trick), K.C_END_IMM: int(c.end_match_immediately),
+        K.C_MALAS: int(bool(c.malas_buenas)),
+        K.C_FALTA: ("leader_needs", "malas_match", "whole_match").index(c.falta_envido),
+        K.C_ENV_TIE: int(c.envido_tie == "mano_team"), K.C_ENV_OPENERS: int(c.envido_openers == "pie_only"),
+        K.C_ENV_AFTER_TRUCO: int(c.envido_after_truco_accepted), K.C_ENV_PRIMERO: int(c.envido_primero),
+        K.C_ENV_PRIMERO_PLAYED: int(c.envido_primero_after_played), K.C_FLOR: int(c.flor),
+        K.C_MAZO_BONUS: int(c.mazo_first_trick_bonus), K.C_PICA: int(c.pica_pica),
+        K.C_DECK: int(c.deck == "clean"),
+        K.C_ALL_TIED: ("no_points", "dealer_team", "mao_team").index(c.all_tricks_tied),
+        K.C_ONZE: int(c.mao_de_onze), K.C_ONZE_ANY: int(c.mao_de_onze_decider == "any_accepts"),
+        K.C_ONZE_TRUCO_LOSES: int(c.mao_de_onze_truco == "caller_loses_match"), K.C_FERRO: int(c.mao_de_ferro),
+        K.C_FERRO_BLIND: int(c.mao_de_ferro_blind), K.C_FORBID_USELESS: int(c.forbid_useless_raise),
+        K.C_COVERED: int(c.covered_card), K.C_PMAZO: int(c.paulista_mazo), K.C_HAND_SIZE: c.hand_size,
+        K.C_SINGLE: int(c.single_hand),
+    }
+    for index, value in values.items():
+        cfg[index] = value
+    for i, key in enumerate(DEFAULT_FLOR_VALUES):
+        cfg[K.C_FV + i] = c.flor_values[key]
+    deck = C.deck(c.family, c.deck, c.deck_ranks)
+    cfg[K.C_DECK_LEN] = len(deck)
+    cfg[K.C_DECK_CARDS:K.C_DECK_CARDS + len(deck)] = deck
+    calls = LADDER_CALLS[c.family]
+    cfg[K.C_NLADDER] = len(calls)
+    for i, call in enumerate(calls):
+        cfg[K.C_LADDER_ACT + i] = A.CALL_BASE + A.CALLS.index(call)
+    for i, value in enumerate(LADDER_VALUES[c.family]):
+        cfg[K.C_LADDER_VAL + i] = value
+    for card in range(C.NUM_CARDS):
+        manilha = -1
+        if c.family == C.PAULISTA:
+            try:
+                manilha = C.manilha_rank_index(card, c.deck, c.deck_ranks)
+            except ValueError:
+                manilha = -1
+        cfg[K.C_MANILHA_OF + card] = manilha
+    return cfg
+
+
+def options_array(config: TrucoConfig) -> np.ndarray:
+    from .encoding import options_vector
+
+    return options_vector(config).astype(np.float32)
+
+
+_CFG_CACHE: dict[int, tuple[TrucoConfig, np.ndarray, list[int]]] = {}
+
+
+def _cached_config(config: TrucoConfig) -> tuple[np.ndarray, list[int]]:
+    """config_array and deck of a config object, computed once per object (configs are immutable)."""
+    entry = _CFG_CACHE.get(id(config))
+    if entry is None or entry[0] is not config:
+        if len(_CFG_CACHE) > 256:
+            _CFG_CACHE.clear()
+        entry = (config, config_array(config), list(C.deck(config.family, config.deck, config.deck_ranks)))
+        _CFG_CACHE[id(config)] = entry
+    return entry[1], entry[2]
+
+
+class FastState:
+    """One match on the fast engine; see the module docstring."""
+
+    __slots__ = (
+        "_buf",
+        "_cfg",
+        "_deck",
+        "_first_deal",
+        "_first_score",
+        "_forced_next",
+        "_hands",
+        "_legal",
+        "_log",
+        "_mask",
+        "_name_ids",
+        "_names",
+        "_ref",
+        "_ref_done",
+        "_st",
+        "config",
+        "family",
+        "num_players",
+        "seed",
+        "target",
+    )
+
+    @classmethod
+    def new(cls, config: TrucoConfig, seed: int | None = None, deal: dict | None = None,
+            score: list[int] | tuple[int, int] | None = None) -> FastState:
+        if not isinstance(config, TrucoConfig):
+            raise ValueError(f"config must be a TrucoConfig (see truco_env.config.make_config), got {config!r}")
+        self = cls.__new__(cls)
+        self.config = config
+        self.family = config.family
+        self.num_players = config.num_players
+        self.target = config.target_score
+        if seed is None:
+            seed = random.SystemRandom().randrange(2 ** 63)
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise ValueError(f"seed must be an integer or None, got {seed!r}")
+        self.seed = seed
+        start_score = _check_score(score, config.target_score)
+        forced = _parse_deal(deal, config) if deal is not None else {}
+        self._cfg, self._deck = _cached_config(config)
+        self._st = np.zeros(K.STATE_SIZE, dtype=np.int32)
+        self._mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+        self._buf = np.zeros(A.NUM_ACTIONS, dtype=np.int32)
+        self._legal: list[int] = []
+        self._names = A._NAMES[config.family]
+        self._name_ids = A._IDS[config.family]
+        self._hands: list[list[Any]] = []  # per hand: see _open_hand
+        self._log: list[tuple[int, int]] = []  # (seat, action id) of the whole match
+        self._forced_next = None
+        self._first_deal = deal
+        self._first_score = None if score is None else list(score)
+        self._ref = None
+        self._ref_done = 0
+        dealer = forced.get("dealer")
+        if dealer is None:
+            dealer = random.Random(f"{seed}:dealer").randrange(self.num_players)
+        K.new_match(self._st, self._cfg, dealer, start_score[0], start_score[1])
+        self._deal(forced.get("hands"), forced.get("vira"))
+        return self
+
+    # -- dealing ------------------------------------------------------------------------------------------
+
+    def _deal(self, hands: list[list[int]] | None, vira: int | None) -> None:
+        st = self._st
+        if hands is None:
+            # random.Random(f"{seed}:{k}").shuffle(deck), the reference deal, from a batch of the generator's
+            # 32-bit outputs (getrandbits(32 * m) returns m successive outputs, the first least significant)
+            rng = random.Random(f"{self.seed}:{st[K.S_DEAL_NUMBER]}")
+            bits = _WORD_BITS
+            words = np.frombuffer(rng.getrandbits(bits).to_bytes(bits // 8, "little"), dtype="<u4")
+            count = K.deal_from_words(st, self._cfg, words, self._mask, self._buf)
+            if count < 0:  # more rejections than words (practically never): shuffle in Python
+                self._deal(*self._python_deal())
+                return
+        else:
+            cards = [c for h in hands for c in h]
+            count = K.deal_and_legal(st, self._cfg, np.array(cards, dtype=np.int32), -1 if vira is None else vira,
+                                     self._mask, self._buf)
+        self._legal = self._buf[:count].tolist()
+        self._open_hand()
+
+    def _python_deal(self) -> tuple[list[list[int]], int | None]:
+        """The reference deal, written as TrucoState._deal writes it."""
+        st = self._st
+        n = self.num_players
+        hs = self.config.hand_size
+        deck = list(self._deck)
+        random.Random(f"{self.seed}:{st[K.S_DEAL_NUMBER]}").shuffle(deck)
+        mano = (int(st[K.S_DEALER]) + 1) % n
+        hands: list[list[int]] = [[] for _ in range(n)]
+        for k in range(hs * n):
+            hands[(mano + k) % n].append(deck[k])
+        return hands, (deck[hs * n] if self.family == C.PAULISTA else None)
+
+    def _open_hand(self) -> None:
+        st = self._st
+        n = self.num_players
+        pair = None
+        if st[K.S_NSEATS] != n:
+            pair = (int(st[K.S_SEATS]), int(st[K.S_SEATS + 1]))
+        # [dealer, dealt (per seat), vira, score_before, pair, first log index, legal lists, points, score_after]
+        self._hands.append([int(st[K.S_DEALER]), st[K.S_DEALT:K.S_DEALT + 3 * n].reshape(n, 3).tolist(),
+                            int(st[K.S_VIRA]), (int(st[K.S_SCORE]), int(st[K.S_SCORE + 1])), pair,
+                            len(self._log), [], None, None])
+
+    # -- queries --------------------------------------------------------------------------------------------
+
+    @property
+    def state_array(self) -> np.ndarray:
+        return self._st
+
+    @property
+    def config_array(self) -> np.ndarray:
+        return self._cfg
+
+    @property
+    def actor(self) -> int | None:
+        a = int(self._st[K.S_ACTOR])
+        return None if a < 0 else a
+
+    @property
+    def phase(self) -> str:
+        return PHASE_NAMES[self._st[K.S_PHASE]]
+
+    @property
+    def is_over(self) -> bool:
+        return bool(self._st[K.S_IS_OVER])
+
+    @property
+    def winner(self) -> int | None:
+        w = int(self._st[K.S_WINNER])
+        return None if w < 0 else w
+
+    @property
+    def score(self) -> tuple[int, int]:
+        return int(self._st[K.S_SCORE]), int(self._st[K.S_SCORE + 1])
+
+    @property
+    def hand_index(self) -> int:
+        return len(self._hands) - 1
+
+    @property
+    def decisions(self) -> int:
+        return int(self._st[K.S_DECISIONS])
+
+    def team_of(self, seat: int) -> int:
+        return seat % 2
+
+    def hand_points(self, index: int) -> list[int]:
+        """Points of hand ``index`` (final once that hand is over)."""
+        record = self._hands[index]
+        if record[7] is not None:
+            return list(record[7])
+        return [int(self._st[K.S_HP]), int(self._st[K.S_HP + 1])]
+
+    def legal_mask(self) -> np.ndarray:
+        """The actor's legal actions as an int8 mask over the action ids (a view: copy it to keep it)."""
+        return self._mask
+
+    def legal_ids(self) -> list[int]:
+        """The legal action ids in the engine's order (a new list)."""
+        return list(self._legal)
+
+    def legal_actions(self) -> list[str]:
+        names = self._names
+        return [names[i] for i in self._legal]
+
+    # -- acting ---------------------------------------------------------------------------------------------
+
+    def apply(self, action: str) -> None:
+        """Apply an action name; ValueError (the engine's message) if illegal."""
+        action_id = self._name_ids.get(action) if isinstance(action, str) else None
+        if action_id is None or action_id not in self._legal:
+            if self.is_over:
+                raise ValueError(f"illegal action {action!r}: the match is over, no action is legal")
+            raise ValueError(f"illegal action {action!r} for seat {self.actor} ({self.phase} phase); "
+                             f"legal actions: {self.legal_actions()}")
+        self._apply_id(action_id)
+
+    def apply_id(self, action_id: int) -> None:
+        """Apply an action id; ValueError (the engine's message) if it is not legal."""
+        if type(action_id) is not int and isinstance(action_id, (int, np.integer)) and not isinstance(action_id, bool):
+            action_id = int(action_id)
+        if action_id not in self._legal or type(action_id) is not int:
+            name = self._names[action_id] if isinstance(action_id, int) and 0 <= action_id < A.NUM_ACTIONS \
+                else action_id
+            self.apply(name)  # raises
+        self._apply_id(action_id)
+
+    def _apply_id(self, action_id: int) -> None:
+        st = self._st
+        hand = self._hands[-1]
+        hand[6].append(self._legal)
+        self._log.append((int(st[K.S_ACTOR]), action_id))
+        result = K.step(st, self._cfg, action_id, self._mask, self._buf)
+        if result < K.CLOSED:
+            self._legal = self._buf[:result].tolist()
+            return
+        hand[7] = (int(st[K.S_LAST_HP]), int(st[K.S_LAST_HP + 1]))
+        # score_after of the closed hand is the score now: nothing credits between a close and the next start
+        hand[8] = (int(st[K.S_SCORE]), int(st[K.S_SCORE + 1]))
+        if result & K.NEEDS_DEAL:
+            forced, self._forced_next = self._forced_next or {}, None
+            self._deal(forced.get("hands"), forced.get("vira"))
+        elif result & K.ENDED:
+            self._legal = []
+        else:  # the next pica-pica duel started inside the kernel
+            self._legal = self._buf[:result & 255].tolist()
+            self._open_hand()
+
+    def force_next_deal(self, deal: dict) -> None:
+        if isinstance(deal, dict) and "dealer" in deal:
+            raise ValueError("force_next_deal: the next dealer follows the rotation; give only 'hands' and 'vira'")
+        parsed = _parse_deal(deal, self.config)
+        if "hands" not in parsed:
+            raise ValueError("force_next_deal needs 'hands' (and 'vira' in Paulista)")
+        self._forced_next = parsed
+
+    def clone(self) -> FastState:
+        other = FastState.__new__(FastState)
+        for name in FastState.__slots__:
+            setattr(other, name, getattr(self, name))
+        other._st = self._st.copy()
+        other._mask = self._mask.copy()
+        other._buf = self._buf.copy()
+        other._hands = [list(h) for h in self._hands]
+        other._hands[-1][6] = list(self._hands[-1][6])
+        other._log = list(self._log)
+        other._ref = None
+        other._ref_done = 0
+        return other
+
+    # -- observations -----------------------------------------------------------------------------------------
+
+    def encode_observation(self, viewer: int, out: np.ndarray) -> np.ndarray:
+        """``truco_env.encoding.encode_observation`` into ``out``, whose static tail must already hold
+        ``K.encode_static`` (see :func:`observation_buffer`)."""
+        K.encode_obs(self._st, self._cfg, viewer, out)
+        return out
+
+    def observation_buffer(self) -> np.ndarray:
+        out = np.zeros(K.OBS_SIZE, dtype=np.float32)
+        K.encode_static(self._cfg, options_array(self.config), out)
+        return out
+
+    # -- records --------------------------------------------------------------------------------------------
+
+    def _export_hand(self, index: int, include_legal: bool) -> dict:
+        dealer, dealt, vira, score_before, pair, start, legal_lists, points, score_after = self._hands[index]
+        hs = self.config.hand_size
+        family = self.family
+        end = self._hands[index + 1][5] if index + 1 < len(self._hands) else len(self._log)
+        names = self._names
+        actions = self._log[start:end]
+        if include_legal:
+            out_actions = []
+            for (seat, action), legal in zip(actions, legal_lists):
+                out_actions.append([seat, names[action], [names[i] for i in legal]])
+        else:
+            out_actions = [[seat, names[action]] for seat, action in actions]
+        record = {
+            "dealer": dealer,
+            "deal": {"hands": [[C.card_text(c, family) for c in h[:hs]] for h in dealt],
+                     "vira": None if vira < 0 else C.card_text(vira, family)},
+            "score_before": list(score_before),
+            "actions": out_actions,
+            "points": list(points) if points is not None else [int(self._st[K.S_HP]), int(self._st[K.S_HP + 1])],
+            "score_after": list(score_after) if score_after is not None else list(self.score),
+        }
+        if pair is not None:
+            record["pair"] = list(pair)
+        return record
+
+    @property
+    def hand_records(self) -> list[dict]:
+        return [self._export_hand(i, False) for i in range(len(self._hands))]
+
+    def match_record(self, include_legal: bool = False) -> dict:
+        return {
+            "rules": self.config.to_dict(),
+            "hands": [self._export_hand(i, include_legal) for i in range(len(self._hands))],
+            "winner": self.winner,
+        }
+
+    # -- the reference engine, in step -------------------------------------------------------------------------
+
+    def reference(self) -> TrucoState:
+        """A :class:`TrucoState` of this very match (kept in step lazily; read it, do not mutate it)."""
+        if self._ref is None:
+            self._ref = TrucoState.new(self.config, seed=self.seed, deal=self._first_deal, score=self._first_score)
+            self._ref_done = 0
+        ref = self._ref
+        names = self._names
+        log = self._log
+        for k in range(self._ref_done, len(log)):
+            ref.apply(names[log[k][1]])
+        self._ref_done = len(log)
+        return ref

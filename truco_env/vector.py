@@ -1,0 +1,315 @@
+"""A batched environment: N matches stepped at once on the compiled fast engine (:mod:`truco_env._kernel`).
+
+Usage::
+
+    from truco_env.vector import VectorEnv
+
+    venv = VectorEnv("argentine", num_envs=1024, seed=0)          # num_workers=2: two worker processes
+    obs, mask, actor = venv.reset()
+    for _ in range(1000):
+        actions = venv.random_actions()                         # or your policy, one legal id per env
+        obs, mask, reward, actor, done = venv.step(actions)
+    venv.close()
+
+Every call returns stacked arrays, one row per match: ``obs`` (N, 1068) float32, the observation of the seat to
+act in exactly the layout of the AEC environment (``truco_env.encoding``); ``mask`` (N, 98) int8, its legal
+actions; ``actor`` (N,) int32, that seat; ``reward`` (N, num_players) float32 for every seat of the match
+(``reward="match"``: +1/-1 when a match ends; ``"points"``: each hand's point difference when it ends); ``done``
+(N,) bool, a match ended at this step. Finished matches restart at once (auto-reset): ``obs``, ``mask`` and
+``actor`` of a done row already belong to the new match, and ``venv.info`` keeps the result of the finished one
+(columns ``truco_env._kernel.INFO_*``: hand closed, hand points, score, winner, done).
+
+The arrays are buffers that the next ``step`` overwrites: copy what you keep. Illegal actions raise ValueError
+naming the first offending env, and no env moves.
+
+Why a separate generator for deals: the reference engine deals hand ``k`` of a match from
+``random.Random(f"{seed}:{k}")``, which costs more than a whole decision here; the vector env shuffles with a
+per-match splitmix64 stream instead. The rules are the same: with ``record=True`` every finished match is kept
+as an INTERFACE.md record (``venv.finished_records``) that ``truco replay`` re-simulates through the reference
+engine (``tests/test_vector.py`` does so for thousands of matches).
+
+Why processes, not threads: the kernel is plain compiled code per match, so N matches split into independent
+slices; ``num_workers`` processes each step one slice into shared memory, and the parent only hands out actions.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+from multiprocessing import shared_memory
+from typing import Any
+
+import numpy as np
+
+from . import _kernel as K
+from . import actions as A
+from . import cards as C
+from .config import make_config
+from .fast import config_array, options_array
+
+REWARDS = ("match", "points")
+
+
+def _seed_streams(seed: int | None, num_envs: int) -> np.ndarray:
+    """Independent generator states per env (splitmix64 needs only distinct, well-mixed starting points)."""
+    seq = np.random.SeedSequence(seed)
+    return seq.generate_state(num_envs, dtype=np.uint64)
+
+
+class _Buffers:
+    """The arrays shared by the parent and the workers, laid out in one block (shared memory when workers>0)."""
+
+    def __init__(self, num_envs: int, num_players: int, shm_name: str | None = None, create: bool = False):
+        specs = [("states", (num_envs, K.STATE_SIZE), np.int32), ("obs", (num_envs, K.OBS_SIZE), np.float32),
+                 ("masks", (num_envs, A.NUM_ACTIONS), np.int8), ("actions", (num_envs,), np.int32),
+                 ("actors", (num_envs,), np.int32), ("rewards", (num_envs, num_players), np.float32),
+                 ("info", (num_envs, K.INFO_SIZE), np.int32), ("rng", (num_envs,), np.uint64)]
+        offsets, total = [], 0
+        for _, shape, dtype in specs:
+            total = (total + 63) // 64 * 64
+            offsets.append(total)
+            total += int(np.prod(shape)) * np.dtype(dtype).itemsize
+        self.shm = None
+        if shm_name is None and not create:
+            block = np.zeros(total, dtype=np.uint8)
+            buf = block.data
+            self._block = block
+        else:
+            if create:
+                self.shm = shared_memory.SharedMemory(create=True, size=total)
+            else:
+                self.shm = shared_memory.SharedMemory(name=shm_name)
+            buf = self.shm.buf
+        for (name, shape, dtype), offset in zip(specs, offsets):
+            setattr(self, name, np.ndarray(shape, dtype=dtype, buffer=buf, offset=offset))
+
+    def close(self, unlink: bool = False) -> None:
+        if self.shm is not None:
+            for name in ("states", "obs", "masks", "actions", "actors", "rewards", "info", "rng"):
+                setattr(self, name, None)
+            self.shm.close()
+            if unlink:
+                self.shm.unlink()
+            self.shm = None
+
+
+def _worker(conn: Any, shm_name: str, num_envs: int, preset: str, overrides: dict, lo: int, hi: int,
+            points: bool) -> None:
+    config = make_config(preset, **overrides)
+    cfg = config_array(config)
+    bufs = _Buffers(num_envs, config.num_players, shm_name=shm_name)
+    views = [getattr(bufs, name)[lo:hi] for name in ("states", "obs", "masks", "actions", "actors", "rewards",
+                                                       "info", "rng")]
+    states, obs, masks, actions, actors, rewards, info, rng = views
+    try:
+        while True:
+            command = conn.recv()
+            if command == "step":
+                K.vec_step(states, cfg, rng, actions, obs, masks, actors, rewards, info, points)
+            elif command == "reset":
+                K.vec_reset(states, cfg, rng, obs, masks, actors, rewards, info)
+            elif command == "close":
+                break
+            conn.send(True)
+    finally:
+        del states, obs, masks, actions, actors, rewards, info, rng, views
+        bufs.close()
+        conn.close()
+
+
+class VectorEnv:
+    """N matches of one config stepped together; see the module docstring."""
+
+    def __init__(self, preset: str = "argentine", num_envs: int = 1024, num_workers: int = 1,
+                 seed: int | None = None, reward: str = "match", record: bool = False, **overrides: Any):
+        if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        if not isinstance(num_workers, int) or isinstance(num_workers, bool) or not 1 <= num_workers <= num_envs:
+            raise ValueError(f"num_workers must be an integer 1..num_envs, got {num_workers!r}")
+        if reward not in REWARDS:
+            raise ValueError(f"reward={reward!r} is not allowed; choose one of {list(REWARDS)}")
+        self.config = make_config(preset, **overrides)
+        self.preset = preset
+        self.num_envs = num_envs
+        self.num_workers = num_workers
+        self.num_players = self.config.num_players
+        self.reward_mode = reward
+        self.record = record
+        self.action_names = A.action_names(self.config.family)
+        self._cfg = config_array(self.config)
+        self._points = reward == "points"
+        self._closed = False
+        self._conns: list[Any] = []
+        self._procs: list[Any] = []
+        self._bufs = _Buffers(num_envs, self.num_players, create=num_workers > 1)
+        for row in self._bufs.obs:
+            K.encode_static(self._cfg, options_array(self.config), row)
+        self._sample_rng = np.zeros(1, dtype=np.uint64)
+        self._records: list[dict | None] = [None] * num_envs
+        self.finished_records: list[dict] = []
+        if num_workers > 1:
+            # fork where the platform has it: the workers inherit the compiled kernel and need no main guard
+            ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+            bounds = np.linspace(0, num_envs, num_workers + 1).astype(int)
+            for w in range(num_workers):
+                parent, child = ctx.Pipe()
+                proc = ctx.Process(target=_worker, daemon=True,
+                                   args=(child, self._bufs.shm.name, num_envs, preset, overrides,
+                                         int(bounds[w]), int(bounds[w + 1]), self._points))
+                proc.start()
+                child.close()
+                self._conns.append(parent)
+                self._procs.append(proc)
+        self._seed = seed
+        self._has_reset = False
+
+    # -- the batched cycle ------------------------------------------------------------------------------------
+
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Start a new match in every env; returns ``(obs, mask, actor)``."""
+        self._check_open()
+        if seed is None and not self._has_reset:
+            seed = self._seed
+        b = self._bufs
+        b.rng[:] = _seed_streams(seed, self.num_envs)
+        self._sample_rng[:] = _seed_streams(None if seed is None else seed + 1, 1)
+        if self._conns:
+            self._broadcast("reset")
+        else:
+            K.vec_reset(b.states, self._cfg, b.rng, b.obs, b.masks, b.actors, b.rewards, b.info)
+        self._has_reset = True
+        if self.record:
+            self.finished_records = []
+            self._records = [self._new_record(i) for i in range(self.num_envs)]
+        return b.obs, b.masks, b.actors
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """One action id per env; returns ``(obs, mask, reward, actor, done)``."""
+        self._check_open()
+        if not self._has_reset:
+            raise RuntimeError("call reset() before step()")
+        b = self._bufs
+        acts = np.asarray(actions)
+        if acts.shape != (self.num_envs,) or not np.issubdtype(acts.dtype, np.integer):
+            raise ValueError(f"actions must be {self.num_envs} integer action ids, got shape {acts.shape} "
+                             f"and dtype {acts.dtype}")
+        bad = K.vec_check(b.masks, acts.astype(np.int32, copy=False))
+        if bad >= 0:
+            legal = [self.action_names[a] for a in np.flatnonzero(b.masks[bad])]
+            raise ValueError(f"illegal action {int(acts[bad])} for env {bad} (seat {int(b.actors[bad])}); "
+                             f"legal actions: {legal}")
+        b.actions[:] = acts
+        if self.record:
+            before = b.actors.copy()
+        if self._conns:
+            self._broadcast("step")
+        else:
+            K.vec_step(b.states, self._cfg, b.rng, b.actions, b.obs, b.masks, b.actors, b.rewards, b.info,
+                       self._points)
+        if self.record:
+            self._log_step(before)
+        return b.obs, b.masks, b.rewards, b.actors, b.info[:, K.INFO_DONE].astype(bool)
+
+    def random_actions(self) -> np.ndarray:
+        """A uniformly random legal action per env (a new array)."""
+        out = np.empty(self.num_envs, dtype=np.int32)
+        K.random_legal(self._bufs.masks, self._sample_rng, out)
+        return out
+
+    @property
+    def info(self) -> np.ndarray:
+        return self._bufs.info
+
+    @property
+    def states(self) -> np.ndarray:
+        """The raw kernel states, one row per env (read them, do not write them)."""
+        return self._bufs.states
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for conn in self._conns:
+            try:
+                conn.send("close")
+            except (BrokenPipeError, OSError):
+                pass
+        for proc in self._procs:
+            proc.join(timeout=5)
+            if proc.is_alive():
+                proc.terminate()
+        for conn in self._conns:
+            conn.close()
+        self._bufs.close(unlink=True)
+
+    def __enter__(self) -> VectorEnv:  # noqa: PYI034
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001, S110  # interpreter shutdown
+            pass
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("the vector environment is closed")
+
+    def _broadcast(self, command: str) -> None:
+        for conn in self._conns:
+            conn.send(command)
+        for conn in self._conns:
+            if not conn.recv():
+                raise RuntimeError(f"a worker failed on {command!r}")
+
+    # -- records ----------------------------------------------------------------------------------------------
+
+    def _hand_record(self, i: int) -> dict:
+        st = self._bufs.states[i]
+        n, hs, family = self.num_players, self.config.hand_size, self.config.family
+        dealt = st[K.S_DEALT:K.S_DEALT + 3 * n].reshape(n, 3)[:, :hs]
+        vira = int(st[K.S_VIRA])
+        record = {"dealer": int(st[K.S_DEALER]),
+                  "deal": {"hands": [[C.card_text(int(c), family) for c in row] for row in dealt],
+                           "vira": None if vira < 0 else C.card_text(vira, family)},
+                  "score_before": [int(st[K.S_SCORE]), int(st[K.S_SCORE + 1])], "actions": [],
+                  "points": [0, 0], "score_after": [int(st[K.S_SCORE]), int(st[K.S_SCORE + 1])]}
+        if st[K.S_NSEATS] != n:
+            record["pair"] = [int(st[K.S_SEATS]), int(st[K.S_SEATS + 1])]
+        return record
+
+    def _new_record(self, i: int) -> dict:
+        return {"rules": self.config.to_dict(), "hands": [self._hand_record(i)], "winner": None}
+
+    def _log_step(self, before: np.ndarray) -> None:
+        b = self._bufs
+        for i in range(self.num_envs):
+            record = self._records[i]
+            hand = record["hands"][-1]
+            hand["actions"].append([int(before[i]), self.action_names[int(b.actions[i])]])
+            info = b.info[i]
+            if info[K.INFO_CLOSED]:
+                hand["points"] = [int(info[K.INFO_HP]), int(info[K.INFO_HP + 1])]
+                hand["score_after"] = [int(info[K.INFO_SCORE]), int(info[K.INFO_SCORE + 1])]
+                if info[K.INFO_DONE]:
+                    record["winner"] = None if info[K.INFO_WINNER] < 0 else int(info[K.INFO_WINNER])
+                    self.finished_records.append(record)
+                    self._records[i] = self._new_record(i)
+                else:
+                    record["hands"].append(self._hand_record(i))
+            else:
+                hand["score_after"] = [int(b.states[i, K.S_SCORE]), int(b.states[i, K.S_SCORE + 1])]
+                hand["points"] = [int(b.states[i, K.S_HP]), int(b.states[i, K.S_HP + 1])]
+
+    def current_records(self) -> list[dict]:
+        """The records of the matches in progress (``record=True``)."""
+        if not self.record:
+            raise ValueError("records are kept only with VectorEnv(..., record=True)")
+        return list(self._records)
+
+
+def default_workers() -> int:
+    return max(1, min(2, os.cpu_count() or 1))
