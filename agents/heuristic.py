@@ -1,0 +1,716 @@
+"""HeuristicAgent: a rule-based Truco player for every preset, with a little Monte Carlo look-ahead.
+
+It acts only on its observation dict (decoded by :mod:`agents.view`), never on the engine state. Spec:
+``heuristic`` or ``heuristic:bluff=0.3,samples=48,respect=0.5,edge=0.1,seed=1``:
+
+* ``bluff`` (0.1): probability of bluffing a weak hand (see below);
+* ``samples`` (48): sampled deals per look-ahead;
+* ``respect`` (0.5): how much an opponent's call shades our win probability towards its strong hands;
+* ``edge`` (0.1): the per-hand edge over the opponent assumed by the match-equity table (a confident player
+  avoids staking the match on a coin flip);
+* ``seed``: its random generator (tournaments reseed it per match).
+
+How it decides
+--------------
+* **Win probability of the hand.** The unseen cards (deck minus own cards, table, vira and any visible partner
+  cards) are dealt at random to the other participants, ``samples`` times, keeping only deals that agree with the
+  public information (announced envido points, declared flors). Each sampled deal is played out by a simple
+  sensible policy for every seat (win a trick as cheaply as possible, let a winning partner's card stand, tie
+  when it cannot win, lead the middle card in trick 1 and the top card afterwards). The fraction of sampled
+  deals won by the own team is ``p``. Card choice compares ``p`` for each distinct card (common samples), so
+  it wins cheaply, keeps the top card and takes pardas when they pay.
+* **Match equity.** Every bet is judged in match-winning probability, from a table ``ME(own, opp)`` computed
+  once per target by dynamic programming over a typical distribution of hand values. This is what makes calls
+  depend on the score: the falta envido, the mão de onze, the last points of a match.
+* **Truco ladder.** A call or raise is made when its expected match equity (the opponent folds with
+  probability ``r``; when it accepts, its hand is assumed to be in its top ``1 - r`` by strength) beats
+  playing on. Answers compare refusing, accepting and raising, with ``p`` shaded towards the opponent's
+  stronger hands by ``respect`` (a caller usually holds something).
+* **Envido and flor.** The win probability of the envido is sampled the same way (cards already played by the
+  opponents count); calls and raises are weighed by their accepted/refused values, the falta included, against
+  match equity. A falta envido is called or accepted only with a win probability of at least ``FALTA_MIN``
+  (unless the match is slipping away or the falta is small). Flor contests are judged by the share of possible
+  opposing flors that ours beats.
+* **Reading the opponent.** ``respect`` fades out against opponents who call in most hands (their calls say
+  little); the calling rate is counted over the hands of the current match.
+* **Bluffing.** Once per hand whose ``p`` is weak (below ``BLUFF_BELOW``), with probability ``bluff`` the agent
+  decides to bluff that hand: it calls or raises the ladder even though the equity says no.
+* **Mazo and the mão de onze.** It folds in trick 1 as the first to act only with a hopeless hand and a poor
+  envido (denying the opponents their envido); at 11 it plays or runs by comparing match equity, seeing the
+  partner's cards in 2v2.
+* **Teams.** Partners' cards are part of every sampled deal and every rollout, so ``p`` is the team's
+  probability; a partner's winning card is not overtaken.
+
+The research presets hide their reduced deck (``deck_ranks`` is not in the observation); the agent then samples
+from the family's whole deck, which still gives legal, sensible play.
+"""
+
+from __future__ import annotations
+
+import random
+from functools import lru_cache
+from itertools import combinations
+from typing import Any
+
+from truco_env import actions as A
+from truco_env import cards as C
+from truco_env.engine import ALL_TIED, LADDER_CALLS, LADDER_VALUES, hand_winner
+
+from .base import Agent, register_agent
+from .view import OPP, OWN, TIE, View, decode
+
+ENVIDO_VALUE = {"envido": 2, "real_envido": 3}
+ENVIDO_CALLS = ("envido", "real_envido", "falta_envido")
+#: Typical distribution of the points one hand moves (both families), for the match-equity table.
+HAND_POINTS = {C.ARGENTINE: {1: 0.45, 2: 0.3, 3: 0.15, 4: 0.1}, C.PAULISTA: {1: 0.55, 3: 0.33, 6: 0.09, 9: 0.03}}
+FOLD_SHARE = 0.3  # assumed share of ladder proposals the opponents refuse
+RERAISE_SHARE = 0.2  # ... and raise again
+ENVIDO_SAMPLES = 192  # envido needs no rollout: sample it finely
+FALTA_FOLD = 0.5  # assumed share of falta envido calls refused
+FALTA_MIN = 0.8  # win probability needed to call or accept a falta envido (see _falta_ok)
+BLUFF_BELOW = 0.4  # a hand with p below this is "weak": bluffing material
+FLOR_VALUES = {"achico": 4, "contraflor_no_quiero": 4, "resto_direct": 4, "resto_after": 6, "per_flor": 3,
+               "contraflor_quiero": 6}
+
+
+_ENVIDO3: dict[tuple[int, int, int], int] = {}
+
+
+def _envido(cards: list[int]) -> int:
+    """``cards.envido_of`` through a table of every three-card hand (the hot path of envido sampling)."""
+    if len(cards) != 3:
+        return C.envido_of(cards)
+    if not _ENVIDO3:
+        for combo in combinations(range(C.NUM_CARDS), 3):
+            _ENVIDO3[combo] = C.envido_of(combo)
+    return _ENVIDO3[tuple(sorted(cards))]
+
+
+@lru_cache(maxsize=64)
+def match_equity_table(target: int, family: str, edge: float = 0.0) -> tuple[tuple[float, ...], ...]:
+    """``table[a][b]``: probability that the team at ``a`` beats the team at ``b`` (both below ``target``) when
+    each hand gives ``d`` points (``HAND_POINTS``) to the first team with probability ``0.5 + edge``."""
+    dist = HAND_POINTS[family]
+    q = 0.5 + edge
+    table = [[0.5] * target for _ in range(target)]
+
+    def get(a: int, b: int) -> float:
+        if a >= target:
+            return 1.0
+        if b >= target:
+            return 0.0
+        return table[a][b]
+
+    for a in range(target - 1, -1, -1):
+        for b in range(target - 1, -1, -1):
+            table[a][b] = sum(w * (q * get(a + d, b) + (1 - q) * get(a, b + d)) for d, w in dist.items())
+    return tuple(tuple(row) for row in table)
+
+
+class HeuristicAgent(Agent):
+    """A strong rule-based player for every preset (see the module docstring)."""
+
+    def __init__(self, bluff: float = 0.1, samples: int = 48, respect: float = 0.5, edge: float = 0.1,
+                 seed: int | None = None):
+        if not 0.0 <= bluff <= 1.0:
+            raise ValueError(f"heuristic: bluff must be in [0, 1], got {bluff!r}")
+        if not 8 <= samples <= 10_000:
+            raise ValueError(f"heuristic: samples must be in 8..10000, got {samples!r}")
+        if not 0.0 <= respect <= 1.0:
+            raise ValueError(f"heuristic: respect must be in [0, 1], got {respect!r}")
+        if not 0.0 <= edge < 0.5:
+            raise ValueError(f"heuristic: edge must be in [0, 0.5), got {edge!r}")
+        self.edge = float(edge)
+        self.bluff = float(bluff)
+        self.samples = int(samples)
+        self.respect = float(respect)
+        self._rng = random.Random(seed)
+        self._bluff_memo: dict[tuple, bool] = {}
+        self._opp_called: dict[tuple, bool] = {}  # per hand seen in this match: did the opponents call the ladder
+
+    def seed(self, seed: int | None = None) -> None:
+        self._rng = random.Random(seed)
+
+    def reset(self, seat: int | None = None) -> None:
+        self._bluff_memo = {}
+        self._opp_called = {}
+
+    # ------------------------------------------------------------------------------------------------------
+    def act(self, observation: dict[str, Any]) -> int:
+        v = decode(observation)
+        if not v.legal:
+            raise ValueError("HeuristicAgent.act: the action mask has no legal action")
+        key = self._hand_key(v)
+        called = (v.pending_level > 0 and not v.pending_by_own) or any(not own for _, own in v.envido_calls)
+        self._opp_called[key] = self._opp_called.get(key, False) or called
+        name = self._decide(v)
+        if name not in v.legal_names:  # defensive: never return an illegal action
+            name = self._fallback(v)
+        return A.action_id(name, v.family)
+
+    def _decide(self, v: View) -> str:
+        legal = v.legal_names
+        if len(legal) == 1:
+            return legal[0]
+        if v.phase == "onze":
+            return self._onze(v)
+        if v.phase == "flor_contest":
+            return self._flor_contest(v)
+        if v.phase == "envido":
+            return self._envido_answer(v)
+        if v.phase == "truco":
+            return self._truco_answer(v)
+        return self._play(v)
+
+    def _fallback(self, v: View) -> str:
+        for name in ("quiero", "flor"):
+            if name in v.legal_names:
+                return name
+        cards = [n for n in v.legal_names if n.startswith(("play", "cover"))]
+        return cards[0] if cards else v.legal_names[0]
+
+    # ------------------------------------------------------------------------------------------------------
+    # match equity
+
+    def _me(self, v: View, own: int, opp: int) -> float:
+        if v.options.get("single_hand"):  # one hand decides: more points wins, equal draws
+            return 1.0 if own > opp else 0.0 if own < opp else 0.5
+        if own >= v.target:
+            return 1.0
+        if opp >= v.target:
+            return 0.0
+        return match_equity_table(v.target, v.family, self.edge)[own][opp]
+
+    def _ev(self, v: View, p: float, win: int, lose: int | None = None) -> float:
+        a, b = v.score
+        return p * self._me(v, a + win, b) + (1.0 - p) * self._me(v, a, b + (win if lose is None else lose))
+
+    # ------------------------------------------------------------------------------------------------------
+    # sampling the unseen cards
+
+    def _unknown_seats(self, v: View) -> list[tuple[int, int]]:
+        """(relative seat, cards still in hand) for every other participant whose cards are hidden."""
+        out = []
+        partner_visible = bool(v.partner_cards)
+        for rel in v.participants:
+            if rel == 0 or (partner_visible and v.is_own(rel)):
+                continue
+            out.append((rel, max(0, v.hand_size - v.num_played(rel))))
+        return out
+
+    def _sample_worlds(self, v: View, n: int) -> list[dict[int, list[int]]]:
+        """``n`` deals of the unseen cards: relative seat -> card indices still in hand (seat 0: own hand)."""
+        seen = set(v.hand) | set(v.partner_cards)
+        for trick in v.table:
+            seen.update(trick.values())
+        if v.vira is not None:
+            seen.add(v.vira)
+        pool = [c for c in v.deck() if c not in seen]
+        seats = self._unknown_seats(v)
+        need = sum(k for _, k in seats)
+        if need > len(pool):  # a reduced research deck we cannot see: deal what there is
+            seats = [(rel, min(k, len(pool) // max(1, len(seats)))) for rel, k in seats]
+            need = sum(k for _, k in seats)
+        partners: dict[int, list[int]] = {}
+        if v.partner_cards:
+            # visible partner cards: which partner holds which is not encoded; in 2v2 there is one partner
+            own_team = [rel for rel in v.participants if rel != 0 and v.is_own(rel)]
+            if own_team:
+                partners[own_team[0]] = list(v.partner_cards)
+        checks = self._constraints(v)
+        rng = self._rng
+        worlds = []
+        for _ in range(n):
+            for _attempt in range(25):
+                drawn = rng.sample(pool, need)
+                world = {0: list(v.hand), **{rel: list(cards) for rel, cards in partners.items()}}
+                i = 0
+                for rel, k in seats:
+                    world[rel] = drawn[i:i + k]
+                    i += k
+                if all(check(world) for check in checks):
+                    break
+            worlds.append(world)
+        return worlds
+
+    def _constraints(self, v: View) -> list:
+        """Checks a sampled deal must pass: announced envido points and known flors (Argentine)."""
+        if v.family != C.ARGENTINE:
+            return []
+        checks = []
+        for rel, value in v.envido_shown.items():
+            if rel != 0 and value is not None and rel in v.participants:
+                played = v.played_by(rel)
+                checks.append(lambda w, rel=rel, value=value, played=played:
+                              _envido(played + w[rel]) == value)
+        if v.options.get("flor") and v.flor_status != "none":
+            for rel in v.participants:
+                if rel == 0:
+                    continue
+                played = v.played_by(rel)
+                must = rel in v.flor_holders
+                checks.append(lambda w, rel=rel, played=played, must=must:
+                              (C.flor_of(played + w[rel]) is not None) == must)
+        return checks
+
+    # ------------------------------------------------------------------------------------------------------
+    # playing hands out
+
+    def _turn_holder(self, v: View) -> int:
+        t = min(v.trick_index, len(v.table) - 1)
+        played = set(v.table[t]) | v.covered[t]
+        for rel in v.current_trick_order():
+            if rel not in played:
+                return rel
+        return v.trick_leader
+
+    def _all_tied_value(self, v: View) -> float:
+        if v.family == C.ARGENTINE or v.options.get("all_tricks_tied=mao_team"):
+            return 1.0 if v.is_own(v.mano) else 0.0
+        if v.options.get("all_tricks_tied=dealer_team"):
+            return 1.0 if v.is_own(v.dealer) else 0.0
+        return 0.5
+
+    def _evaluate(self, v: View, candidates: list[int | None], n: int | None = None
+                  ) -> tuple[list[list[float]], list[float]]:
+        """Rollout outcomes ``[candidate][sample]`` (1 own team wins the hand, 0 loses) and, per sample, the
+        opponents' hand strength (for conditioning on their calls). A candidate is a card the observer plays
+        now, or None (everybody follows the rollout policy)."""
+        n = n or self.samples
+        strength = v.strength
+        t = min(v.trick_index, len(v.table) - 1)
+        trick_now = []
+        for rel in v.current_trick_order():
+            if rel in v.table[t]:
+                trick_now.append((rel, strength[v.table[t][rel]]))
+            elif rel in v.covered[t]:
+                trick_now.append((rel, 0))
+        seats = list(v.participants)
+        results = list(v.trick_results)
+        opts = (v.options.get("partner_tie_wins_trick", True),
+                "first" if v.options.get("lead_after_tie=first_tied_card")
+                else "next" if v.options.get("lead_after_tie=next_after_leader") else "same",
+                v.hand_size, self._all_tied_value(v))
+        worlds = self._sample_worlds(v, n)
+        outcomes: list[list[float]] = [[] for _ in candidates]
+        opp_strength: list[float] = []
+        played_strength = {rel: sum(strength[c] for c in v.played_by(rel)) for rel in seats}
+        for world in worlds:
+            hands = {rel: [strength[c] for c in cards] for rel, cards in world.items()}
+            opp_strength.append(max((played_strength[rel] + sum(h) for rel, h in hands.items() if rel % 2 == 1),
+                                    default=0))
+            for i, cand in enumerate(candidates):
+                first = None if cand is None else strength[cand]
+                outcomes[i].append(_rollout({r: list(h) for r, h in hands.items()}, list(trick_now),
+                                            v.trick_leader, t, list(results), seats, opts, first))
+        return outcomes, opp_strength
+
+    @staticmethod
+    def _p(outcomes: list[float]) -> float:
+        return sum(outcomes) / len(outcomes) if outcomes else 0.5
+
+    @staticmethod
+    def _p_top(outcomes: list[float], opp_strength: list[float], share: float) -> float:
+        """Win probability against the opponents' strongest ``share`` of sampled hands."""
+        if not outcomes:
+            return 0.5
+        order = sorted(range(len(outcomes)), key=lambda i: (-opp_strength[i], i))
+        keep = order[:max(1, round(share * len(order)))]
+        return sum(outcomes[i] for i in keep) / len(keep)
+
+    # ------------------------------------------------------------------------------------------------------
+    # bluffing
+
+    def _hand_key(self, v: View) -> tuple:
+        dealt = tuple(sorted(v.hand + v.played_by(0)))
+        return dealt, v.dealer, v.vira, tuple(v.participants)
+
+    def _bluffing(self, v: View, p: float) -> bool:
+        """Whether this hand is a bluff (decided once per hand, the first time the hand is weak)."""
+        if self.bluff <= 0.0:
+            return False
+        key = self._hand_key(v)
+        if key not in self._bluff_memo:
+            if p >= BLUFF_BELOW:
+                return False
+            self._bluff_memo[key] = self._rng.random() < self.bluff
+        return self._bluff_memo[key]
+
+    # ------------------------------------------------------------------------------------------------------
+    # the play phase: envido, truco, mazo, then a card
+
+    def _play(self, v: View) -> str:
+        legal = v.legal_names
+        slots = [n for n in legal if n.startswith("play_slot:")]
+        if slots:  # blind mão de ferro: nothing to know
+            return slots[self._rng.randrange(len(slots))]
+        if any(n in legal for n in ENVIDO_CALLS):
+            call = self._envido_open(v)
+            if call:
+                return call
+        cards = sorted({int(c) for c in v.hand}, key=lambda c: (v.strength[c], c))
+        # distinct strengths only; the cheapest card of each strength
+        cands: list[int] = []
+        for c in cards:
+            if not cands or v.strength[cands[-1]] != v.strength[c]:
+                cands.append(c)
+        outcomes, opp_strength = self._evaluate(v, cands)
+        ps = [self._p(o) for o in outcomes]
+        best = max(range(len(cands)), key=lambda i: (ps[i] - 1e-3 * i, -i))
+        p = ps[best]
+        ladder = LADDER_CALLS[v.family]
+        call = next((n for n in legal if n in ladder), None)
+        if call:
+            top = self._p_top
+            if self._should_call(v, p, top(outcomes[best], opp_strength, 1 - FOLD_SHARE),
+                                 top(outcomes[best], opp_strength, RERAISE_SHARE)) or self._bluffing(v, p):
+                return call
+        if "mazo" in legal and self._should_fold(v, p):
+            return "mazo"
+        card = cands[best]
+        return self._card_action(v, card, ps[best], cands)
+
+    def _card_action(self, v: View, card: int, p: float, cands: list[int]) -> str:
+        text = C.card_text(card, v.family)
+        cover = f"cover:{text}"
+        # a card that cannot win or tie this trick is played face down when the rules allow it
+        if cover in v.legal_names:
+            t = min(v.trick_index, 2)
+            on_table = [v.strength[c] for c in v.table[t].values()]
+            if on_table and v.strength[card] < max(on_table):
+                return cover
+        return f"play:{text}"
+
+    def _should_call(self, v: View, p: float, p_accept: float, p_reraise: float) -> bool:
+        """Call or raise the ladder on our own turn: expected match equity against playing on."""
+        ev_play = self._ev(v, p, v.hand_value)
+        ev_call = self._ladder_ev(v, v.truco_level + 1, p_accept, p_reraise)
+        return p >= 0.55 and ev_call > ev_play
+
+    def _ladder_ev(self, v: View, k: int, p_accept: float, p_reraise: float) -> float:
+        """Expected match equity of proposing ladder level ``k``: the opponents fold (we score the value of
+        ``k - 1``), accept (played for ``k`` with our win probability ``p_accept``), or raise again (we then
+        refuse or accept, whichever is better, with ``p_reraise``)."""
+        values = LADDER_VALUES[v.family]
+        a, b = v.score
+        fold, reraise = FOLD_SHARE, (RERAISE_SHARE if k + 1 < len(values) else 0.0)
+        ev = fold * self._me(v, a + values[k - 1], b) + (1 - fold - reraise) * self._ev(v, p_accept, values[k])
+        if reraise:
+            ev += reraise * max(self._me(v, a, b + values[k]), self._ev(v, p_reraise, values[k + 1]))
+        return ev
+
+    def _should_fold(self, v: View, p: float) -> bool:
+        """Mazo only as the first to act in trick 1 with a hopeless hand and a poor envido (it denies the
+        opponents their envido for the same one point), or when the hand is certainly lost."""
+        if p <= 0.0:
+            return True
+        first_to_act = v.trick_index == 0 and not v.table[0] and not v.covered[0]
+        poor_envido = v.family != C.ARGENTINE or v.own_envido < 25
+        return (first_to_act and v.truco_level == 0 and v.envido_status == "none" and poor_envido
+                and p < 0.12)
+
+    # ------------------------------------------------------------------------------------------------------
+    # answering the ladder
+
+    def _truco_answer(self, v: View) -> str:
+        legal = v.legal_names
+        if any(n in legal for n in ENVIDO_CALLS):  # envido va primero
+            call = self._envido_open(v)
+            if call:
+                return call
+        values = LADDER_VALUES[v.family]
+        k = v.pending_level
+        outcomes, opp_strength = self._evaluate(v, [None])
+        p = self._p(outcomes[0])
+        lam = self._respect_now()
+        top = self._p_top
+        p_c = (1 - lam) * p + lam * top(outcomes[0], opp_strength, 0.5)
+        a, b = v.score
+        options = {"no_quiero": self._me(v, a, b + values[k - 1]), "quiero": self._ev(v, p_c, values[k])}
+        raise_name = next((n for n in legal if n in LADDER_CALLS[v.family]), None)
+        if raise_name:
+            if p_c >= 0.6:
+                p_c2 = (1 - lam) * p + lam * top(outcomes[0], opp_strength, 0.5 * (1 - FOLD_SHARE))
+                p_c3 = (1 - lam) * p + lam * top(outcomes[0], opp_strength, 0.5 * RERAISE_SHARE)
+                options[raise_name] = self._ladder_ev(v, k + 1, p_c2, p_c3)
+            elif k == 1 and self._bluffing(v, p):
+                options[raise_name] = max(options.values()) + 1.0
+        return max(options, key=lambda name: (options[name], name == "quiero"))
+
+    def _respect_now(self) -> float:
+        """``respect`` scaled down for opponents who call (ladder or envido) in most hands (their calls say little):
+        full below a 30% calling rate, none above 70% (with a prior of 30% over five hands)."""
+        hands = len(self._opp_called)
+        rate = (sum(self._opp_called.values()) + 1.5) / (hands + 5)
+        return self.respect * min(1.0, max(0.0, (0.7 - rate) / 0.4))
+
+    # ------------------------------------------------------------------------------------------------------
+    # mão de onze
+
+    def _onze(self, v: View) -> str:
+        outcomes, _ = self._evaluate(v, [None])
+        p = self._p(outcomes[0])
+        a, b = v.score
+        play = self._ev(v, p, v.hand_value or 3)
+        run = self._me(v, a, b + 1)
+        return "quiero" if play >= run else "no_quiero"
+
+    # ------------------------------------------------------------------------------------------------------
+    # envido
+
+    def _envido_values(self, v: View, chain: list[str]) -> tuple[int, int, bool]:
+        """(points if accepted, points to the last caller if refused, falta in chain)."""
+        falta = "falta_envido" in chain
+        accepted = sum(ENVIDO_VALUE.get(c, 0) for c in chain)
+        refused = 1 if len(chain) == 1 else sum(ENVIDO_VALUE.get(c, 0) for c in chain[:-1])
+        return accepted, refused, falta
+
+    def _falta(self, v: View, own_wins: bool) -> int:
+        a, b = v.score
+        leader = max(a, b)
+        winner = a if own_wins else b
+        whole = v.options.get("falta_envido=whole_match")
+        malas = (v.options.get("falta_envido=malas_match") and v.options.get("malas_buenas")
+                 and leader <= v.target / 2)
+        return v.target - winner if whole or malas else v.target - leader
+
+    def _falta_ok(self, v: View, p: float) -> bool:
+        """A falta envido (often the whole match) is called or accepted only as a clear favourite
+        (``p >= FALTA_MIN``), unless the match is slipping away anyway or the falta is small."""
+        a, b = v.score
+        return (p >= FALTA_MIN or self._me(v, a, b) < 0.25 or v.options.get("single_hand")
+                or max(self._falta(v, True), self._falta(v, False)) <= 4)
+
+    def _envido_ev(self, v: View, p: float, chain: list[str]) -> float:
+        """Expected match equity of an accepted envido chain won with probability ``p``."""
+        accepted, _, falta = self._envido_values(v, chain)
+        a, b = v.score
+        if falta:
+            return (p * self._me(v, a + self._falta(v, True), b)
+                    + (1 - p) * self._me(v, a, b + self._falta(v, False)))
+        return self._ev(v, p, accepted)
+
+    def _envido_samples(self, v: View, n: int | None = None) -> list[tuple[bool, int]]:
+        """Per sampled deal: (own team wins the envido, opponents' best envido)."""
+        n = n or ENVIDO_SAMPLES
+        order = v.participants
+        i = order.index(v.mano) if v.mano in order else 0
+        from_mano = order[i:] + order[:i]
+        tie_to_mano_team = v.options.get("envido_tie=mano_team")
+        out = []
+        for world in self._sample_worlds(v, n):
+            best_seat, best = None, -1
+            opp_best = 0
+            for rel in from_mano:
+                value = _envido(v.played_by(rel) + world.get(rel, []))
+                if rel % 2 == 1:
+                    opp_best = max(opp_best, value)
+                if value > best:
+                    best_seat, best = rel, value
+                elif value == best and tie_to_mano_team and rel % 2 == v.mano % 2 and best_seat % 2 != rel % 2:
+                    best_seat = rel
+            out.append((best_seat % 2 == 0, opp_best))
+        return out
+
+    @staticmethod
+    def _envido_p(samples: list[tuple[bool, int]], share: float = 1.0) -> float:
+        if not samples:
+            return 0.5
+        ranked = sorted(samples, key=lambda s: -s[1])
+        keep = ranked[:max(1, round(share * len(ranked)))]
+        return sum(1.0 for won, _ in keep if won) / len(keep)
+
+    def _envido_open(self, v: View) -> str | None:
+        """Open an envido (own turn, or envido va primero) when its equity beats staying quiet."""
+        if v.family != C.ARGENTINE:
+            return None
+        samples = self._envido_samples(v)
+        p = self._envido_p(samples)
+        a, b = v.score
+        quiet = self._me(v, a, b)
+        best_name, best_ev = None, quiet
+        for name in ENVIDO_CALLS:
+            if name not in v.legal_names:
+                continue
+            fold = FALTA_FOLD if name == "falta_envido" else FOLD_SHARE
+            p_acc = self._envido_p(samples, 1 - fold)
+            ev = fold * self._me(v, a + 1, b) + (1 - fold) * self._envido_ev(v, p_acc, [name])
+            if name == "falta_envido" and not self._falta_ok(v, p_acc):
+                continue
+            if p >= 0.55 and ev > best_ev + 1e-4:
+                best_name, best_ev = name, ev
+        return best_name
+
+    def _envido_answer(self, v: View) -> str:
+        chain = [call for call, _ in v.envido_calls]
+        last = chain[-1] if chain else "envido"
+        share = {"envido": 0.55, "real_envido": 0.4, "falta_envido": 0.35}[last] ** (1 + 0.5 * (len(chain) - 1))
+        samples = self._envido_samples(v)
+        p = self._envido_p(samples)
+        lam = self._respect_now()
+        p_c = (1 - lam) * p + lam * self._envido_p(samples, share)
+        _, refused, _ = self._envido_values(v, chain)
+        a, b = v.score
+        options = {"no_quiero": self._me(v, a, b + refused), "quiero": self._envido_ev(v, p_c, chain)}
+        if "falta_envido" in chain and not self._falta_ok(v, p_c):
+            del options["quiero"]
+        if p_c >= 0.6:
+            p_c2 = (1 - lam) * p + lam * self._envido_p(samples, share * 0.7)
+            for name in ENVIDO_CALLS:
+                if name in v.legal_names and (name != "falta_envido" or self._falta_ok(v, p_c2)):
+                    new = chain + [name]
+                    fold = 0.35
+                    accepted_now, _, falta_now = self._envido_values(v, chain)
+                    refuse_pts = accepted_now if not falta_now else 1
+                    options[name] = (fold * self._me(v, a + refuse_pts, b)
+                                     + (1 - fold) * self._envido_ev(v, p_c2, new))
+        return max(options, key=lambda name: (options[name], name == "quiero"))
+
+    # ------------------------------------------------------------------------------------------------------
+    # flor contest
+
+    def _flor_contest(self, v: View) -> str:
+        mine = v.own_flor or 0
+        p = self._flor_p(v, mine)
+        a, b = v.score
+        last = v.flor_calls[-1][0] if v.flor_calls else "flor"
+        refused = {"flor": FLOR_VALUES["achico"], "contraflor": FLOR_VALUES["contraflor_no_quiero"]}.get(
+            last, FLOR_VALUES["resto_after"] if any(c == "contraflor" for c, _ in v.flor_calls)
+            else FLOR_VALUES["resto_direct"])
+        if last == "contraflor_al_resto":
+            win_pts = self._falta(v, True) + 2 * FLOR_VALUES["per_flor"]
+            lose_pts = self._falta(v, False) + 2 * FLOR_VALUES["per_flor"]
+        elif last == "contraflor":
+            win_pts = lose_pts = FLOR_VALUES["contraflor_quiero"]
+        else:
+            win_pts = lose_pts = 2 * FLOR_VALUES["per_flor"]
+        p_c = (1 - self.respect) * p + self.respect * max(0.0, p - 0.15)
+        options = {"no_quiero": self._me(v, a, b + refused), "quiero": self._ev(v, p_c, win_pts, lose_pts)}
+        if "contraflor_al_resto" in v.legal_names and p_c >= 0.8:
+            options["contraflor_al_resto"] = self._ev(v, p_c - 0.1, self._falta(v, True) + 6,
+                                                      self._falta(v, False) + 6)
+        if "contraflor" in v.legal_names and p_c >= 0.65:
+            options["contraflor"] = 0.3 * self._me(v, a + 4, b) + 0.7 * self._ev(v, p_c - 0.1, 6)
+        return max(options, key=lambda name: (options[name], name == "quiero"))
+
+    def _flor_p(self, v: View, mine: int) -> float:
+        """Share of possible opposing flors (consistent with the cards they played) that ours beats."""
+        opp = [rel for rel in v.participants if rel % 2 == 1 and rel in v.flor_holders] or \
+              [rel for rel in v.participants if rel % 2 == 1][:1]
+        if not opp:
+            return 1.0
+        rel = opp[0]
+        played = v.played_by(rel)
+        seen = set(v.hand) | set(v.partner_cards)
+        for trick in v.table:
+            seen.update(trick.values())
+        pool = [c for c in v.deck() if c not in seen or c in played]
+        order = v.participants
+        i = order.index(v.mano) if v.mano in order else 0
+        from_mano = order[i:] + order[:i]
+        i_win_ties = from_mano.index(0) < from_mano.index(rel)
+        wins = total = 0
+        for suit in range(C.NUM_SUITS):
+            cards = [c for c in pool if C.suit_of(c) == suit]
+            for combo in combinations(cards, 3):
+                if not all(c in combo for c in played):
+                    continue
+                value = C.flor_of(list(combo))
+                total += 1
+                wins += value < mine or (value == mine and i_win_ties)
+        return wins / total if total else 1.0
+
+
+# ----------------------------------------------------------------------------------------------------------
+# rollouts (module level for speed)
+
+def _choose(hand: list[int], trick: list[tuple[int, int]], seat: int, t: int) -> int:
+    """The rollout policy: index of the card (strength) ``seat`` plays from ``hand``."""
+    if len(hand) == 1:
+        return 0
+    if not trick:
+        ranked = sorted(range(len(hand)), key=hand.__getitem__)
+        return ranked[len(ranked) // 2] if t == 0 else ranked[-1]
+    best = max(s for _, s in trick)
+    team = seat % 2
+    holders = {r % 2 for r, s in trick if s == best}
+    if holders == {team}:
+        return min(range(len(hand)), key=hand.__getitem__)
+    beaters = [i for i, s in enumerate(hand) if s > best]
+    if beaters:
+        return min(beaters, key=hand.__getitem__)
+    for i, s in enumerate(hand):
+        if s == best:
+            return i
+    return min(range(len(hand)), key=hand.__getitem__)
+
+
+def _rollout(hands: dict[int, list[int]], trick: list[tuple[int, int]], leader: int, t: int, results: list[int],
+             seats: list[int], opts: tuple, first: int | None) -> float:
+    """Play the hand out; 1.0 if the observer's team wins it, 0.0 if it loses (``opts[3]`` if all tied)."""
+    partner_tie, lead_rule, hand_size, all_tied = opts
+    n = len(seats)
+    while True:
+        i = seats.index(leader) if leader in seats else 0
+        order = seats[i:] + seats[:i]
+        played = {r for r, _ in trick}
+        for seat in order:
+            if seat in played:
+                continue
+            hand = hands[seat]
+            if not hand:
+                continue
+            if first is not None and seat == 0 and first in hand:
+                idx = hand.index(first)
+                first = None
+            else:
+                idx = _choose(hand, trick, seat, t)
+            trick.append((seat, hand.pop(idx)))
+        if not trick:
+            return all_tied
+        top = max(s for _, s in trick)
+        tops = [r for r, s in trick if s == top]
+        teams = {r % 2 for r in tops}
+        if len(teams) == 1 and (len(tops) == 1 or partner_tie):
+            results.append(OWN if tops[0] % 2 == 0 else OPP)
+            leader = tops[0]
+        else:
+            results.append(TIE)
+            if lead_rule == "first":
+                leader = tops[0]
+            elif lead_rule == "next":
+                leader = order[1 % n]
+        winner = hand_winner(results, hand_size) if len(results) <= hand_size else ALL_TIED
+        if winner is not None:
+            if winner == ALL_TIED:
+                return all_tied
+            return 1.0 if winner == OWN else 0.0
+        if len(results) >= hand_size:
+            return all_tied
+        t += 1
+        trick = []
+
+
+# ----------------------------------------------------------------------------------------------------------
+# spec: heuristic, heuristic:bluff=0.3,samples=48,respect=0.5,seed=1
+
+_PARAMS = {"bluff": float, "samples": int, "respect": float, "edge": float, "seed": int}
+
+
+def _heuristic_factory(arg: str | None, params: dict[str, str]) -> Agent:
+    if arg is not None:
+        raise ValueError(f"agent 'heuristic' takes key=value parameters ({', '.join(_PARAMS)}), got {arg!r}")
+    unknown = sorted(set(params) - set(_PARAMS))
+    if unknown:
+        raise ValueError(f"agent 'heuristic': unknown parameter(s) {unknown}; allowed: {list(_PARAMS)}")
+    kwargs: dict[str, Any] = {}
+    for key, value in params.items():
+        try:
+            kwargs[key] = _PARAMS[key](value)
+        except ValueError:
+            raise ValueError(f"agent 'heuristic': {key} must be {'an integer' if _PARAMS[key] is int else 'a number'}"
+                             f", got {value!r}") from None
+    return HeuristicAgent(**kwargs)
+
+
+register_agent("heuristic", _heuristic_factory)

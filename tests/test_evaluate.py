@@ -1,0 +1,193 @@
+"""Tournaments (training/evaluate.py and `truco eval`): statistics, duplicate deals, reproducibility, errors.
+
+The 2,000-match floors of issue 5 run only with ``-m slow`` (``test_heuristic_beats_random_floors``)."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from agents import make_agent
+from training.cli import main
+from training.evaluate import (
+    Task,
+    agent_seed_for,
+    behaviour_counts,
+    binomial_two_sided_p,
+    match_seed_for,
+    play_match,
+    run_tournament,
+    validate,
+    weak_hand_cutoff,
+    wilson_interval,
+)
+from truco_env import make_config
+
+# ------------------------------------------------------------------------------------------------ statistics
+
+
+@pytest.mark.parametrize("k, n, low, high", [
+    (8, 10, 0.4901625, 0.9433178),  # textbook values of the Wilson score interval (z = 1.96)
+    (0, 10, 0.0, 0.2775328),
+    (10, 10, 0.7224672, 1.0),
+    (50, 100, 0.4038315, 0.5961685),
+])
+def test_wilson_interval_known_values(k, n, low, high):
+    got = wilson_interval(k, n)
+    assert got == pytest.approx((low, high), abs=2e-6)
+
+
+def test_wilson_interval_edge_cases():
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+    low, high = wilson_interval(5.5, 11)  # draws counted as halves
+    assert low < 0.5 < high
+
+
+def test_binomial_test():
+    assert binomial_two_sided_p(9, 10) == pytest.approx(22 / 1024)
+    assert binomial_two_sided_p(5, 10) == 1.0
+    assert binomial_two_sided_p(0, 0) == 1.0
+    assert binomial_two_sided_p(1000, 2000) == 1.0
+    assert binomial_two_sided_p(1100, 2000) < 1e-5
+
+
+# ------------------------------------------------------------------------------------------------ duplicate deals
+
+
+@pytest.mark.parametrize("preset", ["argentine", "argentine-2v2", "paulista", "paulista-2v2"])
+def test_duplicate_deals_give_both_sides_the_same_cards(preset):
+    """Same match seed, agents' seats swapped: in every hand both matches reach, the deal and dealer are the same,
+    so each agent held in one match exactly the cards the other held in the other (checked on the records)."""
+    config = make_config(preset)
+    n = config.num_players
+    seed = match_seed_for(0, 3)
+    records = []
+    for swapped in (False, True):
+        agents = [make_agent("heuristic" if (s % 2 == 0) != swapped else "random") for s in range(n)]
+        for s, agent in enumerate(agents):
+            agent.seed(s)
+            agent.reset(s)
+        state, _ = play_match(config, agents, seed)
+        records.append(state.match_record())
+    first, second = (r["hands"] for r in records)
+    common = min(len(first), len(second))
+    assert common >= 1
+    for h1, h2 in zip(first[:common], second[:common]):
+        assert h1["dealer"] == h2["dealer"]
+        assert h1["deal"] == h2["deal"]
+        heuristic_cards_1 = [h1["deal"]["hands"][s] for s in range(0, n, 2)]  # heuristic at even seats
+        random_cards_2 = [h2["deal"]["hands"][s] for s in range(0, n, 2)]  # random at even seats
+        assert heuristic_cards_1 == random_cards_2
+
+
+def test_match_and_agent_seeds_are_stable():
+    assert match_seed_for(0, 0) == match_seed_for(0, 0) != match_seed_for(0, 1)
+    task = Task("argentine", 0, "heuristic", "random", 0, False, match_seed_for(0, 0), 0)
+    assert agent_seed_for(task, 0) == agent_seed_for(task, 0) != agent_seed_for(task, 1)
+
+
+# ------------------------------------------------------------------------------------------------ tournaments
+
+
+def test_identical_results_with_one_and_two_workers():
+    args = (["heuristic", "random"], ["argentine", "paulista-2v2"], 4)
+    one, _ = run_tournament(*args, seed=3, workers=1)
+    two, _ = run_tournament(*args, seed=3, workers=2)
+    assert one == two
+    assert [m["deal"] for m in one["matches"]] == [0, 0, 1, 1] * 2
+
+
+def test_small_round_robin_summary():
+    summary, meta = run_tournament(["heuristic", "heuristic:bluff=1", "random"], ["argentine"], 2, seed=1)
+    assert len(summary["pairings"]) == 3 and meta["matches_per_pairing"] == 2
+    for row in summary["pairings"]:
+        assert row["matches"] == 2 and row["wins_a"] + row["wins_b"] + row["draws"] == 2
+        assert 0 <= row["ci_low"] <= row["win_rate_a"] <= row["ci_high"] <= 1
+        assert row["deals_won_both_a"] + row["deals_split"] + row["deals_won_both_b"] == 1
+    assert {r["agent"] for r in summary["ratings"]["overall"]} == {"heuristic", "heuristic:bluff=1", "random"}
+    by_agent = {r["agent"]: r for r in summary["behaviour"]}
+    assert by_agent["heuristic:bluff=1"]["hands"] > 0
+
+
+def test_behaviour_counts_agree_with_the_records():
+    config = make_config("argentine")
+    agents = [make_agent("heuristic:bluff=0.5"), make_agent("random")]
+    for s, agent in enumerate(agents):
+        agent.seed(s)
+    state, winners = play_match(config, agents, seed=5)
+    record = state.match_record()
+    assert len(winners) == len(record["hands"])
+    ladder = ("truco", "retruco", "vale_cuatro")
+    for team in (0, 1):
+        counts = behaviour_counts(config, record, winners, team)
+        actions = [(s, a) for h in record["hands"] for s, a in h["actions"]]
+        assert counts["truco_calls"] == sum(1 for s, a in actions if a in ladder and s % 2 == team)
+        assert counts["mazo"] == sum(1 for s, a in actions if a == "mazo" and s % 2 == team)
+        assert counts["hands"] == len(record["hands"])
+        assert counts["bluffs"] <= counts["weak_hands"] and counts["bluffs_won"] <= counts["bluffs"]
+        assert counts["ladder_folded"] <= counts["ladder_faced"]
+
+
+def test_weak_hand_cutoff_is_a_lower_tertile():
+    for preset in ("argentine", "paulista", "paulista-clean", "argentine-mini"):
+        cutoff = weak_hand_cutoff(make_config(preset))
+        assert 0 < cutoff <= 0.6 * make_config(preset).hand_size
+
+
+# ------------------------------------------------------------------------------------------------ errors
+
+
+@pytest.mark.parametrize("agents, presets, matches, message", [
+    (["heuristic", "wizard"], ["argentine"], 4, r"unknown agent kind 'wizard'; available: \[.*'heuristic'"),
+    (["heuristic", "heuristic:depth=3"], ["argentine"], 4, r"allowed: \['bluff'"),
+    (["heuristic", "random"], ["argentina"], 4, "unknown preset 'argentina'; choose from: argentine, "),
+    (["heuristic", "random"], ["argentine"], 3, "even number"),
+    (["heuristic"], ["argentine"], 4, "at least two"),
+    (["random", "random"], ["argentine"], 4, "distinct"),
+])
+def test_validate_names_what_is_allowed(agents, presets, matches, message):
+    with pytest.raises(ValueError, match=message):
+        validate(agents, presets, matches)
+
+
+def test_cli_errors_exit_2_with_one_clear_line(tmp_path, capsys):
+    assert main(["eval", "--agents", "heuristic", "bogus", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "unknown agent kind 'bogus'" in err and "'random'" in err
+    assert main(["eval", "--agents", "heuristic", "random", "--preset", "nope", "--out", str(tmp_path)]) == 2
+    assert "choose from: argentine" in capsys.readouterr().err
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("x")
+    assert main(["eval", "--agents", "heuristic", "random", "--out", str(a_file)]) == 2
+    assert "is a file; give a folder" in capsys.readouterr().err
+    assert main(["eval", "--agents", "heuristic", "random", "--matches", "0"]) == 2  # argparse usage error
+
+
+def test_cli_smoke_writes_tables_files_and_plots(tmp_path, capsys):
+    out = tmp_path / "eval"
+    code = main(["eval", "--agents", "heuristic", "random", "--preset", "argentine", "--matches", "4",
+                 "--workers", "1", "--out", str(out), "--no-progress"])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "| argentine | `heuristic` | `random` | 4 |" in printed and "bluff rate" in printed
+    for name in ("pairings.csv", "behaviour.csv", "ratings.csv", "results.json", "report.md",
+                 "winrate_heatmap.png", "ratings.png"):
+        assert (out / name).stat().st_size > 0
+    data = json.loads((out / "results.json").read_text())
+    assert data["meta"]["agents"] == ["heuristic", "random"]
+    row = data["pairings"][0]
+    assert row["matches"] == 4 and not math.isnan(row["win_rate_a"])
+    assert (out / "winrate_heatmap.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# ------------------------------------------------------------------------------------------------ the floors
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset, floor", [
+    ("argentine", 0.97), ("argentine-2v2", 0.97), ("paulista", 0.90), ("paulista-2v2", 0.88)])
+def test_heuristic_beats_random_floors(preset, floor):
+    """Issue 5: 2,000 matches (1,000 deals, seats swapped) against RandomAgent (several minutes each)."""
+    summary, _ = run_tournament(["heuristic", "random"], [preset], 2000, seed=0, workers=2)
+    assert summary["pairings"][0]["win_rate_a"] >= floor

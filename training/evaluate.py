@@ -1,0 +1,644 @@
+"""Tournaments between agents: duplicate deals, Wilson intervals, ratings and behaviour statistics.
+
+``truco eval`` (see ``training/cli.py``) is a thin face over :func:`run_tournament`.
+
+Duplicate deals
+---------------
+Deal number ``k`` of a match is shuffled from the match seed alone (``random.Random(f"{seed}:{k}")``) and the first
+dealer comes from the seed too (docs/rules.md), so playing the same seed twice with the agents' seats swapped
+gives both agents the same cards seat for seat: agent A at the even seats (team 0) and B at the odd seats, then B at
+the even seats and A at the odd ones. In 2v2 and 3v3 each team therefore holds each set of hands once. Every deal
+index ``i`` gets one match seed, shared by every pairing and preset of a tournament.
+
+Reproducibility
+---------------
+Every match is one task with its own match seed and per-seat agent seeds (agents are reseeded through
+``Agent.seed`` and reset before each match); results are aggregated in task order, so the same ``seed`` gives the
+same numbers whatever the number of worker processes.
+
+Behaviour statistics (per agent, from the match records and the seats it held)
+-------------------------------------------------------------------------------
+* ``truco_call_rate``: ladder proposals (truco ... vale cuatro / doze, on its turn or as a raise) per hand played;
+* ``envido_call_rate``: envido chains opened per hand played (Argentine only);
+* ``fold_rate``: ``no_quiero`` answers to the opponents' ladder proposals, per proposal it answered;
+* ``mazo_rate``: folds (``mazo``) per hand played;
+* ``bluff_rate``: of the seat-hands where it held a weak hand (bottom third of hand strength for the preset),
+  the share in which that seat made a ladder proposal; ``bluff_win_rate``: of those bluffs, the share of hands its
+  team won (the opponents refused or folded, or the tricks went its way);
+* ``envido_accuracy``: of its envido calls (openings and raises), the share where its team really held the better
+  envido (ties resolved as the rules do).
+
+**Hand strength** (for the bluff statistics) of a dealt hand is the sum over its cards of the share of the other
+cards of the deck that the card beats (ties count half), with that hand's strength table, so Paulista manilhas
+count. A hand is *weak* when its strength is below the lower tertile of that measure over 4,000 random deals of
+the preset (fixed seed), so "bottom third" is relative to each preset's deck and hand size.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import multiprocessing
+import os
+import random
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from agents.base import Agent, make_agent
+from truco_env import actions as A
+from truco_env import cards as C
+from truco_env.config import PRESETS, TrucoConfig, make_config
+from truco_env.encoding import (
+    encode_action_mask,
+    encode_information_state,
+    encode_observation,
+    information_state_string,
+)
+from truco_env.engine import TrucoState
+
+MAX_ACTIONS_PER_MATCH = 100_000
+Z95 = 1.959963984540054
+LADDER = ("truco", "retruco", "vale_cuatro", "seis", "nove", "doze")
+ENVIDO = ("envido", "real_envido", "falta_envido")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# statistics
+
+
+def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion (``successes`` may count draws as halves)."""
+    if n <= 0:
+        return 0.0, 1.0
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(max(0.0, p * (1 - p) / n + z * z / (4 * n * n))) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def binomial_two_sided_p(k: int, n: int) -> float:
+    """Exact two-sided binomial test of ``k`` successes in ``n`` against p = 1/2."""
+    if n <= 0:
+        return 1.0
+    tail = min(k, n - k)
+    log_half = -n * math.log(2)
+    total = sum(math.exp(math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + log_half)
+                for i in range(tail + 1))
+    return min(1.0, 2 * total) if 2 * tail != n else 1.0
+
+
+def verdict(low: float, high: float, a: str, b: str) -> str:
+    if low > 0.5:
+        return f"{a} stronger (95%)"
+    if high < 0.5:
+        return f"{b} stronger (95%)"
+    return "no significant difference"
+
+
+# ----------------------------------------------------------------------------------------------------------
+# hand strength (bluff statistics)
+
+
+def hand_strength(cards: list[int], strength: tuple[int, ...], deck: tuple[int, ...]) -> float:
+    """Sum over the cards of the share of the other deck cards each beats (ties half)."""
+    total = 0.0
+    for card in cards:
+        s = strength[card]
+        others = [strength[c] for c in deck if c != card]
+        total += (sum(1 for o in others if o < s) + 0.5 * sum(1 for o in others if o == s)) / len(others)
+    return total
+
+
+def _deck_of(config: TrucoConfig) -> tuple[int, ...]:
+    return C.deck(config.family, config.deck, config.deck_ranks)
+
+
+def weak_hand_cutoff(config: TrucoConfig) -> float:
+    """Lower tertile of :func:`hand_strength` over 4,000 random deals of ``config`` (fixed seed)."""
+    return _weak_hand_cutoff(config.family, config.deck, config.deck_ranks, config.hand_size)
+
+
+@lru_cache(maxsize=32)
+def _weak_hand_cutoff(family: str, paulista_deck: str, deck_ranks: tuple | None, hand_size: int) -> float:
+    rng = random.Random("truco-eval-strength")
+    deck = list(C.deck(family, paulista_deck, deck_ranks))
+    values = []
+    for _ in range(4000):
+        rng.shuffle(deck)
+        hand = deck[:hand_size]
+        vira = deck[hand_size] if family == C.PAULISTA else None
+        table = C.strength_table(family, vira, paulista_deck, deck_ranks)
+        pool = tuple(c for c in deck if c != vira)
+        values.append(hand_strength(hand, table, pool))
+    values.sort()
+    return values[len(values) // 3]
+
+
+# ----------------------------------------------------------------------------------------------------------
+# playing one match
+
+
+def observation_for(state: TrucoState, seat: int, wants: frozenset[str]) -> dict[str, Any]:
+    """What the agent at ``seat`` is shown: its observation, the mask and the seat-safe extras it wants."""
+    obs: dict[str, Any] = {"observation": encode_observation(state, seat), "action_mask": encode_action_mask(state)}
+    if "info_state_string" in wants:
+        obs["info_state_string"] = information_state_string(state, seat)
+    if "info_state" in wants:
+        obs["info_state"] = encode_information_state(state, seat)
+    return obs
+
+
+def play_match(config: TrucoConfig, agents: list[Agent], seed: int) -> tuple[TrucoState, list[int | None]]:
+    """Play one match with ``agents[seat]`` at each seat; returns the final state and, per hand record, the team
+    that won the hand's value (None when nobody did, e.g. an all-tied Paulista hand or a match ended by envido)."""
+    state = TrucoState.new(config, seed=seed)
+    family = config.family
+    winners: list[int | None] = []
+    actions = 0
+    while not state.is_over:
+        seat = state.actor
+        agent = agents[seat]
+        action_id = agent.act(observation_for(state, seat, agent.wants))
+        try:
+            name = A.action_name(int(action_id), family)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"agent {agent.spec or agent!r} at seat {seat} returned {action_id!r}: {exc}") from None
+        hand = state.hand_index
+        before = state.score
+        try:
+            state.apply(name)
+        except ValueError as exc:
+            raise ValueError(f"agent {agent.spec or agent!r} at seat {seat} chose an illegal action: {exc}") from None
+        if state.is_over or state.hand_index != hand:
+            after = state.score
+            gained = [t for t in (0, 1) if after[t] > before[t]]
+            winners.append(gained[0] if len(gained) == 1 else None)
+        actions += 1
+        if actions > MAX_ACTIONS_PER_MATCH:
+            raise RuntimeError(f"match seed {seed} not over after {MAX_ACTIONS_PER_MATCH} actions")
+    return state, winners
+
+
+def _participants(record: dict, n: int) -> list[int]:
+    """Seats of a hand record in playing order from its mano."""
+    mano = (record["dealer"] + 1) % n
+    order = [(mano + k) % n for k in range(n)]
+    pair = record.get("pair")
+    return [s for s in order if pair is None or s in pair]
+
+
+def _envido_winner(record: dict, config: TrucoConfig, family: str) -> int:
+    seats = _participants(record, config.num_players)
+    values = {s: C.envido_of([C.parse_card(c, family) for c in record["deal"]["hands"][s]]) for s in seats}
+    best = max(values.values())
+    tied = [s for s in seats if values[s] == best]
+    if config.envido_tie == "mano_team" and any(s % 2 == seats[0] % 2 for s in tied):
+        return seats[0] % 2
+    return tied[0] % 2
+
+
+def behaviour_counts(config: TrucoConfig, record: dict, hand_winners: list[int | None], team_of_agent: int
+                     ) -> Counter:
+    """Counters of one match for the agent that held the seats of ``team_of_agent``."""
+    family = config.family
+    out: Counter = Counter()
+    cutoff = weak_hand_cutoff(config)
+    deck = _deck_of(config)
+    blind_score = [config.target_score - 1] * 2
+    for hand, winner in zip(record["hands"], hand_winners + [None] * len(record["hands"])):
+        seats = _participants(hand, config.num_players)
+        mine = [s for s in seats if s % 2 == team_of_agent]
+        out["hands"] += 1
+        actions = hand["actions"]
+        pending_by: int | None = None  # team of the pending ladder proposal
+        envido_pending = flor_pending = False
+        holders = {s % 2 for s in seats
+                   if config.flor and C.flor_of([C.parse_card(c, family) for c in hand["deal"]["hands"][s]])}
+        flor_contested = len(holders) == 2
+        called_seats = set()
+        for seat, action, *_ in actions:
+            team = seat % 2
+            mine_now = team == team_of_agent
+            if action in ENVIDO:
+                envido_pending = True
+            elif action == "flor":
+                envido_pending, flor_pending = False, flor_contested
+            elif action in ("quiero", "no_quiero") and (envido_pending or flor_pending):
+                envido_pending = flor_pending = False
+            elif action in LADDER or (action in ("quiero", "no_quiero") and pending_by is not None):
+                if pending_by is not None and pending_by != team and mine_now:
+                    out["ladder_faced"] += 1
+                    out["ladder_folded"] += action == "no_quiero"
+                pending_by = team if action in LADDER else None
+                if action in LADDER and mine_now:
+                    out["truco_calls"] += 1
+                    called_seats.add(seat)
+            elif action == "mazo" and mine_now:
+                out["mazo"] += 1
+        # envido: openings and calls, with the truth of who held the better envido
+        envido_calls = [(s, a) for s, a, *_ in actions if a in ENVIDO]
+        if envido_calls and family == C.ARGENTINE:
+            truth = _envido_winner(hand, config, family)
+            first_seat = envido_calls[0][0]
+            out["envido_opened"] += first_seat % 2 == team_of_agent
+            for s, _ in envido_calls:
+                if s % 2 == team_of_agent:
+                    out["envido_calls"] += 1
+                    out["envido_correct"] += truth == team_of_agent
+        blind = (family == C.PAULISTA and config.mao_de_ferro and config.mao_de_ferro_blind
+                 and hand["score_before"] == blind_score)
+        if blind:
+            continue
+        vira = C.parse_card(hand["deal"]["vira"], family) if hand["deal"]["vira"] else None
+        table = C.strength_table(family, vira, config.deck, config.deck_ranks)
+        pool = tuple(c for c in deck if c != vira)
+        for s in mine:
+            cards = [C.parse_card(c, family) for c in hand["deal"]["hands"][s]]
+            if hand_strength(cards, table, pool) < cutoff:
+                out["weak_hands"] += 1
+                if s in called_seats:
+                    out["bluffs"] += 1
+                    out["bluffs_won"] += winner == team_of_agent
+    return out
+
+
+def behaviour_rates(counts: Counter | dict) -> dict[str, float | None]:
+    def rate(num: str, den: str) -> float | None:
+        return counts.get(num, 0) / counts[den] if counts.get(den) else None
+
+    return {
+        "hands": counts.get("hands", 0),
+        "truco_call_rate": rate("truco_calls", "hands"),
+        "envido_call_rate": rate("envido_opened", "hands"),
+        "fold_rate": rate("ladder_folded", "ladder_faced"),
+        "mazo_rate": rate("mazo", "hands"),
+        "bluff_rate": rate("bluffs", "weak_hands"),
+        "bluff_win_rate": rate("bluffs_won", "bluffs"),
+        "envido_accuracy": rate("envido_correct", "envido_calls"),
+    }
+
+
+# ----------------------------------------------------------------------------------------------------------
+# tasks (one match each) and workers
+
+
+@dataclass(frozen=True)
+class Task:
+    preset: str
+    pairing: int  # index into the tournament's pairings
+    spec_a: str
+    spec_b: str
+    deal: int  # deal index: both orientations of one deal share the match seed
+    swapped: bool  # False: A at the even seats (team 0); True: B there
+    match_seed: int
+    seed: int  # the tournament seed (agent seeds derive from it)
+
+
+def match_seed_for(seed: int, deal: int) -> int:
+    return random.Random(f"truco-eval:{seed}:{deal}").getrandbits(48)
+
+
+def agent_seed_for(task: Task, seat: int) -> int:
+    return random.Random(f"truco-eval-agent:{task.seed}:{task.preset}:{task.pairing}:{task.deal}:"
+                         f"{int(task.swapped)}:{seat}").getrandbits(32)
+
+
+_AGENT_CACHE: dict[tuple[str, int], Agent] = {}
+
+
+def _agent(spec: str, seat: int) -> Agent:
+    key = (spec, seat)
+    if key not in _AGENT_CACHE:
+        _AGENT_CACHE[key] = make_agent(spec)
+    return _AGENT_CACHE[key]
+
+
+def run_task(task: Task) -> dict[str, Any]:
+    """Play one match of a tournament; a JSON-friendly summary (no timing, so results are reproducible)."""
+    config = make_config(task.preset)
+    n = config.num_players
+    team_a = 1 if task.swapped else 0
+    agents = []
+    for seat in range(n):
+        agent = _agent(task.spec_a if seat % 2 == team_a else task.spec_b, seat)
+        agent.seed(agent_seed_for(task, seat))
+        agent.reset(seat)
+        agents.append(agent)
+    state, hand_winners = play_match(config, agents, task.match_seed)
+    record = state.match_record()
+    hands = record["hands"]
+    score = state.score
+    points_a = sum(h["points"][team_a] for h in hands)
+    points_b = sum(h["points"][1 - team_a] for h in hands)
+    return {
+        "preset": task.preset, "pairing": task.pairing, "deal": task.deal, "swapped": task.swapped,
+        "match_seed": task.match_seed,
+        "winner": None if state.winner is None else ("a" if state.winner == team_a else "b"),
+        "score_a": score[team_a], "score_b": score[1 - team_a],
+        "hands": len(hands), "points_a": points_a, "points_b": points_b,
+        "hands_won_a": sum(1 for w in hand_winners if w == team_a),
+        "hands_won_b": sum(1 for w in hand_winners if w == 1 - team_a),
+        "behaviour_a": dict(behaviour_counts(config, record, hand_winners, team_a)),
+        "behaviour_b": dict(behaviour_counts(config, record, hand_winners, 1 - team_a)),
+    }
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the tournament
+
+
+def validate(agents: list[str], presets: list[str], matches: int) -> None:
+    """ValueError naming what is wrong and what is allowed (before any worker starts)."""
+    if len(agents) < 2:
+        raise ValueError(f"a tournament needs at least two agent specs, got {agents}")
+    if len(set(agents)) != len(agents):
+        raise ValueError(f"agent specs must be distinct, got {agents}")
+    unknown = [p for p in presets if p not in PRESETS]
+    if unknown:
+        raise ValueError(f"unknown preset {unknown[0]!r}; choose from: {', '.join(sorted(PRESETS))}")
+    if not presets:
+        raise ValueError(f"give at least one preset; choose from: {', '.join(sorted(PRESETS))}")
+    if matches < 2 or matches % 2:
+        raise ValueError(f"matches must be an even number >= 2 (each deal is played twice with the seats "
+                         f"swapped), got {matches}")
+    for spec in agents:
+        make_agent(spec)  # raises ValueError listing the kinds (or the parameters) allowed
+
+
+def pairings_of(agents: list[str]) -> list[tuple[str, str]]:
+    return [(a, b) for i, a in enumerate(agents) for b in agents[i + 1:]]
+
+
+def make_tasks(agents: list[str], presets: list[str], matches: int, seed: int) -> list[Task]:
+    deals = matches // 2
+    tasks = []
+    for preset in presets:
+        for p, (a, b) in enumerate(pairings_of(agents)):
+            for deal in range(deals):
+                for swapped in (False, True):
+                    tasks.append(Task(preset, p, a, b, deal, swapped, match_seed_for(seed, deal), seed))
+    return tasks
+
+
+def _init_worker() -> None:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+def play_tasks(tasks: list[Task], workers: int = 1, progress: bool = False) -> list[dict[str, Any]]:
+    """Run every task; results in task order whatever the number of workers."""
+    from tqdm import tqdm
+
+    bar = tqdm(total=len(tasks), desc="truco eval", unit="match", file=sys.stderr, disable=not progress,
+               dynamic_ncols=True)
+    results: list[dict[str, Any]] = []
+    try:
+        if workers <= 1 or len(tasks) <= 1:
+            for task in tasks:
+                results.append(run_task(task))
+                bar.update()
+        else:
+            ctx = multiprocessing.get_context("spawn")
+            chunk = max(1, min(16, len(tasks) // (workers * 8)))
+            with ctx.Pool(workers, initializer=_init_worker) as pool:
+                for result in pool.imap(run_task, tasks, chunksize=chunk):
+                    results.append(result)
+                    bar.update()
+    finally:
+        bar.close()
+    return results
+
+
+def summarise(agents: list[str], presets: list[str], results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Pairing tables, ratings and behaviour statistics from the ordered match results."""
+    pairs = pairings_of(agents)
+    pairing_rows = []
+    behaviour: dict[tuple[str, str], Counter] = {}
+    for preset in presets:
+        for p, (a, b) in enumerate(pairs):
+            rows = [r for r in results if r["preset"] == preset and r["pairing"] == p]
+            if not rows:
+                continue
+            n = len(rows)
+            wins_a = sum(r["winner"] == "a" for r in rows)
+            wins_b = sum(r["winner"] == "b" for r in rows)
+            draws = n - wins_a - wins_b
+            score = wins_a + 0.5 * draws
+            low, high = wilson_interval(score, n)
+            hands = sum(r["hands"] for r in rows)
+            by_deal: dict[int, int] = {}
+            for r in rows:
+                by_deal[r["deal"]] = by_deal.get(r["deal"], 0) + (r["winner"] == "a")
+            pairing_rows.append({
+                "preset": preset, "agent_a": a, "agent_b": b, "matches": n,
+                "wins_a": wins_a, "wins_b": wins_b, "draws": draws,
+                "win_rate_a": score / n, "ci_low": low, "ci_high": high,
+                "p_value": binomial_two_sided_p(wins_a, wins_a + wins_b),
+                "verdict": verdict(low, high, a, b),
+                "hands": hands,
+                "points_per_hand_a": sum(r["points_a"] for r in rows) / hands if hands else 0.0,
+                "points_per_hand_b": sum(r["points_b"] for r in rows) / hands if hands else 0.0,
+                "hands_won_a": sum(r["hands_won_a"] for r in rows),
+                "hands_won_b": sum(r["hands_won_b"] for r in rows),
+                "deals_won_both_a": sum(1 for v in by_deal.values() if v == 2),
+                "deals_split": sum(1 for v in by_deal.values() if v == 1),
+                "deals_won_both_b": sum(1 for v in by_deal.values() if v == 0),
+            })
+            for r in rows:
+                behaviour.setdefault((preset, a), Counter()).update(r["behaviour_a"])
+                behaviour.setdefault((preset, b), Counter()).update(r["behaviour_b"])
+    behaviour_rows = []
+    for preset in presets:
+        for agent in agents:
+            counts = behaviour.get((preset, agent))
+            if counts:
+                behaviour_rows.append({"preset": preset, "agent": agent, **behaviour_rates(counts),
+                                       "counts": dict(sorted(counts.items()))})
+    ratings = {"overall": rate_agents(agents, results, pairs)}
+    if len(presets) > 1:
+        for preset in presets:
+            ratings[preset] = rate_agents(agents, [r for r in results if r["preset"] == preset], pairs)
+    return {"pairings": pairing_rows, "behaviour": behaviour_rows, "ratings": ratings}
+
+
+def rate_agents(agents: list[str], results: list[dict[str, Any]], pairs: list[tuple[str, str]]
+                ) -> list[dict[str, Any]]:
+    """OpenSkill (Plackett-Luce) ratings over the matches in task order: mu, sigma and mu +- 1.96 sigma.
+    ``tau=0``: the agents are fixed, so every match weighs the same (no drift towards the latest matches)."""
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce(tau=0.0)
+    ratings = {a: model.rating(name=a) for a in agents}
+    for r in results:
+        a, b = pairs[r["pairing"]]
+        ranks = [0, 0] if r["winner"] is None else ([0, 1] if r["winner"] == "a" else [1, 0])
+        [[ra], [rb]] = model.rate([[ratings[a]], [ratings[b]]], ranks=ranks)
+        ratings[a], ratings[b] = ra, rb
+    rows = [{"agent": a, "mu": ratings[a].mu, "sigma": ratings[a].sigma,
+             "low": ratings[a].mu - Z95 * ratings[a].sigma, "high": ratings[a].mu + Z95 * ratings[a].sigma,
+             "ordinal": ratings[a].ordinal()} for a in agents]
+    return sorted(rows, key=lambda row: -row["mu"])
+
+
+# ----------------------------------------------------------------------------------------------------------
+# reports
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+def _rate(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+def markdown_report(summary: dict[str, Any]) -> str:
+    lines = [("| preset | agent A | agent B | matches | A win rate [95% CI] | points/hand A | points/hand B "
+             "| hands won A / B | verdict |"),
+             "|---|---|---|---:|---|---:|---:|---|---|"]
+    for r in summary["pairings"]:
+        lines.append(f"| {r['preset']} | `{r['agent_a']}` | `{r['agent_b']}` | {r['matches']} | "
+                     f"{_pct(r['win_rate_a'])} [{_pct(r['ci_low'])}, {_pct(r['ci_high'])}] | "
+                     f"{r['points_per_hand_a']:.2f} | {r['points_per_hand_b']:.2f} | "
+                     f"{r['hands_won_a']} / {r['hands_won_b']} | {r['verdict']} |")
+    lines += ["", "| ratings | agent | mu | sigma | 95% interval |", "|---|---|---:|---:|---|"]
+    for scope, rows in summary["ratings"].items():
+        for row in rows:
+            lines.append(f"| {scope} | `{row['agent']}` | {row['mu']:.2f} | {row['sigma']:.2f} | "
+                         f"[{row['low']:.2f}, {row['high']:.2f}] |")
+    lines += ["", ("| preset | agent | hands | truco calls/hand | envido calls/hand | fold rate | mazo/hand "
+                  "| bluff rate | bluff wins | envido accuracy |"),
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in summary["behaviour"]:
+        lines.append(f"| {r['preset']} | `{r['agent']}` | {r['hands']} | {_rate(r['truco_call_rate'])} | "
+                     f"{_rate(r['envido_call_rate'])} | {_pct(r['fold_rate'])} | {_rate(r['mazo_rate'])} | "
+                     f"{_pct(r['bluff_rate'])} | {_pct(r['bluff_win_rate'])} | {_pct(r['envido_accuracy'])} |")
+    return "\n".join(lines)
+
+
+def write_outputs(out: Path, summary: dict[str, Any], meta: dict[str, Any], plots: bool = True) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    path = out / "pairings.csv"
+    _write_csv(path, summary["pairings"])
+    written.append(path)
+    path = out / "behaviour.csv"
+    _write_csv(path, [{k: v for k, v in r.items() if k != "counts"} for r in summary["behaviour"]])
+    written.append(path)
+    path = out / "ratings.csv"
+    _write_csv(path, [{"scope": scope, **row} for scope, rows in summary["ratings"].items() for row in rows])
+    written.append(path)
+    path = out / "results.json"
+    path.write_text(json.dumps({"meta": meta, **summary}, indent=1, sort_keys=False) + "\n")
+    written.append(path)
+    path = out / "report.md"
+    path.write_text(markdown_report(summary) + "\n")
+    written.append(path)
+    if plots:
+        written += write_plots(out, summary, meta["agents"], meta["presets"])
+    return written
+
+
+def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
+    with path.open("w", newline="") as fh:
+        if not rows:
+            return
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def write_plots(out: Path, summary: dict[str, Any], agents: list[str], presets: list[str]) -> list[Path]:
+    """Win-rate heatmap (row agent's win rate against the column agent, per preset) and rating bars."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    k = len(agents)
+    fig, axes = plt.subplots(1, len(presets), figsize=(2.2 + 1.3 * k * len(presets), 1.6 + 1.1 * k),
+                             squeeze=False)
+    for ax, preset in zip(axes[0], presets):
+        grid = [[float("nan")] * k for _ in range(k)]
+        for r in summary["pairings"]:
+            if r["preset"] != preset:
+                continue
+            i, j = agents.index(r["agent_a"]), agents.index(r["agent_b"])
+            grid[i][j] = r["win_rate_a"]
+            grid[j][i] = 1 - r["win_rate_a"]
+        image = ax.imshow(grid, vmin=0, vmax=1, cmap="RdYlGn")
+        for i in range(k):
+            for j in range(k):
+                if grid[i][j] == grid[i][j]:
+                    ax.text(j, i, f"{100 * grid[i][j]:.0f}%", ha="center", va="center", fontsize=9)
+        ax.set_xticks(range(k), agents, rotation=30, ha="right", fontsize=8)
+        ax.set_yticks(range(k), agents, fontsize=8)
+        ax.set_title(preset, fontsize=10)
+    fig.colorbar(image, ax=axes[0].tolist(), shrink=0.8, label="row agent's match win rate")
+    heat = out / "winrate_heatmap.png"
+    fig.savefig(heat, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+
+    rows = summary["ratings"]["overall"]
+    fig, ax = plt.subplots(figsize=(6, 0.9 + 0.5 * len(rows)))
+    names = [row["agent"] for row in rows][::-1]
+    mus = [row["mu"] for row in rows][::-1]
+    errs = [Z95 * row["sigma"] for row in rows][::-1]
+    ax.barh(names, mus, xerr=errs, color="#4c72b0", capsize=4)
+    ax.set_xlabel("OpenSkill mu (bars: 95% interval, mu ± 1.96 sigma)")
+    ax.set_title("ratings over all matches")
+    bars = out / "ratings.png"
+    fig.savefig(bars, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return [heat, bars]
+
+
+def run_tournament(agents: list[str], presets: list[str], matches: int, seed: int = 0, workers: int = 1,
+                   progress: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Validate, play and summarise; returns ``(summary, meta)``."""
+    validate(agents, presets, matches)
+    tasks = make_tasks(agents, presets, matches, seed)
+    start = time.perf_counter()
+    results = play_tasks(tasks, workers=workers, progress=progress)
+    elapsed = time.perf_counter() - start
+    summary = summarise(agents, presets, results)
+    summary["matches"] = results
+    meta = {"agents": agents, "presets": presets, "matches_per_pairing": matches, "seed": seed,
+            "workers": workers, "seconds": round(elapsed, 2),
+            "duplicate_deals": "each deal index is played twice with the agents' seats swapped"}
+    return summary, meta
+
+
+def default_workers() -> int:
+    return max(1, os.cpu_count() or 1)
+
+
+def cli_main(args: Any) -> int:
+    """``truco eval``: exit 0 on success, 2 on a bad spec, preset, number or output path."""
+    presets = args.preset or ["argentine"]
+    out = Path(args.out)
+    workers = args.workers or default_workers()
+    try:
+        if out.exists() and not out.is_dir():
+            raise ValueError(f"--out {str(out)!r} is a file; give a folder (it is created if missing)")
+        validate(args.agents, presets, args.matches)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ValueError(f"--out {str(out)!r}: cannot create the folder ({exc.strerror or exc})") from None
+    except ValueError as exc:
+        print(f"truco eval: error: {exc}", file=sys.stderr)
+        return 2
+    summary, meta = run_tournament(args.agents, presets, args.matches, seed=args.seed, workers=workers,
+                                   progress=not args.no_progress)
+    print(markdown_report(summary))
+    written = write_outputs(out, summary, meta, plots=not args.no_plots)
+    print(f"\n{sum(r['matches'] for r in summary['pairings'])} matches in {meta['seconds']:.1f} s "
+          f"with {workers} worker(s); wrote {', '.join(str(p) for p in written)}")
+    return 0
