@@ -14,11 +14,11 @@ import torch
 
 pytest.importorskip("onnxruntime")
 
-from agents.onnx import OnnxAgent  # noqa: E402
-from training.export import export_onnx, random_positions, torch_probabilities, write_test_vectors  # noqa: E402
-from training.ppo.model import PolicyNet, save_policy  # noqa: E402
-from truco_env import PRESETS  # noqa: E402
-from truco_env.encoding import encode_action_mask, encode_observation  # noqa: E402
+from agents.onnx import OnnxAgent
+from training.export import export_onnx, random_positions, torch_probabilities, write_test_vectors
+from training.ppo.model import PolicyNet, save_policy
+from truco_env import PRESETS
+from truco_env.encoding import encode_action_mask, encode_observation
 
 ROOT = Path(__file__).resolve().parent.parent
 

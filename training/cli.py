@@ -245,6 +245,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--workers", type=_positive_int, default=None, metavar="N",
                           help="worker processes (default: all cores)")
     evaluate.add_argument("--out", default="runs/eval", metavar="DIR", help="output folder (default: runs/eval)")
+    evaluate.add_argument("--backend", choices=["local", "ray"], default="local",
+                          help="local processes (default) or a Ray cluster (pip install 'truco-rl[ray]'); "
+                               "same results either way")
     evaluate.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     evaluate.add_argument("--no-progress", action="store_true", help="no progress bar")
     evaluate.set_defaults(func=_cmd_eval)

@@ -50,16 +50,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from agents.base import Agent, make_agent
+from agents.base import Agent, make_agent, observation_for
 from truco_env import actions as A
 from truco_env import cards as C
 from truco_env.config import PRESETS, TrucoConfig, make_config
-from truco_env.encoding import (
-    encode_action_mask,
-    encode_information_state,
-    encode_observation,
-    information_state_string,
-)
 from truco_env.engine import TrucoState
 
 MAX_ACTIONS_PER_MATCH = 100_000
@@ -145,16 +139,6 @@ def _weak_hand_cutoff(family: str, paulista_deck: str, deck_ranks: tuple | None,
 # playing one match
 
 
-def observation_for(state: TrucoState, seat: int, wants: frozenset[str]) -> dict[str, Any]:
-    """What the agent at ``seat`` is shown: its observation, the mask and the seat-safe extras it wants."""
-    obs: dict[str, Any] = {"observation": encode_observation(state, seat), "action_mask": encode_action_mask(state)}
-    if "info_state_string" in wants:
-        obs["info_state_string"] = information_state_string(state, seat)
-    if "info_state" in wants:
-        obs["info_state"] = encode_information_state(state, seat)
-    return obs
-
-
 def play_match(config: TrucoConfig, agents: list[Agent], seed: int) -> tuple[TrucoState, list[int | None]]:
     """Play one match with ``agents[seat]`` at each seat; returns the final state and, per hand record, the team
     that won the hand's value (None when nobody did, e.g. an all-tied Paulista hand or a match ended by envido)."""
@@ -165,7 +149,7 @@ def play_match(config: TrucoConfig, agents: list[Agent], seed: int) -> tuple[Tru
     while not state.is_over:
         seat = state.actor
         agent = agents[seat]
-        action_id = agent.act(observation_for(state, seat, agent.wants))
+        action_id = agent.act(observation_for(agent, state, seat))
         try:
             name = A.action_name(int(action_id), family)
         except (TypeError, ValueError) as exc:
@@ -391,8 +375,16 @@ def _init_worker() -> None:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
-def play_tasks(tasks: list[Task], workers: int = 1, progress: bool = False) -> list[dict[str, Any]]:
-    """Run every task; results in task order whatever the number of workers."""
+def play_tasks(tasks: list[Task], workers: int = 1, progress: bool = False,
+               backend: str = "local") -> list[dict[str, Any]]:
+    """Run every task; results in task order whatever the number of workers or the backend.
+
+    ``backend="local"`` uses this machine's processes; ``"ray"`` spreads the matches over a Ray cluster (the one
+    ``RAY_ADDRESS`` points at, or a local instance with ``workers`` CPUs)."""
+    if backend == "ray":
+        return _play_tasks_on_ray(tasks, workers, progress)
+    if backend != "local":
+        raise ValueError(f"backend {backend!r} is not allowed; choose 'local' or 'ray'")
     from tqdm import tqdm
 
     bar = tqdm(total=len(tasks), desc="truco eval", unit="match", file=sys.stderr, disable=not progress,
@@ -413,6 +405,36 @@ def play_tasks(tasks: list[Task], workers: int = 1, progress: bool = False) -> l
     finally:
         bar.close()
     return results
+
+
+def _play_tasks_on_ray(tasks: list[Task], workers: int, progress: bool) -> list[dict[str, Any]]:
+    try:
+        import ray
+    except ImportError:
+        raise ValueError("backend 'ray' needs Ray: pip install 'truco-rl[ray]'") from None
+    from tqdm import tqdm
+
+    if not ray.is_initialized():
+        if os.environ.get("RAY_ADDRESS"):
+            ray.init(log_to_driver=False)
+        else:
+            ray.init(num_cpus=max(1, workers), include_dashboard=False, log_to_driver=False)
+    remote = ray.remote(num_cpus=1)(_run_chunk)
+    size = max(1, min(64, len(tasks) // (max(1, workers) * 8)))
+    chunks = [tasks[i:i + size] for i in range(0, len(tasks), size)]
+    futures = [remote.remote(chunk) for chunk in chunks]
+    results: list[dict[str, Any]] = []
+    with tqdm(total=len(tasks), desc="truco eval (ray)", unit="match", file=sys.stderr, disable=not progress,
+              dynamic_ncols=True) as bar:
+        for future in futures:  # in submission order, so results keep the task order
+            chunk_results = ray.get(future)
+            results.extend(chunk_results)
+            bar.update(len(chunk_results))
+    return results
+
+
+def _run_chunk(tasks: list[Task]) -> list[dict[str, Any]]:
+    return [run_task(task) for task in tasks]
 
 
 def summarise(agents: list[str], presets: list[str], results: list[dict[str, Any]]) -> dict[str, Any]:
@@ -600,12 +622,12 @@ def write_plots(out: Path, summary: dict[str, Any], agents: list[str], presets: 
 
 
 def run_tournament(agents: list[str], presets: list[str], matches: int, seed: int = 0, workers: int = 1,
-                   progress: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
+                   progress: bool = False, backend: str = "local") -> tuple[dict[str, Any], dict[str, Any]]:
     """Validate, play and summarise; returns ``(summary, meta)``."""
     validate(agents, presets, matches)
     tasks = make_tasks(agents, presets, matches, seed)
     start = time.perf_counter()
-    results = play_tasks(tasks, workers=workers, progress=progress)
+    results = play_tasks(tasks, workers=workers, progress=progress, backend=backend)
     elapsed = time.perf_counter() - start
     summary = summarise(agents, presets, results)
     summary["matches"] = results
@@ -635,8 +657,12 @@ def cli_main(args: Any) -> int:
     except ValueError as exc:
         print(f"truco eval: error: {exc}", file=sys.stderr)
         return 2
-    summary, meta = run_tournament(args.agents, presets, args.matches, seed=args.seed, workers=workers,
-                                   progress=not args.no_progress)
+    try:
+        summary, meta = run_tournament(args.agents, presets, args.matches, seed=args.seed, workers=workers,
+                                       progress=not args.no_progress, backend=getattr(args, "backend", "local"))
+    except ValueError as exc:
+        print(f"truco eval: error: {exc}", file=sys.stderr)
+        return 2
     print(markdown_report(summary))
     written = write_outputs(out, summary, meta, plots=not args.no_plots)
     print(f"\n{sum(r['matches'] for r in summary['pairings'])} matches in {meta['seconds']:.1f} s "
