@@ -274,7 +274,7 @@ def test_hostile_cases_are_distinct(base_records: dict) -> None:
 @pytest.mark.parametrize("argv, words", [
     (["--help"], ["usage: truco", "replay", "demo", "example"]),
     (["replay", "--help"], ["usage: truco replay", "FILE.json", "example", "truco replay match.json"]),
-    (["demo", "--help"], ["usage: truco demo", "--preset", "--matches", "--seed", "example"]),
+    (["demo", "--help"], ["usage: truco demo", "--random", "--preset", "--matches", "--seed", "--out", "example"]),
 ], ids=["truco", "replay", "demo"])
 def test_help(argv: list[str], words: list[str], launcher: str) -> None:
     proc = run(argv, launcher)
@@ -285,7 +285,7 @@ def test_help(argv: list[str], words: list[str], launcher: str) -> None:
 
 
 def test_demo_prints_a_winner_and_is_deterministic() -> None:
-    argv = ["demo", "--matches", "1", "--preset", "paulista"]
+    argv = ["demo", "--random", "--matches", "1", "--preset", "paulista"]
     first, second = run(argv), run(argv)
     assert first.returncode == 0 and first.stderr == "", first.stderr
     assert first.stdout == second.stdout and second.returncode == 0
@@ -296,7 +296,7 @@ def test_demo_prints_a_winner_and_is_deterministic() -> None:
 
 
 def test_demo_unknown_preset() -> None:
-    proc = run(["demo", "--preset", "nope"])
+    proc = run(["demo", "--random", "--preset", "nope"])
     assert proc.returncode == 2
     line = one_line_error(proc)
     assert "'nope'" in line

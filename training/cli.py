@@ -46,39 +46,43 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser(
         "demo",
-        help="play seeded random matches and print them as text",
+        help="the main job in miniature: train PPO a few minutes, then a tournament with tables and plots",
         description=(
-            "Play seeded random matches: every seat picks uniformly among the legal\n"
-            "actions. Prints one line per hand (dealer, deal, actions as seat:name,\n"
-            "score after the hand) and the winner of each match. The same seed\n"
-            "always gives the same output."
+            "Train a PPO policy for a few minutes on an embedded default config (Argentine Truco,\n"
+            "self-play and random opponents), then play a duplicate-deal tournament of it against\n"
+            "the heuristic and random agents. Prints the Markdown table and writes CSV, JSON and PNG\n"
+            "files to --out. With --random: print seeded random matches as text instead."
         ),
         epilog=(
             "examples:\n"
-            "  truco demo\n"
-            "  truco demo --preset paulista --matches 1 --seed 7\n"
-            "  truco demo --preset argentine --preset argentine-2v2"
+            "  truco demo                                   # train, evaluate, write runs/demo/eval\n"
+            "  truco demo --out runs/demo2 --matches 400\n"
+            "  truco demo --random --preset paulista --matches 1 --seed 7"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    demo.add_argument("--out", default="runs/demo", metavar="DIR",
+                      help="folder for the trained policy and the tournament files (default: runs/demo)")
+    demo.add_argument("--quick", action="store_true", help="a tiny run (for smoke tests)")
+    demo.add_argument("--random", action="store_true", help="only print seeded random matches as text")
     demo.add_argument(
         "--preset",
         action="append",
         metavar="NAME",
-        help=(f"rules preset to play; repeat for several (default: {', '.join(DEFAULT_PRESETS)})"),
+        help=(f"with --random: rules preset to play; repeat for several (default: {', '.join(DEFAULT_PRESETS)})"),
     )
     demo.add_argument(
         "--matches",
         type=_positive_int,
-        default=2,
+        default=None,
         metavar="N",
-        help="matches per preset (default: 2)",
+        help="tournament matches per pairing (default 200), or with --random matches per preset (default 2)",
     )
     demo.add_argument(
         "--seed",
         type=int,
         default=0,
-        help="seed of the first match; match i uses seed+i (default: 0)",
+        help="tournament seed, or with --random the seed of the first match (default: 0)",
     )
     demo.set_defaults(func=_cmd_demo)
 
@@ -403,6 +407,20 @@ def _cmd_replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
 
 
 def _cmd_demo(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    if not args.random:
+        if args.preset:
+            print("truco demo: error: --preset goes with --random (the main demo trains on argentine)",
+                  file=sys.stderr)
+            return 2
+        from training.demo import run_demo
+
+        matches = args.matches or 200
+        if matches % 2:
+            print(f"truco demo: error: --matches must be even (each deal is played twice), got {matches}",
+                  file=sys.stderr)
+            return 2
+        return run_demo(args.out, matches, args.seed, args.quick)
+    args.matches = args.matches or 2
     try:
         from truco_env.config import PRESETS, make_config
         from truco_env.engine import TrucoState

@@ -272,22 +272,36 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
 
 
 def evaluate_policy(net: PolicyNet, args: PPOArgs, step: int) -> dict[str, float]:
-    """Duplicate-deal win rates against the evaluation opponents (TensorBoard ``eval/*``)."""
-    from agents.ppo import PPOAgent
-
+    """Duplicate-deal tournament of the current policy against ``eval_opponents`` (TensorBoard ``eval/*``):
+    match win rate with its Wilson interval, and the behaviour statistics of the policy (bluff, fold and call
+    rates) as ``behaviour/*``."""
+    path = os.path.join(args.run_dir, f"eval_policy_{step}.safetensors")  # a new name: agents are cached by spec
+    save_policy(net, path, presets=[args.preset], update=step)
+    spec = f"ppo:{path}"
+    results: dict[str, float] = {}
     try:
-        from training.evaluate import head_to_head
-    except ImportError:  # the tournament module is optional for the trainer
-        return {}
-    agent = PPOAgent(net, greedy=False)
-    results = {}
-    for spec in args.eval_opponents:
-        try:
-            outcome = head_to_head(agent, spec, args.preset, args.eval_matches, seed=10_000 + step)
-        except ValueError:
-            continue
-        for key, value in outcome.items():
-            results[f"eval/{key}_vs_{spec.split(':')[0]}"] = value
+        results.update(_tournament_stats(spec, args, step))
+    finally:
+        os.remove(path)
+    return results
+
+
+def _tournament_stats(spec: str, args: PPOArgs, step: int) -> dict[str, float]:
+    from training.evaluate import run_tournament
+
+    results: dict[str, float] = {}
+    for opponent in args.eval_opponents:
+        summary, _ = run_tournament([spec, opponent], [args.preset], args.eval_matches, seed=10_000 + step,
+                                    workers=1)
+        name = opponent.split(":")[0]
+        row = summary["pairings"][0]
+        results[f"eval/win_rate_vs_{name}"] = row["win_rate_a"]
+        results[f"eval/win_rate_low_vs_{name}"] = row["ci_low"]
+        results[f"eval/points_per_hand_vs_{name}"] = row["points_per_hand_a"] - row["points_per_hand_b"]
+        behaviour = next(b for b in summary["behaviour"] if b["agent"] == spec)
+        for key in ("bluff_rate", "fold_rate", "envido_call_rate", "truco_call_rate"):
+            if behaviour.get(key) is not None:
+                results[f"behaviour/{key}_vs_{name}"] = behaviour[key]
     return results
 
 

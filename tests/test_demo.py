@@ -1,0 +1,18 @@
+"""The README's demo command runs the main job in miniature: train, then a tournament with tables and plots."""
+
+from training.cli import main
+
+
+def test_quick_demo_trains_and_writes_the_tournament(tmp_path, capsys):
+    assert main(["demo", "--quick", "--matches", "4", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "`ppo (demo)`" in out and "`heuristic`" in out and "A win rate" in out
+    assert (tmp_path / "train" / "policy.safetensors").exists()
+    for name in ("pairings.csv", "results.json", "report.md", "winrate_heatmap.png", "ratings.png"):
+        assert (tmp_path / "eval" / name).exists(), name
+
+
+def test_demo_rejects_bad_options(capsys):
+    assert main(["demo", "--matches", "3"]) == 2
+    assert main(["demo", "--preset", "paulista"]) == 2
+    assert "--random" in capsys.readouterr().err
