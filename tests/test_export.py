@@ -74,27 +74,16 @@ class BlockTorch:
         if name == "torch" or name.startswith("torch."):
             raise ImportError("torch is blocked in this test")
 sys.meta_path.insert(0, BlockTorch())
-from agents.base import make_agent, observation_for
-from truco_env import TrucoState, make_config
-from truco_env import actions as A
-model = sys.argv[1]
 try:
     import torch  # noqa: F401
     raise SystemExit("torch imported")
 except ImportError:
     pass
-players = [make_agent("onnx:" + model), make_agent("random")]
-wins = [0, 0]
-config = make_config("argentine")
-for match in range(20):
-    state = TrucoState.new(config, seed=match // 2)
-    seats = (0, 1) if match % 2 == 0 else (1, 0)   # each deal twice, seats swapped
-    while not state.is_over:
-        agent = players[seats.index(state.actor % 2)]
-        state.apply(A.action_name(agent.act(observation_for(agent, state, state.actor)), config.family))
-    wins[seats.index(state.winner)] += 1
+from training.evaluate import run_tournament
+summary, meta = run_tournament(["onnx:" + sys.argv[1], "random"], ["argentine"], 10, seed=1, workers=1)
 assert "torch" not in sys.modules
-print("tournament done", wins)
+row = summary["pairings"][0]
+print("tournament done", row["matches"], row["wins_a"], row["wins_b"])
 """
 
 
