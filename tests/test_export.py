@@ -52,7 +52,7 @@ def test_onnx_matches_torch_on_10000_observations(exported, preset):
 
 
 def test_metadata_and_vectors_describe_the_contract(exported):
-    _, model, meta_path, vectors_path = exported
+    _, _, meta_path, vectors_path = exported
     meta = json.loads(Path(meta_path).read_text())
     assert meta["inputs"]["observation"]["shape"] == ["batch", 1068]
     assert meta["observation"]["fields"][0]["name"] == "hand" and meta["actions"]["argentine"][0] == "play:1e"
