@@ -23,8 +23,15 @@ from torch import nn
 from truco_env import actions as A
 from truco_env import cards as C
 from truco_env.config import make_config
-from truco_env.encoding import (OBS_OFFSETS, OBSERVATION_FIELDS, OBSERVATION_SIZE, OBSERVATION_VERSION, OPTION_BITS,
-                                encode_action_mask, encode_observation)
+from truco_env.encoding import (
+    OBS_OFFSETS,
+    OBSERVATION_FIELDS,
+    OBSERVATION_SIZE,
+    OBSERVATION_VERSION,
+    OPTION_BITS,
+    encode_action_mask,
+    encode_observation,
+)
 from truco_env.engine import TrucoState
 
 from .ppo.model import PolicyNet, load_policy
