@@ -38,13 +38,15 @@ def test_illegal_actions_have_probability_zero_and_are_never_sampled():
     samples = torch.multinomial(probs, 50, replacement=True)
     assert torch.gather(mask, 1, samples).all()
     # the same holds for every decision a collector records in real self-play
-    league = League({"self": 1.0})
+    league = League({"self": 0.5, "snapshot": 0.3, "random": 0.2})
     league.add_snapshot(net)
-    trajectories, _ = collect_partition(league.task(make_config("argentine-2v2"), 8, 500, 0, 0.5), net,
-                                        league.snapshots)
-    for traj in trajectories:
-        assert traj.masks[np.arange(len(traj.actions)), traj.actions].all()
-        assert traj.rewards[-1] != 0  # the match result reaches the last decision
+    for preset in (None, "argentine-2v2"):  # the engine collector and the vector-env collector
+        task = league.task(make_config("argentine-2v2"), 8, 500, 0, 0.5, preset=preset)
+        trajectories, results = collect_partition(task, net, league.snapshots)
+        assert sum(len(t.actions) for t in trajectories) >= 500 and results
+        for traj in trajectories:
+            assert traj.masks[np.arange(len(traj.actions)), traj.actions].all()
+            assert traj.rewards[-1] != 0  # the match result reaches the last decision
 
 
 def win_rate_vs_random(net: PolicyNet, preset: str, matches: int = 200) -> float:

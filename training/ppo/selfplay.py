@@ -53,10 +53,11 @@ class League:
         return float(np.mean(recent)) if recent else 0.5
 
     def task(self, config: TrucoConfig, num_tables: int, min_steps: int, seed: int,
-             points_reward: float) -> RolloutTask:
-        """One partition of an update's collection, as plain data (it may run in another process)."""
+             points_reward: float, preset: str | None = None) -> RolloutTask:
+        """One partition of an update's collection, as plain data (it may run in another process). With
+        ``preset`` (and league agents that need nothing but observations) it runs on the vector env."""
         return RolloutTask(config, num_tables, min_steps, seed, points_reward, dict(self.kinds), self.sampling,
-                           [self.win_rate(i, 200) for i in range(len(self.snapshots))])
+                           [self.win_rate(i, 200) for i in range(len(self.snapshots))], preset)
 
 
 @dataclass
@@ -71,6 +72,7 @@ class RolloutTask:
     kinds: dict[str, float]
     sampling: str
     snapshot_win_rates: list[float]
+    preset: str | None = None  # set: collect on truco_env.vector.VectorEnv (the compiled engine)
 
     def sample_opponent(self, rng: np.random.Generator) -> tuple[str, Any]:
         """("self", None) | ("snapshot", index) | ("agent", spec)."""
@@ -127,9 +129,11 @@ def collect_partition(task: RolloutTask, net: PolicyNet, snapshots: list[PolicyN
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # the same float arithmetic in every process
     try:
-        collector = SelfPlayCollector(task)
         rng = np.random.default_rng(task.seed)
         generator = torch.Generator().manual_seed(task.seed)
+        if task.preset is not None and _observation_only(task):
+            return collect_on_vector_env(task, net, snapshots, rng, generator)
+        collector = SelfPlayCollector(task)
         return collector.collect(net, snapshots, rng, generator), collector.match_results
     finally:
         torch.set_num_threads(threads)
@@ -145,9 +149,12 @@ class SelfPlayCollector:
         self.match_results: list[tuple[tuple[str, Any], float]] = []  # (opponent, learner score) per match
 
     def _open_table(self, rng: np.random.Generator) -> Table:
+        state = TrucoState.new(self.config, seed=int(rng.integers(2 ** 62)))
+        return self.seat_table(state, rng)
+
+    def seat_table(self, state: Any, rng: np.random.Generator) -> Table:
+        """Draw the opponent of a new match and who plays which seat."""
         n = self.config.num_players
-        seed = int(rng.integers(2 ** 62))
-        state = TrucoState.new(self.config, seed=seed)
         opponent = self.task.sample_opponent(rng)
         if opponent[0] == "self":
             learner = set(range(n))
@@ -255,6 +262,97 @@ class SelfPlayCollector:
             if traj["rewards"]:
                 team = seat % 2
                 traj["rewards"][-1] += scale * (gained[team] - gained[1 - team])
+
+
+def _observation_only(task: RolloutTask) -> bool:
+    """Can every league agent play from the observation vector alone (no engine-side extras)?"""
+    return all(not make_agent(spec).wants for spec in task.kinds if spec not in ("self", "snapshot"))
+
+
+def _sample(net: PolicyNet, obs: np.ndarray, masks: np.ndarray, generator: torch.Generator):
+    """Sampled actions with their log-probabilities and values for a batch of observations."""
+    with torch.no_grad():
+        logits, values = net(torch.from_numpy(obs), torch.from_numpy(masks))
+        log_probs = torch.log_softmax(logits, -1)
+        chosen = torch.multinomial(log_probs.exp(), 1, generator=generator).squeeze(-1)
+        return chosen.numpy(), log_probs.gather(1, chosen[:, None]).squeeze(1).numpy(), values.numpy()
+
+
+def collect_on_vector_env(task: RolloutTask, net: PolicyNet, snapshots: list[PolicyNet], rng: np.random.Generator,
+                          generator: torch.Generator) -> tuple[list[Trajectory], list]:
+    """The same collection as :class:`SelfPlayCollector`, stepped on the compiled vector environment.
+
+    Each row of the vector env is one table; a finished match restarts in its row at once (auto-reset), and the
+    row gets a new opponent then, or goes idle (random legal moves, nothing recorded) once the budget is met."""
+    from truco_env.vector import VectorEnv
+
+    config = task.config
+    rows = task.num_tables
+    venv = VectorEnv(task.preset, num_envs=rows, seed=int(rng.integers(2 ** 62)), reward="points")
+    finished: list[Trajectory] = []
+    results: list[tuple[tuple[str, Any], float]] = []
+    try:
+        obs, masks, actors = venv.reset()
+        shell = SelfPlayCollector(task)
+
+        tables = [shell.seat_table(None, rng) for _ in range(rows)]
+        steps_done = 0
+        scale = task.points_reward / config.target_score
+        while any(t is not None for t in tables):
+            bool_masks = masks.astype(bool)
+            actions = np.zeros(rows, dtype=np.int64)
+            learner = [i for i in range(rows) if tables[i] is not None and int(actors[i]) in tables[i].learner_seats]
+            by_snapshot: dict[int, list[int]] = {}
+            for i in range(rows):
+                table = tables[i]
+                if table is None:
+                    actions[i] = int(np.flatnonzero(masks[i])[0])  # idle row: any legal move
+                elif i not in learner and table.opponent[0] == "snapshot":
+                    by_snapshot.setdefault(table.opponent[1], []).append(i)
+                elif i not in learner:
+                    agent = table.agents[int(actors[i])]
+                    actions[i] = int(agent.act({"observation": obs[i], "action_mask": masks[i]}))
+            if learner:
+                idx = np.array(learner)
+                chosen, logprobs, values = _sample(net, obs[idx], bool_masks[idx], generator)
+                for row, i in enumerate(learner):
+                    traj = tables[i].trajectories[int(actors[i])]
+                    traj["obs"].append(obs[i].copy())
+                    traj["masks"].append(bool_masks[i].copy())
+                    traj["actions"].append(int(chosen[row]))
+                    traj["logprobs"].append(float(logprobs[row]))
+                    traj["values"].append(float(values[row]))
+                    traj["rewards"].append(0.0)
+                    actions[i] = int(chosen[row])
+            for index, group in sorted(by_snapshot.items()):
+                idx = np.array(group)
+                chosen, _, _ = _sample(snapshots[index], obs[idx], bool_masks[idx], generator)
+                actions[idx] = chosen
+            obs, masks, rewards, actors, done = venv.step(actions)
+            info = venv.info
+            for i in range(rows):
+                table = tables[i]
+                if table is None or not info[i, 0]:  # INFO_CLOSED: no hand ended in this row
+                    continue
+                if scale:
+                    for seat, traj in table.trajectories.items():
+                        if traj["rewards"]:
+                            traj["rewards"][-1] += scale * float(rewards[i, seat])
+                if done[i]:
+                    winner = int(info[i, 5])  # INFO_WINNER: team, or -1 for none
+                    winner = None if winner < 0 else winner
+                    for seat, traj in table.trajectories.items():
+                        if traj["actions"]:
+                            traj["rewards"][-1] += _result(winner, seat)
+                            finished.append(_freeze(traj))
+                            steps_done += len(traj["actions"])
+                    if table.opponent[0] != "self":
+                        seat = next(iter(table.learner_seats))
+                        results.append((table.opponent, 0.5 + 0.5 * _result(winner, seat)))
+                    tables[i] = shell.seat_table(None, rng) if steps_done < task.min_steps else None
+    finally:
+        venv.close()
+    return finished, results
 
 
 def _result(winner: int | None, seat: int) -> float:

@@ -55,6 +55,8 @@ class PPOArgs:
     """collection partitions per update; the results depend on this number, not on the backend"""
     backend: str = "local"
     """where the partitions run: "local" (this process), "processes" (a worker pool) or "ray" (Ray actors)"""
+    vector_env: bool = True
+    """collect on the compiled vector environment (faster; league agents must need only observations)"""
     batch_steps: int = 4096
     """learner decisions per update (whole matches, so a little more)"""
     minibatch_size: int = 1024
@@ -174,7 +176,8 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
             # --- collect whole matches, in partitions that may run elsewhere ----------------------------------
             workers = args.rollout_workers
             tasks = [league.task(config, args.num_tables // workers + (i < args.num_tables % workers),
-                                 -(-args.batch_steps // workers), int(seed), args.points_reward)
+                                 -(-args.batch_steps // workers), int(seed), args.points_reward,
+                                 args.preset if args.vector_env else None)
                      for i, seed in enumerate(rng.integers(2 ** 62, size=workers))]
             results = rollouts.run(tasks, net, league.snapshots)
             trajectories = [t for part, _ in results for t in part]
