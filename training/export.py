@@ -10,10 +10,8 @@ another implementation check its encoder and runtime against ours. See ``docs/ex
 
 from __future__ import annotations
 
-import json
 import os
 import random
-import tempfile
 from typing import Any
 
 import numpy as np
@@ -34,6 +32,7 @@ from truco_env.encoding import (
 )
 from truco_env.engine import TrucoState
 
+from .atomic import atomic_write, atomic_write_json
 from .ppo.model import PolicyNet, load_policy
 
 ONNX_INPUTS = ("observation", "action_mask")
@@ -89,21 +88,13 @@ def export_onnx(policy_path: str, out_path: str) -> tuple[str, str]:
     net, net_meta = load_policy(policy_path)
     wrapper = _ExportedPolicy(net).eval()
     example = (torch.zeros(2, OBSERVATION_SIZE), torch.ones(2, A.NUM_ACTIONS, dtype=torch.int8))
-    directory = os.path.dirname(os.path.abspath(out_path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".onnx", dir=directory)
-    os.close(fd)
-    try:
-        torch.onnx.export(wrapper, example, tmp, input_names=list(ONNX_INPUTS), output_names=list(ONNX_OUTPUTS),
-                          dynamic_axes={"observation": {0: "batch"}, "action_mask": {0: "batch"},
-                                        "probabilities": {0: "batch"}, "value": {0: "batch"}},
-                          opset_version=OPSET, dynamo=False)
-        os.replace(tmp, out_path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    axes = {"observation": {0: "batch"}, "action_mask": {0: "batch"}, "probabilities": {0: "batch"},
+            "value": {0: "batch"}}
+    atomic_write(out_path, lambda tmp: torch.onnx.export(
+        wrapper, example, tmp, input_names=list(ONNX_INPUTS), output_names=list(ONNX_OUTPUTS), dynamic_axes=axes,
+        opset_version=OPSET, dynamo=False), ".onnx")
     meta_path = os.path.splitext(out_path)[0] + ".json"
-    _write_json(meta_path, metadata(net_meta, out_path))
+    atomic_write_json(meta_path, metadata(net_meta, out_path))
     return out_path, meta_path
 
 
@@ -140,17 +131,9 @@ def write_test_vectors(onnx_path: str, out_path: str, presets: list[str], per_pr
                 "observation": [float(x) for x in obs], "action_mask": [int(x) for x in mask],
                 "probabilities": [float(x) for x in probs[0]], "value": float(value[0]),
             })
-    _write_json(out_path, {"format": "truco-rl-test-vectors", "observation_version": OBSERVATION_VERSION,
+    atomic_write_json(out_path, {"format": "truco-rl-test-vectors", "observation_version": OBSERVATION_VERSION,
                            "model": os.path.basename(onnx_path), "tolerance": 1e-5, "vectors": vectors})
     return out_path
-
-
-def _write_json(path: str, data: Any) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=directory)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(data, handle)
-    os.replace(tmp, path)
 
 
 def torch_probabilities(net: PolicyNet, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:

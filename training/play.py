@@ -8,10 +8,7 @@ seat's observation. The match record can be saved and replayed with ``truco repl
 
 from __future__ import annotations
 
-import json
-import os
 import sys
-import tempfile
 from collections.abc import Callable
 from typing import TextIO
 
@@ -19,6 +16,7 @@ from rich.console import Console
 from rich.panel import Panel
 
 from agents.base import Agent, make_agent, observation_for
+from training.atomic import atomic_write_json
 from truco_env import actions as A
 from truco_env import cards as C
 from truco_env.config import PRESETS, make_config
@@ -53,12 +51,8 @@ def choice_label(name: str, family: str, phase: str) -> str:
 
 
 def save_record(state: TrucoState, path: str) -> None:
-    """Write the match record atomically (temp file + rename), so an interrupted save never leaves half a file."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".record-", suffix=".json", dir=directory)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(state.match_record(), handle, indent=1)
-    os.replace(tmp, path)
+    """Write the match record atomically, so an interrupted save never leaves half a file."""
+    atomic_write_json(path, state.match_record(), indent=1)
 
 
 def play_match(preset: str, opponent: str, partner: str, seat: int, seed: int | None, save: str | None,

@@ -242,12 +242,7 @@ class TrucoState:
 
     def force_next_deal(self, deal: dict) -> None:
         """Fix the cards of the next deal (``{"hands", "vira"}``), e.g. to replay a record; ValueError if bad."""
-        if isinstance(deal, dict) and "dealer" in deal:
-            raise ValueError("force_next_deal: the next dealer follows the rotation; give only 'hands' and 'vira'")
-        parsed = _parse_deal(deal, self.config)
-        if "hands" not in parsed:
-            raise ValueError("force_next_deal needs 'hands' (and 'vira' in Paulista)")
-        self._forced_next = parsed
+        self._forced_next = parse_next_deal(deal, self.config)
 
     def clone(self) -> TrucoState:
         """An independent copy; finished hand records are shared (they never change)."""
@@ -884,6 +879,16 @@ def _check_score(score: Any, target: int) -> list[int]:
     if min(score) < 0 or max(score) >= target:
         raise ValueError(f"score {list(score)} is out of range: each team needs 0 <= points < target_score ({target})")
     return list(score)
+
+
+def parse_next_deal(deal: Any, config: TrucoConfig) -> dict:
+    """Validate the cards of a following deal (no dealer: that follows the rotation)."""
+    if isinstance(deal, dict) and "dealer" in deal:
+        raise ValueError("force_next_deal: the next dealer follows the rotation; give only 'hands' and 'vira'")
+    parsed = _parse_deal(deal, config)
+    if "hands" not in parsed:
+        raise ValueError("force_next_deal needs 'hands' (and 'vira' in Paulista)")
+    return parsed
 
 
 def _parse_deal(deal: Any, config: TrucoConfig) -> dict:

@@ -22,7 +22,14 @@ from . import _kernel as K
 from . import actions as A
 from . import cards as C
 from .config import DEFAULT_FLOR_VALUES, TrucoConfig
-from .engine import LADDER_CALLS, LADDER_VALUES, TrucoState, _check_score, _parse_deal
+from .engine import (
+    LADDER_CALLS,
+    LADDER_VALUES,
+    TrucoState,
+    _check_score,
+    _parse_deal,
+    parse_next_deal,
+)
 
 _WORD_BITS = 32 * 160  # generator outputs drawn per deal: a 40-card shuffle needs about 55
 PHASE_NAMES = ("play", "truco", "envido", "flor_declare", "flor_contest", "onze", "over", "deal")
@@ -311,12 +318,7 @@ class FastState:
             self._open_hand()
 
     def force_next_deal(self, deal: dict) -> None:
-        if isinstance(deal, dict) and "dealer" in deal:
-            raise ValueError("force_next_deal: the next dealer follows the rotation; give only 'hands' and 'vira'")
-        parsed = _parse_deal(deal, self.config)
-        if "hands" not in parsed:
-            raise ValueError("force_next_deal needs 'hands' (and 'vira' in Paulista)")
-        self._forced_next = parsed
+        self._forced_next = parse_next_deal(deal, self.config)
 
     def clone(self) -> FastState:
         other = FastState.__new__(FastState)

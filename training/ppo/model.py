@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from typing import Any
 
 import numpy as np
@@ -21,6 +20,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 from torch import nn
 
+from training.atomic import atomic_write
 from truco_env import actions as A
 from truco_env.encoding import OBSERVATION_SIZE, OBSERVATION_VERSION
 
@@ -75,17 +75,9 @@ class PolicyFileError(ValueError):
 
 def atomic_save_tensors(tensors: dict[str, torch.Tensor], metadata: dict[str, Any], path: str) -> None:
     """Write a safetensors file atomically (temp file + rename): an interrupted save never corrupts ``path``."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".safetensors", dir=directory)
-    os.close(fd)
-    try:
-        save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, tmp,
-                  metadata={"json": json.dumps(metadata)})
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    contiguous = {k: v.detach().cpu().contiguous() for k, v in tensors.items()}
+    atomic_write(path, lambda tmp: save_file(contiguous, tmp, metadata={"json": json.dumps(metadata)}),
+                 ".safetensors")
 
 
 def load_tensors(path: str, expected_format: str) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:

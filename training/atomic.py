@@ -1,0 +1,35 @@
+"""Atomic file writes: write a temporary file beside the target, then rename it over the target.
+
+Why: checkpoints, policies, exports and match records must never be left half-written by a crash or a Ctrl-C;
+``os.replace`` is atomic on the same filesystem, so readers see the old file or the new one, never a mix.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from typing import Any
+
+
+def atomic_write(path: str | os.PathLike, write: Callable[[str], None], suffix: str = ".tmp") -> None:
+    """Call ``write(tmp_path)`` to produce the file, then move it to ``path`` (removing the temp file on error)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=suffix, dir=directory)
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def atomic_write_json(path: str | os.PathLike, data: Any, indent: int | None = None) -> None:
+    def write(tmp: str) -> None:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=indent)
+
+    atomic_write(path, write, ".json")
