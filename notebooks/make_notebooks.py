@@ -156,8 +156,6 @@ CFR = [
      print(curve[-1])
      """),
     ("code", """
-     import matplotlib
-     matplotlib.use("Agg")
      import matplotlib.pyplot as plt
 
      fig, ax = plt.subplots(figsize=(5, 3))
@@ -188,8 +186,88 @@ CFR = [
      """),
 ]
 
+PPO = [
+    ("md", """
+     # PPO: training curves from TensorBoard, then a tournament
+
+     A short PPO run (masked self-play against a small league), its training curves read back from the
+     TensorBoard event files, and a duplicate-deal tournament of the trained policy against a random player and
+     the heuristic, with the tournament's plots. `TRUCO_NOTEBOOK_FAST=1` makes everything tiny.
+     """),
+    ("code", FAST),
+    ("code", """
+     import tempfile
+     from training.ppo.train import PPOArgs, train
+
+     run_dir = tempfile.mkdtemp(prefix="ppo_")
+     args = PPOArgs(preset="argentine", run_dir=run_dir, seed=1,
+                    total_updates=3 if FAST else 60, num_tables=16 if FAST else 32,
+                    batch_steps=512 if FAST else 4096, minibatch_size=256 if FAST else 1024,
+                    league=({"self": 0.5, "random": 0.5} if FAST
+                            else {"self": 0.5, "snapshot": 0.3, "random": 0.2}),
+                    eval_every=1 if FAST else 10, eval_matches=4 if FAST else 100, eval_opponents=("random",))
+     policy = train(args, progress=False)
+     print("policy:", policy)
+     """),
+    ("md", """
+     ## Training curves from the TensorBoard logs
+
+     `train` writes CleanRL's tags (`losses/*`, `charts/*`) plus `league/*` and the periodic evaluation
+     (`eval/*`) to `run_dir/tb`. TensorBoard's `EventAccumulator` reads them back without starting TensorBoard
+     (`tensorboard --logdir` shows the same curves in the browser).
+     """),
+    ("code", """
+     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+     logs = EventAccumulator(run_dir + "/tb")
+     logs.Reload()
+     tags = logs.Tags()["scalars"]
+     print(tags)
+     curves = {tag: ([e.step for e in logs.Scalars(tag)], [e.value for e in logs.Scalars(tag)]) for tag in tags}
+     """),
+    ("code", """
+     import matplotlib.pyplot as plt
+
+     shown = ["losses/policy_loss", "losses/value_loss", "losses/entropy", "losses/approx_kl",
+              "losses/explained_variance", "eval/win_rate_vs_random"]
+     fig, axes = plt.subplots(2, 3, figsize=(11, 5.5))
+     for ax, tag in zip(axes.flat, shown):
+         steps, values = curves.get(tag, ([], []))
+         ax.plot(steps, values, marker="o")
+         ax.set_title(tag, fontsize=10)
+         ax.set_xlabel("update")
+     fig.tight_layout()
+     plt.show()
+     """),
+    ("md", """
+     ## A duplicate-deal tournament of the result
+
+     The trained policy plays as the agent spec `ppo:PATH` against `random` and `heuristic`: every deal is played
+     twice with the seats swapped, so both sides hold the same cards (`docs/evaluation.md`). `write_outputs`
+     writes the CSV tables, `report.md`, `results.json` and the two plots.
+     """),
+    ("code", """
+     import os
+     from pathlib import Path
+     from IPython.display import Image, Markdown, display
+     from training.evaluate import markdown_report, run_tournament, write_outputs
+
+     os.chdir(run_dir)  # so that the policy's spec, and the labels of the plots, stay short
+     agents = ["ppo:policy.safetensors", "random", "heuristic"]
+     summary, meta = run_tournament(agents, ["argentine"], matches=2 if FAST else 200, seed=0,
+                                    workers=1 if FAST else 2)
+     written = write_outputs(Path("eval"), summary, meta)
+     print([p.name for p in written])
+     display(Markdown(markdown_report(summary)))
+     """),
+    ("code", """
+     display(Image(filename="eval/winrate_heatmap.png"))
+     display(Image(filename="eval/ratings.png"))
+     """),
+]
+
 NOTEBOOKS = {"01_environment_tour.ipynb": TOUR, "02_cfr_research_preset.ipynb": CFR,
-             "04_export_onnx.ipynb": EXPORT}
+             "03_ppo_training_and_tournament.ipynb": PPO, "04_export_onnx.ipynb": EXPORT}
 
 
 def build(name: str, cells: list[tuple[str, str]]) -> None:
@@ -197,6 +275,8 @@ def build(name: str, cells: list[tuple[str, str]]) -> None:
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     notebook.cells = [(nbformat.v4.new_markdown_cell if kind == "md" else nbformat.v4.new_code_cell)(
         dedent(source).strip()) for kind, source in cells]
+    for index, cell in enumerate(notebook.cells):
+        cell.id = f"cell-{index:02d}"  # stable ids: regenerating leaves unchanged notebooks byte for byte equal
     nbformat.write(notebook, HERE / name)
 
 

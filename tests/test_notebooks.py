@@ -24,3 +24,8 @@ def test_notebook_executes(path, monkeypatch):
     errors = [out for cell in notebook.cells if cell.cell_type == "code" for out in cell.get("outputs", [])
               if out.get("output_type") == "error"]
     assert not errors
+    # a figure shown with plt.show() must reach the notebook (a non-interactive backend such as Agg drops it)
+    blank = [cell.source.splitlines()[0] for cell in notebook.cells if cell.cell_type == "code"
+             and "plt.show()" in cell.source
+             and not any("image/png" in out.get("data", {}) for out in cell.get("outputs", []))]
+    assert not blank, f"cells that show no figure: {blank}"

@@ -1,7 +1,7 @@
 """The ``truco`` command-line tool.
 
 Subcommands:
-  demo     play a few seeded random matches with the rules engine and print them as text
+  demo     the main job in miniature: train PPO a few minutes, then a tournament (--random: text matches)
   replay   re-simulate a match record (JSON) and report the first disagreement
   play     a person against bots in the terminal
   train    train a policy: truco train ppo --config FILE
@@ -38,7 +38,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="truco",
         description="truco-rl: a research environment for the card game Truco.",
-        epilog="example:\n  truco demo --preset paulista --matches 1 --seed 7",
+        epilog=("examples:\n"
+                "  truco demo                                   # train PPO a few minutes, then a tournament\n"
+                "  truco demo --random --preset paulista --matches 1 --seed 7\n"
+                "  truco eval --agents heuristic random --preset argentine --matches 200"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -7,6 +7,7 @@ results in partition order, so the choice changes speed, never the trained param
 from __future__ import annotations
 
 import multiprocessing
+import os
 from typing import Any
 
 import numpy as np
@@ -68,7 +69,10 @@ class RayRollouts:
             raise ValueError("backend 'ray' needs Ray: pip install 'truco-rl[ray]'") from None
         self._ray = ray
         if not ray.is_initialized():
-            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+            if os.environ.get("RAY_ADDRESS"):  # a running cluster decides its own resources
+                ray.init(log_to_driver=False)
+            else:
+                ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
         actor = ray.remote(num_cpus=1)(_RolloutActor)
         self._actors = [actor.remote() for _ in range(workers)]
 
