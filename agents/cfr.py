@@ -6,6 +6,13 @@ runner for ``info_state_string`` only (a seat-safe view: own cards and public ac
 from the stored probabilities. An information set the table lacks (possible for MCCFR, which only stores what
 it visited) is played uniformly over the legal actions and counted in ``misses``.
 
+MCCFR strategies are played *thresholded* (``threshold``, default :data:`MCCFR_THRESHOLD`): actions whose
+average-strategy probability is below the threshold are dropped and the rest renormalised (the strongest action
+is kept if none passes). A sampled, abstracted, not fully converged average strategy keeps some probability
+on every action it tried early on; dropping that noise is the usual purification step of abstraction-based
+agents, and measured better against ``heuristic`` (README, CFR section). Exact checkpoints are played as they
+are (threshold 0).
+
 Checkpoints are read with ``np.load(allow_pickle=False)`` (:mod:`training.cfr.checkpoint`): a file that is not a
 plain checkpoint is refused with a ValueError, never executed.
 """
@@ -20,14 +27,20 @@ from agents.base import Agent, register_agent
 from training.cfr.policy import StrategyTable
 from truco_env import actions as A
 
+#: Probability below which an MCCFR average strategy's action is dropped when playing.
+MCCFR_THRESHOLD = 0.2
+
 
 class CFRAgent(Agent):
     wants: ClassVar[frozenset[str]] = frozenset({"info_state_string"})
 
-    def __init__(self, path: str, seed: int | None = None, greedy: bool = False):
+    def __init__(self, path: str, seed: int | None = None, greedy: bool = False, threshold: float | None = None):
         self.table = StrategyTable.load(path)
         self.config = self.table.config
         self.greedy = greedy
+        if threshold is None:
+            threshold = MCCFR_THRESHOLD if self.table.kind == "mccfr" else 0.0
+        self.threshold = float(threshold)
         self._rng = np.random.default_rng(seed)
         self.lookups = 0
         self.misses = 0
@@ -52,7 +65,8 @@ class CFRAgent(Agent):
 
             family = self.config.family
             legal_names = [A.action_name(int(a), family) for a in legal]
-            key, view = key_from_info_string(info, self.config, legal_names)
+            key, view = key_from_info_string(info, self.config, legal_names,
+                                             str(self.table.meta.get("abstraction", "v1")))
             found = self.table.lookup(key)
             to_id = (lambda code: A.action_id(action_name(view, int(code)), family))
         if found is not None:
@@ -62,6 +76,8 @@ class CFRAgent(Agent):
             ok = mask[actions] > 0
             if ok.any():
                 p = np.where(ok, probs, 0.0)
+                if self.threshold > 0:
+                    p = np.where(p >= min(self.threshold, p.max()), p, 0.0)
                 total = p.sum()
                 if self.greedy:
                     return int(actions[int(np.argmax(p))])

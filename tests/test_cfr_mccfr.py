@@ -12,10 +12,11 @@ from agents.base import make_agent, observation_for
 from training.cfr.abstraction import (
     abstract_key,
     action_name,
+    betting_v2,
     key_from_info_string,
     view_from_state,
 )
-from training.cfr.checkpoint import load_checkpoint
+from training.cfr.checkpoint import CheckpointError, load_checkpoint
 from training.cfr.mccfr import MCCFR, train_mccfr
 from training.cfr.runconfig import parse_config
 from truco_env import TrucoState, make_config
@@ -25,8 +26,9 @@ from truco_env.encoding import information_state_string
 PRESETS = ["argentine", "argentine-flor", "paulista"]
 
 
+@pytest.mark.parametrize("version", ["v1", "v2"])
 @pytest.mark.parametrize("preset", PRESETS + ["paulista-clean"])
-def test_abstraction_same_from_engine_and_info_string(preset):
+def test_abstraction_same_from_engine_and_info_string(preset, version):
     cfg = make_config(preset)
     rng = random.Random(7)
     for game in range(25):
@@ -34,8 +36,8 @@ def test_abstraction_same_from_engine_and_info_string(preset):
         start, hand, calls = st.score, st.hand_index, []
         while not st.is_over and st.hand_index == hand:
             seat, legal = st.actor, st.legal_actions()
-            key, codes = abstract_key(view_from_state(st, seat, start, calls), legal)
-            key2, view = key_from_info_string(information_state_string(st, seat), cfg, legal)
+            key, codes = abstract_key(view_from_state(st, seat, start, calls), legal, version)
+            key2, view = key_from_info_string(information_state_string(st, seat), cfg, legal, version)
             assert key == key2
             assert sorted(action_name(view, c) for c in codes) == sorted(legal)
             action = rng.choice(legal)
@@ -64,10 +66,13 @@ def test_mccfr_resume_equals_uninterrupted(tmp_path):
     assert np.array_equal(ca.regrets, cb.regrets) and np.array_equal(ca.cumulative, cb.cumulative)
 
 
-def test_mccfr_agent_plays_legal_actions(tmp_path):
-    cfg = _cfg(tmp_path, preset="argentine", iterations=40)
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_mccfr_agent_plays_legal_actions(tmp_path, version):
+    cfg = _cfg(tmp_path, preset="argentine", iterations=40, abstraction=version)
     summary = train_mccfr(cfg, out=io.StringIO())
     assert summary["infosets"] > 100
+    ckpt = load_checkpoint(cfg.checkpoint)
+    assert ckpt.meta["abstraction"] == version and ckpt.meta["key"] == "abstraction-" + version
     agent = make_agent(f"cfr:{cfg.checkpoint}")
     rules = make_config("argentine")
     rng = random.Random(0)
@@ -80,9 +85,74 @@ def test_mccfr_agent_plays_legal_actions(tmp_path):
         else:
             st.apply(rng.choice(st.legal_actions()))
     assert agent.lookups > 0
+    if version == "v2":  # coarse enough that 40 iterations already cover some of a match's spots
+        assert agent.misses < agent.lookups
+
+
+def test_betting_v2_is_compact():
+    # trick numbers and answers drop out; the ladder keeps its level and the last caller
+    assert betting_v2([(0, 1, "truco"), (0, 0, "quiero"), (1, 0, "retruco")]) == ("L20", False)
+    assert betting_v2([(2, 1, "truco"), (2, 0, "quiero"), (2, 0, "retruco")]) == ("L20", False)
+    # an envido chain counts only while its answer is pending
+    assert betting_v2([(0, 0, "envido"), (0, 1, "real_envido")]) == ("L0E0e1re", True)
+    assert betting_v2([(0, 0, "envido"), (0, 1, "quiero"), (0, 1, "truco")]) == ("L11", False)
+    # envido primero on a pending truco
+    assert betting_v2([(0, 0, "truco"), (0, 1, "envido")]) == ("L10E1e", True)
+
+
+def test_mccfr_v2_is_coarser_than_v1():
+    sizes = {}
+    for version in ("v1", "v2"):
+        m = MCCFR(make_config("argentine"), seed=2, abstraction=version)
+        m.iterate(30)
+        sizes[version] = len(m.table)
+    assert sizes["v2"] < sizes["v1"] / 2
+
+
+def test_mccfr_resume_refuses_other_abstraction(tmp_path):
+    train_mccfr(_cfg(tmp_path, iterations=10, abstraction="v1"), out=io.StringIO())
+    with pytest.raises(CheckpointError, match="abstraction"):
+        train_mccfr(_cfg(tmp_path, iterations=20, abstraction="v2"), out=io.StringIO())
+
+
+def test_mccfr_end_of_run_evaluation(tmp_path):
+    cfg = _cfg(tmp_path, iterations=20, eval={"opponent": "random", "matches": 4})
+    summary = train_mccfr(cfg, out=io.StringIO())
+    result = summary["eval"]
+    assert result["opponent"] == "random" and result["matches"] == 4
+    assert 0.0 <= result["ci_low"] <= result["win_rate_a"] <= result["ci_high"] <= 1.0
 
 
 def test_mccfr_regret_matching_changes_strategy():
     m = MCCFR(make_config("paulista"), seed=1)
     m.iterate(50)
     assert m.table and any(max(e[1]) > 0 for e in m.table.values())
+
+
+def test_mccfr_agent_threshold(tmp_path):
+    from agents.cfr import MCCFR_THRESHOLD, CFRAgent
+    from training.cfr.abstraction import action_code
+
+    cfg = _cfg(tmp_path, preset="paulista", iterations=300)
+    train_mccfr(cfg, out=io.StringIO())
+    assert make_agent(f"cfr:{cfg.checkpoint}").threshold == MCCFR_THRESHOLD
+    agent = CFRAgent(str(cfg.checkpoint), seed=0, threshold=1.0)  # keeps only the most likely action(s)
+    rules = make_config("paulista")
+    rng = random.Random(1)
+    checked = 0
+    for game in range(5):
+        st = TrucoState.new(rules, seed=game)
+        while not st.is_over:
+            if st.actor == 0:
+                name = A.action_name(agent.act(observation_for(agent, st, 0)), rules.family)
+                key, view = key_from_info_string(information_state_string(st, 0), rules, st.legal_actions(), "v2")
+                found = agent.table.lookup(key)
+                if found is not None:
+                    codes, probs = found
+                    chosen = probs[list(codes).index(action_code(view, name))]
+                    assert chosen == probs.max()
+                    checked += 1
+                st.apply(name)
+            else:
+                st.apply(rng.choice(st.legal_actions()))
+    assert checked > 0

@@ -1,4 +1,4 @@
-"""Information-set abstraction ``v1`` for MCCFR on the full 1v1 presets (argentine, argentine-flor, paulista).
+"""Information-set abstractions ``v1`` and ``v2`` for MCCFR on the full 1v1 presets (argentine, argentine-flor, paulista).
 
 The full games are far too large for exact tables, so MCCFR learns one strategy per *abstract* information set
 of a single hand (the match context enters through a score bucket). The key is built from what the seat knows;
@@ -26,6 +26,13 @@ Abstract actions (the table's action codes): ``0..2`` play the own unplayed card
 ``covered_card``), ``10 + i`` the call ``truco_env.actions.CALLS[i]``. Size: 2 x 4^2 (Argentine) or 5^2 (Paulista) score buckets x 35 hand
 buckets x 7 envido buckets x the (short) trick and betting histories; ``docs/research.md`` reports how many
 abstract information sets training actually touched.
+
+Version ``v2`` (:func:`abstract_key_v2`, the default for new runs) is much coarser: the same hand letters, but
+score buckets that only mark the end of the match, the envido bucket only while an envido or flor call is legal
+or waits for its answer, the opponent's card on the current trick only through how many own cards beat or tie
+it, a compact betting state (ladder level and who made the last ladder call, the pending envido chain) instead
+of the whole call sequence, and nothing of what was shown. A checkpoint records its version
+(``meta["abstraction"]``) and is read with it, so ``v1`` checkpoints still load and play.
 """
 
 from __future__ import annotations
@@ -36,7 +43,8 @@ from truco_env import actions as A
 from truco_env import cards as C
 from truco_env.config import TrucoConfig
 
-VERSION = "v1"
+VERSIONS = ("v1", "v2")
+VERSION = "v2"  # the latest; checkpoints store theirs (``meta["abstraction"]``) and are read with it
 CALL_BASE = 10
 CALL_CODE = {name: CALL_BASE + i for i, name in enumerate(A.CALLS)}
 CODE_CALL = {v: k for k, v in CALL_CODE.items()}
@@ -147,8 +155,12 @@ def action_name(view: View, code: int) -> str:
     return ("cover:" if code >= 3 else "play:") + text
 
 
-def abstract_key(view: View, legal: list[str]) -> tuple[str, list[int]]:
-    """The abstract key and the sorted abstract action codes of ``legal``."""
+def abstract_key(view: View, legal: list[str], version: str = VERSION) -> tuple[str, list[int]]:
+    """The abstract key and the sorted abstract action codes of ``legal`` (abstraction ``version``)."""
+    if version == "v2":
+        return abstract_key_v2(view, legal)
+    if version != "v1":
+        raise ValueError(f"unknown abstraction {version!r}; known: {', '.join(VERSIONS)}")
     cfg = view.config
     st = strengths(cfg, view.vira)
     parts = ["m" if view.mano else "p",
@@ -176,6 +188,102 @@ def abstract_key(view: View, legal: list[str]) -> tuple[str, list[int]]:
     codes = sorted(action_code(view, a) for a in legal)
     parts.append(",".join(map(str, codes)))
     return "|".join(parts), codes
+
+
+# ------------------------------------------------------------------------------------------------------------
+# abstraction v2: the same hand-strength letters, coarser score buckets, the envido bucket only while the envido
+# is open, and a compact betting state instead of the whole call sequence
+
+ENVIDO_FAMILY = frozenset({"envido", "real_envido", "falta_envido", "flor", "contraflor", "contraflor_al_resto"})
+ANSWERS = frozenset({"quiero", "no_quiero", "mazo"})
+
+
+def score_bucket_v2(score: int, config: TrucoConfig) -> str:
+    """Argentine: ``0`` more than 5 points to go, ``2`` 3..5 to go, ``z`` the last two points. Paulista: ``0``
+    for 0-7, ``2`` for 8-9, ``3`` for 10, ``4`` for 11 (mão de onze / ferro)."""
+    target = config.target_score
+    if config.family == C.PAULISTA:
+        eleven = target - 1
+        if score >= eleven:
+            return "4"
+        if score == eleven - 1:
+            return "3"
+        return "2" if score >= eleven - 3 else "0"
+    if target - score <= 2:
+        return "z"
+    return "2" if target - score <= 5 else "0"
+
+
+def betting_v2(calls: list[tuple[int, int, str]]) -> tuple[str, bool]:
+    """Compact betting state: ``L`` + ladder level (number of ladder calls) + relative seat of the last ladder
+    call; while an envido/flor call waits for its answer, ``E`` + that chain's calls (relative seat +
+    abbreviation). Also whether such an answer is pending."""
+    level, last = 0, ""
+    chain: list[str] = []
+    pending = False
+    for _, rel, name in calls:
+        if name in ENVIDO_FAMILY:
+            if not pending:
+                chain = []
+            chain.append(f"{rel}{ABBR[name]}")
+            pending = True
+        elif name in ANSWERS:
+            pending = False
+        else:  # a ladder call
+            level += 1
+            last = str(rel)
+            pending = False
+    text = f"L{level}{last}"
+    if pending:
+        text += "E" + "".join(chain)
+    return text, pending
+
+
+def abstract_key_v2(view: View, legal: list[str]) -> tuple[str, list[int]]:
+    """Key fields, joined by ``|``: mano/pie; the v2 score buckets (own, opponent); the hand-strength letters
+    of v1; the envido bucket (Argentine, first trick) only while an envido or flor call is legal or waits for
+    its answer; the trick results (W/L/T) and, when the opponent has played to the current trick, ``o`` + how
+    many own cards beat it and tie it; :func:`betting_v2`; the legal codes. Nothing of what was shown."""
+    cfg = view.config
+    st = strengths(cfg, view.vira)
+    order = _order(view)
+    parts = ["m" if view.mano else "p",
+             score_bucket_v2(view.score[0], cfg) + score_bucket_v2(view.score[1], cfg)]
+    if view.dealt is None:
+        parts.append("?" * len(view.remaining))
+    else:
+        parts.append("".join(tier(st[c]) for c in order))
+    betting, pending_envido = betting_v2(view.calls)
+    env = ""
+    if (cfg.family == C.ARGENTINE and view.trick == 0 and view.dealt is not None
+            and (pending_envido or any(a in ENVIDO_FAMILY for a in legal))):
+        env = envido_bucket(C.envido_of(view.dealt))
+        if cfg.flor:
+            flor = C.flor_of(view.dealt)
+            if flor is not None:
+                env += "F" + flor_bucket(flor)
+    parts.append(env)
+    trick = "".join(view.results)
+    if view.opp_card is not None:
+        opp = st[view.opp_card]
+        own = [st[c] for c in view.remaining] if view.dealt is not None else []
+        trick += f"o{sum(s > opp for s in own)}{sum(s == opp for s in own)}"
+    parts.append(trick)
+    parts.append(betting)
+    codes = sorted(_code(view, order, a) for a in legal)
+    parts.append(",".join(map(str, codes)))
+    return "|".join(parts), codes
+
+
+def _code(view: View, order: list[int], name: str) -> int:
+    code = CALL_CODE.get(name)
+    if code is not None:
+        return code
+    kind, _, arg = name.partition(":")
+    if kind == "play_slot":
+        return order.index(int(arg))
+    card = C.parse_card(arg, view.config.family)
+    return order.index(card) + (3 if kind == "cover" else 0)
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -283,7 +391,8 @@ def view_from_info_string(info: str, config: TrucoConfig) -> View:
                 shown=_shown(config, env_rel, env_val, flor_rel, flor_val))
 
 
-def key_from_info_string(info: str, config: TrucoConfig, legal: list[str]) -> tuple[str, View]:
+def key_from_info_string(info: str, config: TrucoConfig, legal: list[str],
+                         version: str = VERSION) -> tuple[str, View]:
     view = view_from_info_string(info, config)
-    key, _ = abstract_key(view, legal)
+    key, _ = abstract_key(view, legal, version)
     return key, view

@@ -6,7 +6,8 @@ scores below the target, so late-match situations such as falta envido, mão de 
 trained too), a dealer and a deal, then walks that hand for the traverser (players alternate per iteration):
 every action at the traverser's abstract information sets, one sampled action (from the current strategy) at
 the opponent's. The utility is the traverser's points in the hand minus the opponent's (the hand ends early
-when a team reaches the target). Regrets use regret matching (negative regrets floored at 0, as in CFR+), and
+when a team reaches the target; the walk uses a ``single_hand`` copy of the rules, so the engine deals no next
+hand). Regrets use regret matching (negative regrets floored at 0, as in CFR+), and
 the average strategy is accumulated at the opponent's nodes with linear (iteration) weights.
 
 Tables are Python dicts key -> [regrets], [average weights] while training and the plain checkpoint arrays of
@@ -15,6 +16,7 @@ Tables are Python dicts key -> [regrets], [average weights] while training and t
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import sys
 import time
@@ -26,7 +28,7 @@ import numpy as np
 from truco_env import TrucoState
 from truco_env.config import TrucoConfig
 
-from .abstraction import VERSION, abstract_key, action_name, view_from_state
+from .abstraction import VERSION, VERSIONS, abstract_key, action_name, view_from_state
 from .checkpoint import Checkpoint, check_compatible, load_checkpoint, save_checkpoint
 from .runconfig import RunConfig
 
@@ -34,10 +36,16 @@ CARD_KINDS = ("play", "cover", "play_slot")
 
 
 class MCCFR:
-    def __init__(self, config: TrucoConfig, seed: int = 0):
+    def __init__(self, config: TrucoConfig, seed: int = 0, abstraction: str = VERSION):
         if config.num_players != 2:
             raise ValueError("MCCFR here trains 1v1 presets")
+        if abstraction not in VERSIONS:
+            raise ValueError(f"unknown abstraction {abstraction!r}; known: {', '.join(VERSIONS)}")
         self.config = config
+        self.abstraction = abstraction
+        # The walk plays one hand: a single-hand copy of the rules ends the match when the hand is over (or a
+        # team reaches the target), so no next hand is dealt. The stored rules stay the preset's.
+        self.walk_config = dataclasses.replace(config, single_hand=True)
         self.rng = random.Random(seed)
         self.iteration = 0
         self.table: dict[str, list] = {}  # key -> [codes, regrets, avg]
@@ -67,8 +75,8 @@ class MCCFR:
             traverser = self.iteration % 2
             score = [self.rng.randrange(cfg.target_score), self.rng.randrange(cfg.target_score)]
             seed = self.rng.getrandbits(62)
-            state = TrucoState.new(cfg, seed=seed, score=score)
-            self._walk(state, traverser, tuple(score), [], 0)
+            state = TrucoState.new(self.walk_config, seed=seed, score=score)
+            self._walk(state, traverser, tuple(score), [], state.hand_index)
 
     def _walk(self, state: TrucoState, traverser: int, start: tuple, calls: list, hand: int) -> float:
         self.nodes += 1
@@ -79,13 +87,13 @@ class MCCFR:
         seat = state.actor
         legal = state.legal_actions()
         view = view_from_state(state, seat, start, calls)
-        key, codes = abstract_key(view, legal)
+        key, codes = abstract_key(view, legal, self.abstraction)
         entry = self._entry(key, codes)
         self.touched_since.add(key)
         sigma = self._strategy(entry[1])
-        names = [action_name(view, c) for c in codes]
         trick = state.trick_index
         if seat == traverser:
+            names = [action_name(view, c) for c in codes]
             values = []
             for i, name in enumerate(names):
                 child = state.clone() if i < len(names) - 1 else state
@@ -110,7 +118,7 @@ class MCCFR:
             if pick < acc:
                 choice = i
                 break
-        name = names[choice]
+        name = action_name(view, codes[choice])
         state.apply(name)
         new_calls = calls if name.partition(":")[0] in CARD_KINDS else calls + [(trick, seat, name)]
         return self._walk(state, traverser, start, new_calls, hand)
@@ -127,9 +135,9 @@ class MCCFR:
             avg.extend(a)
             starts.append(len(codes))
         state = self.rng.getstate()
-        meta = {"kind": "mccfr", "preset": preset, "rules": self.config.to_dict(), "abstraction": VERSION,
-                "iteration": self.iteration, "solver": {"algorithm": "es-mccfr", "abstraction": VERSION},
-                "nodes": self.nodes, "key": "abstraction-" + VERSION, **(extra_meta or {})}
+        meta = {"kind": "mccfr", "preset": preset, "rules": self.config.to_dict(), "abstraction": self.abstraction,
+                "iteration": self.iteration, "solver": {"algorithm": "es-mccfr", "abstraction": self.abstraction},
+                "nodes": self.nodes, "key": "abstraction-" + self.abstraction, **(extra_meta or {})}
         rng_state = np.asarray(state[1], dtype=np.int64)
         return Checkpoint(meta=meta, keys=keys, slot_start=np.asarray(starts), slot_action=np.asarray(codes),
                           regrets=np.asarray(regrets, dtype=np.float64), cumulative=np.asarray(avg, dtype=np.float64),
@@ -155,12 +163,12 @@ def train_mccfr(cfg: RunConfig, out: TextIO = sys.stderr, max_new_iterations: in
     from .train import Logger, _progress
 
     rules = cfg.rules()
-    solver = MCCFR(rules, seed=cfg.seed)
+    solver = MCCFR(rules, seed=cfg.seed, abstraction=cfg.abstraction)
     path = Path(cfg.checkpoint)
     if cfg.resume and path.exists():
         ckpt = load_checkpoint(path)
         check_compatible(ckpt, kind="mccfr", rules=rules.to_dict(),
-                         solver={"algorithm": "es-mccfr", "abstraction": VERSION}, where=str(path))
+                         solver={"algorithm": "es-mccfr", "abstraction": cfg.abstraction}, where=str(path))
         solver.restore(ckpt)
         print(f"[mccfr] resumed from {path} at iteration {solver.iteration}", file=out)
     logger = Logger(cfg.logdir)
@@ -213,13 +221,22 @@ def train_mccfr(cfg: RunConfig, out: TextIO = sys.stderr, max_new_iterations: in
 
 
 def evaluate_against(cfg: RunConfig, path: Path, out: TextIO) -> dict:
-    """Duplicate matches against ``cfg.eval['opponent']`` when the evaluation code exists (else pending)."""
-    opponent = cfg.eval.get("opponent", "heuristic")
+    """Duplicate matches of the checkpoint (``cfr:PATH``) against ``cfg.eval['opponent']`` in the run's preset,
+    through :func:`training.evaluate.run_tournament` (``cfg.eval``: ``opponent``, ``matches``, ``workers``)."""
+    from training.evaluate import run_tournament
+
+    opponent = str(cfg.eval.get("opponent", "heuristic"))
     matches = int(cfg.eval.get("matches", 200))
-    try:
-        from training.evaluate import duplicate_match_result  # provided by the evaluation work
-    except ImportError:
-        print(f"[mccfr] evaluation against {opponent!r} is pending (training.evaluate has no "
-              f"duplicate_match_result yet)", file=out)
-        return {"status": "pending", "opponent": opponent}
-    return duplicate_match_result(cfg.preset, f"cfr:{path}", opponent, matches, seed=cfg.seed)
+    workers = int(cfg.eval.get("workers", 1))
+    agent = f"cfr:{path}"
+    summary, meta = run_tournament([agent, opponent], [cfg.preset], matches, seed=cfg.seed, workers=workers)
+    row = summary["pairings"][0]
+    flip = row["agent_a"] != agent
+    result = {"opponent": opponent, "matches": row["matches"], "seconds": meta["seconds"]}
+    for k, v in row.items():
+        if k not in ("agent_a", "agent_b", "preset", "matches"):
+            result[k] = v
+    if flip:
+        result["note"] = "pairing row is from the opponent's side"
+    print(f"[mccfr] {cfg.preset}: cfr vs {opponent}: {row}", file=out)
+    return result

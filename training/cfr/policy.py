@@ -10,7 +10,7 @@ The table maps an information-set key to ``(action ids, probabilities)``. Keys:
 JSON export format (``docs/research.md``)::
 
     {"format": "truco-cfr-strategy", "version": 1, "kind": "exact" | "mccfr", "preset": "argentine-mini",
-     "rules": {...every rules field...}, "key": "information_state_string" | "abstraction-v1",
+     "rules": {...every rules field...}, "key": "information_state_string" | "abstraction-v1" | "abstraction-v2",
      "iteration": 130, "nash_conv": 0.028, "utility_range": 30.0,
      "strategy": {"<infoset key>": {"<action name>": probability, ...}, ...}}
 """

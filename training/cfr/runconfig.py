@@ -14,8 +14,8 @@ exact
   NashConv evaluations), ``checkpoint_every`` (iterations)
 mccfr
   ``iterations`` (the most to run), ``time_limit_s`` (stop after this wall time), ``checkpoint_every_s``,
-  ``log_every`` (iterations between TensorBoard points), ``abstraction`` (``v1``), ``eval`` (optional:
-  ``{opponent: heuristic, matches: 200}`` evaluated at the end when that agent exists)
+  ``log_every`` (iterations between TensorBoard points), ``abstraction`` (``v2``, the default, or ``v1``), ``eval``
+  (optional: ``{opponent: heuristic, matches: 200, workers: 1}``: duplicate matches at the end of the run)
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ class RunConfig:
     time_limit_s: float | None = None
     checkpoint_every_s: float = 300.0
     log_every: int = 1000
-    abstraction: str = "v1"
+    abstraction: str = "v2"
     eval: dict | None = None
     source: str = ""
 
@@ -125,8 +125,8 @@ def parse_config(data: Any, where: str = "config") -> RunConfig:
         setattr(cfg, key, value)
     if cfg.algorithm not in ALGORITHMS:
         _fail(where, f"'algorithm' must be one of {list(ALGORITHMS)}, got {cfg.algorithm!r}")
-    if cfg.abstraction != "v1":
-        _fail(where, f"'abstraction' must be 'v1', got {cfg.abstraction!r}")
+    if cfg.abstraction not in ("v1", "v2"):
+        _fail(where, f"'abstraction' must be 'v1' or 'v2', got {cfg.abstraction!r}")
     try:
         rules = cfg.rules()
     except ValueError as exc:
