@@ -21,15 +21,21 @@ def atomic_write(path: str | os.PathLike, write: Callable[[str], None], suffix: 
     os.close(fd)
     try:
         write(tmp)
+        with open(tmp, "rb+") as handle:  # the bytes reach the disk before the rename makes them the file
+            os.fsync(handle.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file ordinary permissions
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
 
 
-def atomic_write_json(path: str | os.PathLike, data: Any, indent: int | None = None) -> None:
+def atomic_write_json(path: str | os.PathLike, data: Any, indent: int | None = None,
+                      separators: tuple[str, str] | None = None) -> None:
     def write(tmp: str) -> None:
         with open(tmp, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=indent)
+            json.dump(data, handle, indent=indent, separators=separators)
 
     atomic_write(path, write, ".json")

@@ -169,14 +169,8 @@ def abstract_key(view: View, legal: list[str], version: str = VERSION) -> tuple[
         parts.append("?" * len(view.remaining))
     else:
         parts.append("".join(tier(st[c]) for c in _order(view)))
-    env = ""
-    if cfg.family == C.ARGENTINE and view.trick == 0 and view.dealt is not None:
-        env = envido_bucket(C.envido_of(view.dealt))
-        if cfg.flor:
-            flor = C.flor_of(view.dealt)
-            if flor is not None:
-                env += "F" + flor_bucket(flor)
-    parts.append(env)
+    first_trick_envido = cfg.family == C.ARGENTINE and view.trick == 0 and view.dealt is not None
+    parts.append(_envido_part(cfg, view) if first_trick_envido else "")
     trick = "".join(view.results)
     if view.opp_card is not None:
         opp = st[view.opp_card]
@@ -254,15 +248,9 @@ def abstract_key_v2(view: View, legal: list[str]) -> tuple[str, list[int]]:
     else:
         parts.append("".join(tier(st[c]) for c in order))
     betting, pending_envido = betting_v2(view.calls)
-    env = ""
-    if (cfg.family == C.ARGENTINE and view.trick == 0 and view.dealt is not None
-            and (pending_envido or any(a in ENVIDO_FAMILY for a in legal))):
-        env = envido_bucket(C.envido_of(view.dealt))
-        if cfg.flor:
-            flor = C.flor_of(view.dealt)
-            if flor is not None:
-                env += "F" + flor_bucket(flor)
-    parts.append(env)
+    envido_live = pending_envido or any(a in ENVIDO_FAMILY for a in legal)
+    first_trick_envido = cfg.family == C.ARGENTINE and view.trick == 0 and view.dealt is not None
+    parts.append(_envido_part(cfg, view) if first_trick_envido and envido_live else "")
     trick = "".join(view.results)
     if view.opp_card is not None:
         opp = st[view.opp_card]
@@ -396,3 +384,10 @@ def key_from_info_string(info: str, config: TrucoConfig, legal: list[str],
     view = view_from_info_string(info, config)
     key, _ = abstract_key(view, legal, version)
     return key, view
+
+
+def _envido_part(cfg, view) -> str:
+    """The envido bucket of the dealt hand, with the flor bucket when flor is played and held."""
+    part = envido_bucket(C.envido_of(view.dealt))
+    flor = C.flor_of(view.dealt) if cfg.flor else None
+    return part if flor is None else part + "F" + flor_bucket(flor)

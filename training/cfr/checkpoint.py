@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+from training.atomic import atomic_write
 
 FORMAT = "truco-cfr-checkpoint"
 VERSION = 1
@@ -86,22 +87,7 @@ def save_checkpoint(path: str | os.PathLike, ckpt: Checkpoint) -> None:
         if arr.dtype.kind not in "iufb":
             raise ValueError(f"checkpoint extra {name!r} must be a numeric array, got dtype {arr.dtype}")
         arrays["extra_" + name] = arr
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            np.savez_compressed(handle, **arrays)
-            handle.flush()
-            os.fsync(handle.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; give the file ordinary permissions
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    atomic_write(path, lambda tmp: np.savez_compressed(tmp, **arrays), ".npz")
 
 
 def load_checkpoint(path: str | os.PathLike) -> Checkpoint:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +27,7 @@ from truco_env import actions as A
 from truco_env import cards as C
 from truco_env.config import TrucoConfig
 
+from ..atomic import atomic_write_json
 from .checkpoint import Checkpoint, CheckpointError, load_checkpoint
 
 EXPORT_FORMAT = "truco-cfr-strategy"
@@ -108,23 +108,7 @@ def export_json(checkpoint: str | os.PathLike, out: str | os.PathLike, min_prob:
            "iteration": meta.get("iteration"), "nash_conv": meta.get("nash_conv"),
            "utility_range": meta.get("utility_range"), "strategy": strategy}
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=out.name + ".", suffix=".tmp", dir=out.parent)
-    try:
-        with os.fdopen(fd, "w") as handle:
-            json.dump(doc, handle, separators=(",", ":"))
-            handle.flush()
-            os.fsync(handle.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, out)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    atomic_write_json(out, doc, separators=(",", ":"))
     return {"infosets": len(strategy), "out": str(out), "bytes": out.stat().st_size}
 
 
