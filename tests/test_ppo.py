@@ -116,19 +116,22 @@ def test_resume_after_a_stop_equals_an_uninterrupted_run(tmp_path, monkeypatch):
     assert same_parameters(whole, resumed)
 
 
-def test_ctrl_c_saves_a_checkpoint_that_resumes(tmp_path):
+@pytest.mark.parametrize("backend", ["local", "processes"])
+def test_ctrl_c_saves_a_checkpoint_that_resumes(tmp_path, backend):
+    """Ctrl-C in a terminal signals the whole process group, rollout workers included."""
     run_dir = tmp_path / "run"
-    base = [sys.executable, "-m", "training.cli", "train", "ppo", "--run-dir", str(run_dir), "--quiet"]
+    base = [sys.executable, "-m", "training.cli", "train", "ppo", "--run-dir", str(run_dir), "--quiet",
+            "--backend", backend, "--workers", "2"]
     options = ["batch_steps=512", "eval_every=0", "checkpoint_every=1000", "league={self: 1.0}",
                "eval_opponents=[random]"]
     sets = [arg for option in options for arg in ("--set", option)]
     child = subprocess.Popen(base + sets + ["--set", "total_updates=200"], stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, text=True)
+                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
     deadline = time.time() + 60
     while not (run_dir / "tb").exists() and time.time() < deadline:
         time.sleep(0.2)
     time.sleep(1.0)
-    child.send_signal(signal.SIGINT)
+    os.killpg(child.pid, signal.SIGINT)
     output, _ = child.communicate(timeout=60)
     assert child.returncode == 0, output
     assert "stopped after update" in output and "Traceback" not in output

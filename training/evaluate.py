@@ -42,6 +42,7 @@ import math
 import multiprocessing
 import os
 import random
+import signal
 import sys
 import time
 from collections import Counter
@@ -373,6 +374,7 @@ def make_tasks(agents: list[str], presets: list[str], matches: int, seed: int) -
 
 def _init_worker() -> None:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: no traceback per worker
 
 
 def play_tasks(tasks: list[Task], workers: int = 1, progress: bool = False,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,10 @@ def _net(arch: dict[str, Any], weights: dict[str, np.ndarray]) -> PolicyNet:
     return net.eval()
 
 
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _remote_collect(task: RolloutTask, arch: dict, learner: dict, snapshots: list[dict]):
     return collect_partition(task, _net(arch, learner), [_net(arch, w) for w in snapshots])
 
@@ -47,7 +52,9 @@ class ProcessRollouts:
     """Partitions in a pool of worker processes (both cores of a small machine)."""
 
     def __init__(self, workers: int):
-        self._pool = multiprocessing.get_context("spawn").Pool(workers)
+        # the workers ignore Ctrl-C: the trainer finishes the update and checkpoints (a worker killed by the
+        # terminal's SIGINT would leave its partition unfinished and the update waiting forever)
+        self._pool = multiprocessing.get_context("spawn").Pool(workers, initializer=_ignore_sigint)
 
     def run(self, tasks: list[RolloutTask], net: PolicyNet, snapshots: list[PolicyNet]) -> list:
         arch, learner = net.architecture(), _weights(net)
