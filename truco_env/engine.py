@@ -92,8 +92,7 @@ class TrucoState:
             score: list[int] | tuple[int, int] | None = None) -> TrucoState:
         """A new match. ``deal`` may fix the first hand (``{"hands", "vira", "dealer"}``, any subset of keys
         with ``hands`` needing ``vira`` in Paulista); ``score`` the starting score. Bad input raises ValueError."""
-        if not isinstance(config, TrucoConfig):
-            raise ValueError(f"config must be a TrucoConfig (see truco_env.config.make_config), got {config!r}")
+        seed = check_new_match(config, seed)
         self = cls.__new__(cls)
         self.config = config
         self.family = config.family
@@ -101,10 +100,6 @@ class TrucoState:
         self.target = config.target_score
         self._ladder_calls = LADDER_CALLS[config.family]
         self._ladder_values = LADDER_VALUES[config.family]
-        if seed is None:
-            seed = random.SystemRandom().randrange(2 ** 63)
-        if not isinstance(seed, int) or isinstance(seed, bool):
-            raise ValueError(f"seed must be an integer or None, got {seed!r}")
         self.seed = seed
         self._score = _check_score(score, config.target_score)
         self.is_over = False
@@ -869,6 +864,17 @@ class TrucoState:
 
 # ----------------------------------------------------------------------------------------------------------
 # input validation
+
+def check_new_match(config: Any, seed: Any) -> int:
+    """Validate a new match's config and seed (shared by both engines); returns the seed to use."""
+    if not isinstance(config, TrucoConfig):
+        raise ValueError(f"config must be a TrucoConfig (see truco_env.config.make_config), got {config!r}")
+    if seed is None:
+        return random.SystemRandom().randrange(2 ** 63)
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise ValueError(f"seed must be an integer or None, got {seed!r}")
+    return seed
+
 
 def _check_score(score: Any, target: int) -> list[int]:
     if score is None:

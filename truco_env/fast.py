@@ -28,6 +28,7 @@ from .engine import (
     TrucoState,
     _check_score,
     _parse_deal,
+    check_new_match,
     parse_next_deal,
 )
 
@@ -132,17 +133,12 @@ class FastState:
     @classmethod
     def new(cls, config: TrucoConfig, seed: int | None = None, deal: dict | None = None,
             score: list[int] | tuple[int, int] | None = None) -> FastState:
-        if not isinstance(config, TrucoConfig):
-            raise ValueError(f"config must be a TrucoConfig (see truco_env.config.make_config), got {config!r}")
+        seed = check_new_match(config, seed)
         self = cls.__new__(cls)
         self.config = config
         self.family = config.family
         self.num_players = config.num_players
         self.target = config.target_score
-        if seed is None:
-            seed = random.SystemRandom().randrange(2 ** 63)
-        if not isinstance(seed, int) or isinstance(seed, bool):
-            raise ValueError(f"seed must be an integer or None, got {seed!r}")
         self.seed = seed
         start_score = _check_score(score, config.target_score)
         forced = _parse_deal(deal, config) if deal is not None else {}
