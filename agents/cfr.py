@@ -89,10 +89,33 @@ class CFRAgent(Agent):
 
 
 def _factory(arg: str | None, params: dict[str, str]) -> Agent:
+    """``cfr:PATH`` or ``cfr:PATH,threshold=0.3,greedy=1,seed=5`` (options after the path)."""
     if not arg:
         raise ValueError("agent 'cfr' needs a checkpoint path: cfr:PATH (e.g. cfr:runs/cfr/argentine-mini/"
-                         "checkpoint.npz)")
-    return CFRAgent(arg)
+                         "checkpoint.npz), optionally followed by ,threshold=X ,greedy=0|1 ,seed=N")
+    path, *items = arg.split(",")
+    kwargs: dict[str, Any] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        if not eq or key not in ("threshold", "greedy", "seed"):
+            raise ValueError(f"agent 'cfr': unknown option {item!r} after the path; allowed: threshold=X (0..1), "
+                             "greedy=0|1, seed=N")
+        try:
+            if key == "threshold":
+                kwargs[key] = float(value)
+                if not 0.0 <= kwargs[key] <= 1.0:
+                    raise ValueError
+            elif key == "greedy":
+                if value not in ("0", "1"):
+                    raise ValueError
+                kwargs[key] = value == "1"
+            else:
+                kwargs[key] = int(value)
+        except ValueError:
+            allowed = {"threshold": "a number in [0, 1]", "greedy": "0 or 1", "seed": "an integer"}[key]
+            raise ValueError(f"agent 'cfr': {key} must be {allowed}, got {value!r}") from None
+    return CFRAgent(path, **kwargs)
 
 
 register_agent("cfr", _factory)

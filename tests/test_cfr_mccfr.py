@@ -158,3 +158,122 @@ def test_mccfr_agent_threshold(tmp_path):
             else:
                 st.apply(rng.choice(st.legal_actions()))
     assert checked > 0
+
+
+# --- data-biased response to a model of a fixed agent ------------------------------------------------------------
+
+def test_opponent_model_counts_the_agents_abstract_actions():
+    from training.cfr.opponent_model import OpponentModel
+
+    rules = make_config("paulista")
+    model = OpponentModel.collect(rules, "random:seed=1", 6, seed=2)
+    assert len(model) > 20 and model.decisions >= sum(sum(r.values()) for r in model.counts.values())
+    for key, row in model.counts.items():
+        legal_codes = {int(c) for c in key.rsplit("|", 1)[1].split(",")}
+        assert set(row) <= legal_codes  # only codes the key allows
+    again = OpponentModel.collect(rules, "random:seed=1", 6, seed=2)
+    assert again.counts == model.counts  # seeded: the same matches
+    restored = OpponentModel.from_arrays(model.to_arrays())
+    assert restored.counts == model.counts
+    conf, freq = model.weighted(next(iter(model.counts)), full_count=10**6)
+    assert 0 < conf < 1 and abs(sum(freq.values()) - 1) < 1e-12
+
+
+def test_opponent_model_refuses_inconsistent_arrays():
+    from training.cfr.opponent_model import OpponentModel
+
+    arrays = OpponentModel(counts={"k|0,1": {0: 3, 1: 1}}).to_arrays()
+    arrays["model_counts"] = arrays["model_counts"][:1]
+    with pytest.raises(ValueError, match="opponent model is inconsistent"):
+        OpponentModel.from_arrays(arrays)
+
+
+def _dbr_cfg(tmp_path, **extra):
+    return _cfg(tmp_path, opponent_model={"agent": "random:seed=4", "matches": 4, "weight": 1.0, "full_count": 1},
+                **extra)
+
+
+def test_data_biased_response_mixes_model_and_own_strategy():
+    """The restricted opponent plays the model's frequencies with weight ``model_weight * min(1, n / full)``
+    and its own regret-matching strategy otherwise."""
+    from training.cfr.opponent_model import OpponentModel
+
+    model = OpponentModel({"k|0,1,10": {0: 3, 10: 1}}, "test", 1)
+    rules = make_config("paulista")
+    sigma = [0.2, 0.3, 0.5]
+    full = MCCFR(rules, model=model, model_weight=1.0, model_full_count=4)
+    assert full.mixed("k|0,1,10", [0, 1, 10], sigma) == pytest.approx([0.75, 0.0, 0.25])
+    half = MCCFR(rules, model=model, model_weight=0.5, model_full_count=8)  # confidence 4/8 -> weight 0.25
+    assert half.mixed("k|0,1,10", [0, 1, 10], sigma) == pytest.approx(
+        [0.75 * 0.2 + 0.25 * 0.75, 0.75 * 0.3, 0.75 * 0.5 + 0.25 * 0.25])
+    assert full.mixed("unseen|0,1", [0, 1], [0.4, 0.6]) == [0.4, 0.6]
+
+
+def test_data_biased_response_keeps_two_tables():
+    from training.cfr.opponent_model import OpponentModel
+
+    rules = make_config("paulista")
+    model = OpponentModel.collect(rules, "random:seed=4", 4, seed=0)
+    m = MCCFR(rules, seed=0, model=model)
+    m.iterate(100)
+    assert m.table and m.table_r and m.table is not m.table_r
+    plain = MCCFR(rules, seed=0)
+    plain.iterate(100)
+    assert not plain.table_r
+
+
+def test_data_biased_response_resumes_exactly(tmp_path):
+    a = _dbr_cfg(tmp_path / "a")
+    train_mccfr(a, out=io.StringIO())
+    b = _dbr_cfg(tmp_path / "b")
+    train_mccfr(b, out=io.StringIO(), max_new_iterations=25)
+    train_mccfr(b, out=io.StringIO())
+    ca, cb = load_checkpoint(a.checkpoint), load_checkpoint(b.checkpoint)
+    assert ca.iteration == cb.iteration == 60 and ca.keys == cb.keys
+    assert np.array_equal(ca.regrets, cb.regrets) and np.array_equal(ca.cumulative, cb.cumulative)
+    for name in ("r_regrets", "r_cumulative", "model_counts"):
+        assert np.array_equal(ca.extra[name], cb.extra[name])
+    assert ca.meta["solver"]["response"]["model"] == "random:seed=4"
+    agent = make_agent(f"cfr:{a.checkpoint}")  # the responder's strategy plays like any MCCFR checkpoint
+    assert agent.table.kind == "mccfr"
+
+
+def test_data_biased_response_refuses_other_model_settings(tmp_path):
+    train_mccfr(_dbr_cfg(tmp_path, iterations=10), out=io.StringIO())
+    changed = _cfg(tmp_path, iterations=20,
+                   opponent_model={"agent": "random:seed=4", "matches": 4, "weight": 0.5, "full_count": 1})
+    with pytest.raises(CheckpointError, match="solver settings differ"):
+        train_mccfr(changed, out=io.StringIO())
+    with pytest.raises(CheckpointError, match="solver settings differ"):
+        train_mccfr(_cfg(tmp_path, iterations=20), out=io.StringIO())  # plain self-play on a response checkpoint
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"agent": "heuristic", "weight": 1.5}, "weight' must be a number in \\[0, 1\\]"),
+    ({"agent": "heuristic", "matches": 0}, "matches' must be a positive integer"),
+    ({"agent": "nobody"}, "unknown agent kind 'nobody'"),
+    ({"agent": "heuristic", "size": 3}, "unknown key\\(s\\) \\['size'\\]"),
+    ("heuristic", "must be a mapping"),
+])
+def test_opponent_model_config_errors(tmp_path, bad, message):
+    with pytest.raises(ValueError, match=message):
+        _cfg(tmp_path, opponent_model=bad)
+
+
+@pytest.mark.parametrize("suffix, message", [
+    (",threshold=2", "threshold must be a number in \\[0, 1\\]"),
+    (",greedy=yes", "greedy must be 0 or 1"),
+    (",depth=3", "unknown option 'depth=3'"),
+])
+def test_cfr_spec_options_errors(tmp_path, suffix, message):
+    cfg = _cfg(tmp_path, iterations=5)
+    train_mccfr(cfg, out=io.StringIO())
+    with pytest.raises(ValueError, match=message):
+        make_agent(f"cfr:{cfg.checkpoint}{suffix}")
+
+
+def test_cfr_spec_options(tmp_path):
+    cfg = _cfg(tmp_path, iterations=5)
+    train_mccfr(cfg, out=io.StringIO())
+    agent = make_agent(f"cfr:{cfg.checkpoint},threshold=0.35,greedy=1,seed=3")
+    assert agent.threshold == 0.35 and agent.greedy is True

@@ -12,6 +12,14 @@ the average strategy is accumulated at the opponent's nodes with linear (iterati
 
 Tables are Python dicts key -> [regrets], [average weights] while training and the plain checkpoint arrays of
 :mod:`training.cfr.checkpoint` on disk (``kind: mccfr``), so a run resumes exactly (the RNG state is stored).
+
+Data-biased response (optional ``model``, :mod:`training.cfr.opponent_model`): two strategies are learned, the
+*responder's* (``table``, the one saved as the checkpoint's strategy and played by ``cfr:PATH``) and the
+*restricted opponent's* (``table_r``). At a restricted-opponent information set the opponent plays the modelled
+agent's observed action frequencies with weight ``model_weight * min(1, n / model_full_count)`` (``n``
+observations there) and its own regret-matching strategy otherwise; that free part is trained like any other
+MCCFR strategy. The responder's seat and the traverser cycle through all four combinations every four
+iterations. Without a model both seats share one table (plain self-play MCCFR).
 """
 
 from __future__ import annotations
@@ -36,7 +44,8 @@ CARD_KINDS = ("play", "cover", "play_slot")
 
 
 class MCCFR:
-    def __init__(self, config: TrucoConfig, seed: int = 0, abstraction: str = VERSION):
+    def __init__(self, config: TrucoConfig, seed: int = 0, abstraction: str = VERSION, model=None,
+                 model_weight: float = 0.8, model_full_count: int = 20):
         if config.num_players != 2:
             raise ValueError("MCCFR here trains 1v1 presets")
         if abstraction not in VERSIONS:
@@ -49,14 +58,20 @@ class MCCFR:
         self.rng = random.Random(seed)
         self.iteration = 0
         self.table: dict[str, list] = {}  # key -> [codes, regrets, avg]
+        self.model = model  # OpponentModel or None (data-biased response)
+        self.model_weight = float(model_weight)
+        self.model_full_count = int(model_full_count)
+        self.table_r: dict[str, list] = {}  # the restricted opponent's free strategy (model runs only)
+        self.responder = -1  # the responder's seat this iteration (model runs); -1: one shared table
         self.touched_since = set()
         self.nodes = 0
 
     # --- tables ---------------------------------------------------------------------------------------------
-    def _entry(self, key: str, codes: list[int]) -> list:
-        entry = self.table.get(key)
+    @staticmethod
+    def _entry(table: dict, key: str, codes: list[int]) -> list:
+        entry = table.get(key)
         if entry is None:
-            entry = self.table[key] = [codes, [0.0] * len(codes), [0.0] * len(codes)]
+            entry = table[key] = [codes, [0.0] * len(codes), [0.0] * len(codes)]
         return entry
 
     @staticmethod
@@ -67,12 +82,24 @@ class MCCFR:
             return [1.0 / len(regrets)] * len(regrets)
         return [p / total for p in pos]
 
+    def mixed(self, key: str, codes: list[int], sigma: list[float]) -> list[float]:
+        """The restricted opponent's play at ``key``: the model's frequencies with weight
+        ``model_weight * confidence``, its own strategy ``sigma`` otherwise (``sigma`` itself where unmodelled)."""
+        hit = self.model.weighted(key, self.model_full_count)
+        if hit is None:
+            return sigma
+        w = self.model_weight * hit[0]
+        freq = hit[1]
+        return [(1.0 - w) * s + w * freq.get(c, 0.0) for s, c in zip(sigma, codes)]
+
     # --- one iteration --------------------------------------------------------------------------------------
     def iterate(self, n: int = 1) -> None:
         cfg = self.config
         for _ in range(n):
             self.iteration += 1
             traverser = self.iteration % 2
+            if self.model is not None:
+                self.responder = (self.iteration // 2) % 2
             score = [self.rng.randrange(cfg.target_score), self.rng.randrange(cfg.target_score)]
             seed = self.rng.getrandbits(62)
             state = TrucoState.new(self.walk_config, seed=seed, score=score)
@@ -88,9 +115,12 @@ class MCCFR:
         legal = state.legal_actions()
         view = view_from_state(state, seat, start, calls)
         key, codes = abstract_key(view, legal, self.abstraction)
-        entry = self._entry(key, codes)
-        self.touched_since.add(key)
+        restricted = self.responder >= 0 and seat != self.responder
+        entry = self._entry(self.table_r if restricted else self.table, key, codes)
+        if not restricted:
+            self.touched_since.add(key)
         sigma = self._strategy(entry[1])
+        played = self.mixed(key, codes, sigma) if restricted else sigma
         trick = state.trick_index
         if seat == traverser:
             names = [action_name(view, c) for c in codes]
@@ -105,15 +135,15 @@ class MCCFR:
             for i, x in enumerate(values):
                 r = regrets[i] + (x - v)
                 regrets[i] = r if r > 0 else 0.0
-            return v
+            return v if played is sigma else sum(s * x for s, x in zip(played, values))
         avg = entry[2]
         w = float(self.iteration)
         for i, s in enumerate(sigma):
             avg[i] += w * s
         pick = self.rng.random()
         acc = 0.0
-        choice = len(sigma) - 1
-        for i, s in enumerate(sigma):
+        choice = len(played) - 1
+        for i, s in enumerate(played):
             acc += s
             if pick < acc:
                 choice = i
@@ -124,32 +154,68 @@ class MCCFR:
         return self._walk(state, traverser, start, new_calls, hand)
 
     # --- checkpoints ----------------------------------------------------------------------------------------
-    def to_checkpoint(self, preset: str, extra_meta: dict | None = None) -> Checkpoint:
-        keys = list(self.table)
+    def solver_meta(self) -> dict:
+        """The settings a resumed run must share (``check_compatible``)."""
+        meta = {"algorithm": "es-mccfr", "abstraction": self.abstraction}
+        if self.model is not None:
+            meta["response"] = {"model": self.model.spec, "model_matches": self.model.matches,
+                                "model_weight": self.model_weight, "model_full_count": self.model_full_count}
+        return meta
+
+    @staticmethod
+    def _flatten(table: dict) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        keys = list(table)
         starts = [0]
         codes, regrets, avg = [], [], []
         for key in keys:
-            c, r, a = self.table[key]
+            c, r, a = table[key]
             codes.extend(c)
             regrets.extend(r)
             avg.extend(a)
             starts.append(len(codes))
+        return (keys, np.asarray(starts, dtype=np.int64), np.asarray(codes, dtype=np.int16),
+                np.asarray(regrets, dtype=np.float64), np.asarray(avg, dtype=np.float64))
+
+    @staticmethod
+    def _unflatten(keys, starts, codes, regrets, avg) -> dict:
+        table = {}
+        for i, key in enumerate(keys):
+            lo, hi = int(starts[i]), int(starts[i + 1])
+            table[key] = [[int(c) for c in codes[lo:hi]], regrets[lo:hi].tolist(), avg[lo:hi].tolist()]
+        return table
+
+    def to_checkpoint(self, preset: str, extra_meta: dict | None = None) -> Checkpoint:
+        keys, starts, codes, regrets, avg = self._flatten(self.table)
         state = self.rng.getstate()
         meta = {"kind": "mccfr", "preset": preset, "rules": self.config.to_dict(), "abstraction": self.abstraction,
-                "iteration": self.iteration, "solver": {"algorithm": "es-mccfr", "abstraction": self.abstraction},
+                "iteration": self.iteration, "solver": self.solver_meta(),
                 "nodes": self.nodes, "key": "abstraction-" + self.abstraction, **(extra_meta or {})}
         rng_state = np.asarray(state[1], dtype=np.int64)
-        return Checkpoint(meta=meta, keys=keys, slot_start=np.asarray(starts), slot_action=np.asarray(codes),
-                          regrets=np.asarray(regrets, dtype=np.float64), cumulative=np.asarray(avg, dtype=np.float64),
-                          extra={"rng_state": rng_state, "rng_version": np.asarray([state[0]], dtype=np.int64),
-                                 "rng_gauss": np.asarray([0 if state[2] is None else 1], dtype=np.int64)})
+        extra = {"rng_state": rng_state, "rng_version": np.asarray([state[0]], dtype=np.int64),
+                 "rng_gauss": np.asarray([0 if state[2] is None else 1], dtype=np.int64)}
+        if self.model is not None:
+            r_keys, r_starts, r_codes, r_regrets, r_avg = self._flatten(self.table_r)
+            extra.update({"r_keys": np.frombuffer("\n".join(r_keys).encode(), dtype=np.uint8),
+                          "r_slot_start": r_starts, "r_slot_action": r_codes, "r_regrets": r_regrets,
+                          "r_cumulative": r_avg, **self.model.to_arrays()})
+        return Checkpoint(meta=meta, keys=keys, slot_start=starts, slot_action=codes, regrets=regrets,
+                          cumulative=avg, extra=extra)
 
     def restore(self, ckpt: Checkpoint) -> None:
-        self.table = {}
-        for i, key in enumerate(ckpt.keys):
-            lo, hi = int(ckpt.slot_start[i]), int(ckpt.slot_start[i + 1])
-            self.table[key] = [[int(c) for c in ckpt.slot_action[lo:hi]], ckpt.regrets[lo:hi].tolist(),
-                               ckpt.cumulative[lo:hi].tolist()]
+        self.table = self._unflatten(ckpt.keys, ckpt.slot_start, ckpt.slot_action, ckpt.regrets, ckpt.cumulative)
+        if self.model is not None:
+            x = ckpt.extra
+            try:
+                text = np.asarray(x["r_keys"], dtype=np.uint8).tobytes().decode("utf-8")
+                r_keys = text.split("\n") if text else []
+                starts = np.asarray(x["r_slot_start"], dtype=np.int64)
+                if len(starts) != len(r_keys) + 1 or starts[-1] != len(x["r_slot_action"]) or not (
+                        len(x["r_regrets"]) == len(x["r_cumulative"]) == len(x["r_slot_action"])):
+                    raise ValueError("inconsistent arrays")
+                self.table_r = self._unflatten(r_keys, starts, x["r_slot_action"], np.asarray(x["r_regrets"]),
+                                               np.asarray(x["r_cumulative"]))
+            except (KeyError, UnicodeDecodeError, ValueError) as exc:
+                raise ValueError(f"mccfr checkpoint lacks a valid restricted-opponent table ({exc})") from None
         self.iteration = ckpt.iteration
         self.nodes = int(ckpt.meta.get("nodes", 0))
         rng = ckpt.extra.get("rng_state")
@@ -160,21 +226,38 @@ class MCCFR:
 
 
 def train_mccfr(cfg: RunConfig, out: TextIO = sys.stderr, max_new_iterations: int | None = None) -> dict:
+    from .opponent_model import OpponentModel
     from .train import Logger, _progress
 
     rules = cfg.rules()
-    solver = MCCFR(rules, seed=cfg.seed, abstraction=cfg.abstraction)
+    t0 = time.perf_counter()
+    om = cfg.opponent_model or {}
     path = Path(cfg.checkpoint)
+    ckpt = None
     if cfg.resume and path.exists():
         ckpt = load_checkpoint(path)
-        check_compatible(ckpt, kind="mccfr", rules=rules.to_dict(),
-                         solver={"algorithm": "es-mccfr", "abstraction": cfg.abstraction}, where=str(path))
+    model = None
+    if om:
+        spec, n_matches = str(om["agent"]), int(om["matches"])
+        if ckpt is not None and "model_keys" in ckpt.extra:
+            model = OpponentModel.from_arrays(ckpt.extra, spec, n_matches)
+        else:
+            print(f"[mccfr] modelling {spec!r}: {n_matches} self-play matches in {cfg.preset}", file=out)
+            mbar = _progress(cfg.progress, n_matches, 0, f"model {spec}", out)
+            model = OpponentModel.collect(rules, spec, n_matches, seed=cfg.seed, version=cfg.abstraction,
+                                          progress=lambda k: mbar.update(1))
+            mbar.close()
+            print(f"[mccfr] model: {model.decisions} decisions at {len(model)} abstract information sets "
+                  f"({time.perf_counter() - t0:.0f} s)", file=out)
+    solver = MCCFR(rules, seed=cfg.seed, abstraction=cfg.abstraction, model=model,
+                   model_weight=float(om.get("weight", 0.8)), model_full_count=int(om.get("full_count", 20)))
+    if ckpt is not None:
+        check_compatible(ckpt, kind="mccfr", rules=rules.to_dict(), solver=solver.solver_meta(), where=str(path))
         solver.restore(ckpt)
         print(f"[mccfr] resumed from {path} at iteration {solver.iteration}", file=out)
     logger = Logger(cfg.logdir)
     start_iter = solver.iteration
     bar = _progress(cfg.progress, cfg.iterations, start_iter, f"mccfr {cfg.preset}", out)
-    t0 = time.perf_counter()
     last_ckpt = t0
     last_log_t, last_log_it = t0, solver.iteration
     try:

@@ -15,7 +15,10 @@ exact
 mccfr
   ``iterations`` (the most to run), ``time_limit_s`` (stop after this wall time), ``checkpoint_every_s``,
   ``log_every`` (iterations between TensorBoard points), ``abstraction`` (``v2``, the default, or ``v1``), ``eval``
-  (optional: ``{opponent: heuristic, matches: 200, workers: 1}``: duplicate matches at the end of the run)
+  (optional: ``{opponent: heuristic, matches: 200, workers: 1}``: duplicate matches at the end of the run),
+  ``opponent_model`` (optional: ``{agent: heuristic, matches: 3000, weight: 0.8, full_count: 20}``: train a
+  data-biased response to a frequency model of that agent, built from ``matches`` of its self-play, see
+  :mod:`training.cfr.opponent_model`; null = plain self-play MCCFR)
 """
 
 from __future__ import annotations
@@ -34,7 +37,8 @@ TRAINERS = ("exact", "mccfr")
 COMMON = {"trainer", "preset", "overrides", "seed", "checkpoint", "resume", "logdir", "progress"}
 EXACT = {"algorithm", "alternating", "averaging_delay", "alpha", "beta", "gamma", "iterations",
          "target_nash_conv", "eval_every", "checkpoint_every"}
-MCCFR = {"iterations", "time_limit_s", "checkpoint_every_s", "log_every", "abstraction", "eval"}
+MCCFR = {"iterations", "time_limit_s", "checkpoint_every_s", "log_every", "abstraction", "eval", "opponent_model"}
+MODEL_KEYS = {"agent", "matches", "weight", "full_count"}
 
 
 @dataclass
@@ -64,6 +68,7 @@ class RunConfig:
     log_every: int = 1000
     abstraction: str = "v2"
     eval: dict | None = None
+    opponent_model: dict | None = None
     source: str = ""
 
     def rules(self):
@@ -102,7 +107,7 @@ def parse_config(data: Any, where: str = "config") -> RunConfig:
         if key in ("trainer", "preset", "overrides"):
             continue
         default = getattr(cfg, key)
-        if key in ("logdir", "target_nash_conv", "time_limit_s", "eval") and value is None:
+        if key in ("logdir", "target_nash_conv", "time_limit_s", "eval", "opponent_model") and value is None:
             setattr(cfg, key, None)
             continue
         if isinstance(default, bool) or key in ("alternating", "resume", "progress"):
@@ -122,6 +127,8 @@ def parse_config(data: Any, where: str = "config") -> RunConfig:
                 _fail(where, f"{key!r} must be a non-empty string, got {value!r}")
         elif key == "eval" and not isinstance(value, dict):
             _fail(where, "'eval' must be a mapping such as {opponent: heuristic, matches: 200}")
+        elif key == "opponent_model":
+            value = _check_model(value, where)
         setattr(cfg, key, value)
     if cfg.algorithm not in ALGORITHMS:
         _fail(where, f"'algorithm' must be one of {list(ALGORITHMS)}, got {cfg.algorithm!r}")
@@ -141,6 +148,34 @@ def parse_config(data: Any, where: str = "config") -> RunConfig:
         _fail(where, f"mccfr trains 1v1 presets (argentine, argentine-flor, paulista); {preset!r} has "
                      f"{rules.num_players} players")
     return cfg
+
+
+def _check_model(value: Any, where: str) -> dict:
+    example = "{agent: heuristic, matches: 3000, weight: 0.8, full_count: 20}"
+    if not isinstance(value, dict):
+        _fail(where, f"'opponent_model' must be a mapping such as {example}, got {value!r}")
+    unknown = sorted(set(value) - MODEL_KEYS)
+    if unknown:
+        _fail(where, f"'opponent_model': unknown key(s) {unknown}; allowed: {sorted(MODEL_KEYS)}")
+    agent = value.get("agent")
+    if not isinstance(agent, str) or not agent:
+        _fail(where, f"'opponent_model.agent' must be an agent spec such as 'heuristic', got {agent!r}")
+    out = {"agent": agent, "matches": value.get("matches", 3000), "weight": value.get("weight", 0.8),
+           "full_count": value.get("full_count", 20)}
+    for key in ("matches", "full_count"):
+        if not isinstance(out[key], int) or isinstance(out[key], bool) or out[key] < 1:
+            _fail(where, f"'opponent_model.{key}' must be a positive integer, got {out[key]!r}")
+    weight = out["weight"]
+    if not isinstance(weight, (int, float)) or isinstance(weight, bool) or not 0.0 <= weight <= 1.0:
+        _fail(where, f"'opponent_model.weight' must be a number in [0, 1], got {weight!r}")
+    out["weight"] = float(weight)
+    from agents.base import make_agent
+
+    try:
+        make_agent(agent)
+    except ValueError as exc:
+        _fail(where, f"'opponent_model.agent': {exc}")
+    return out
 
 
 def load_config(path: str | Path) -> RunConfig:
