@@ -277,3 +277,38 @@ def test_cfr_spec_options(tmp_path):
     train_mccfr(cfg, out=io.StringIO())
     agent = make_agent(f"cfr:{cfg.checkpoint},threshold=0.35,greedy=1,seed=3")
     assert agent.threshold == 0.35 and agent.greedy is True
+
+
+def test_match_equity_utility_values():
+    """``utility: match_equity`` values a hand by the change in match-winning probability (x 100)."""
+    from agents.heuristic import match_equity_table
+
+    rules = make_config("paulista")
+    m = MCCFR(rules, seed=0, utility="match_equity")
+    table = match_equity_table(12, "paulista")
+    assert m._win_prob(12, 5) == 1.0 and m._win_prob(3, 12) == 0.0
+    for a, b in [(0, 0), (11, 4), (4, 11), (10, 10)]:
+        assert m._win_prob(a, b) == table[a][b]
+        assert m._win_prob(a, b) + m._win_prob(b, a) == pytest.approx(1.0)
+    assert m._win_prob(11, 4) > m._win_prob(4, 4) > m._win_prob(4, 11)
+    # a terminal hand: the traverser's value is the equity change from the start score, x 100
+    st = TrucoState.new(m.walk_config, seed=5, score=[10, 3])
+    while not st.is_over:
+        st.apply(st.legal_actions()[0])
+    a, b = st.score
+    value = m._walk(st, 0, (10, 3), [], st.hand_index)
+    assert value == pytest.approx(100 * (m._win_prob(a, b) - m._win_prob(10, 3)))
+    assert m._walk(st, 1, (10, 3), [], st.hand_index) == pytest.approx(-value)
+    m.iterate(30)
+    assert m.solver_meta()["utility"] == "match_equity"
+    assert "utility" not in MCCFR(rules).solver_meta()  # old checkpoints keep their settings
+
+
+def test_utility_config_errors_and_resume_guard(tmp_path):
+    with pytest.raises(ValueError, match="'utility' must be 'points' or 'match_equity', got 'equity'"):
+        _cfg(tmp_path, utility="equity")
+    with pytest.raises(ValueError, match="unknown utility"):
+        MCCFR(make_config("paulista"), utility="equity")
+    train_mccfr(_cfg(tmp_path, iterations=10), out=io.StringIO())
+    with pytest.raises(CheckpointError, match="solver settings differ"):
+        train_mccfr(_cfg(tmp_path, iterations=20, utility="match_equity"), out=io.StringIO())

@@ -41,17 +41,29 @@ from .checkpoint import Checkpoint, check_compatible, load_checkpoint, save_chec
 from .runconfig import RunConfig
 
 CARD_KINDS = ("play", "cover", "play_slot")
+#: What a hand is worth to the traverser: ``points`` (own hand points minus the opponent's) or ``match_equity``
+#: (the change in the probability of winning the match, from the score before the hand to the score after it,
+#: by :func:`agents.heuristic.match_equity_table`; x 100, so in percentage points).
+UTILITIES = ("points", "match_equity")
 
 
 class MCCFR:
     def __init__(self, config: TrucoConfig, seed: int = 0, abstraction: str = VERSION, model=None,
-                 model_weight: float = 0.8, model_full_count: int = 20):
+                 model_weight: float = 0.8, model_full_count: int = 20, utility: str = "points"):
         if config.num_players != 2:
             raise ValueError("MCCFR here trains 1v1 presets")
         if abstraction not in VERSIONS:
             raise ValueError(f"unknown abstraction {abstraction!r}; known: {', '.join(VERSIONS)}")
         self.config = config
         self.abstraction = abstraction
+        if utility not in UTILITIES:
+            raise ValueError(f"unknown utility {utility!r}; known: {', '.join(UTILITIES)}")
+        self.utility = utility
+        self._equity = None
+        if utility == "match_equity":
+            from agents.heuristic import match_equity_table
+
+            self._equity = match_equity_table(config.target_score, config.family)
         # The walk plays one hand: a single-hand copy of the rules ends the match when the hand is over (or a
         # team reaches the target), so no next hand is dealt. The stored rules stay the preset's.
         self.walk_config = dataclasses.replace(config, single_hand=True)
@@ -82,6 +94,12 @@ class MCCFR:
             return [1.0 / len(regrets)] * len(regrets)
         return [p / total for p in pos]
 
+    def _win_prob(self, a: int, b: int) -> float:
+        target = self.config.target_score
+        if a >= target or b >= target:
+            return 1.0 if a > b else (0.0 if b > a else 0.5)
+        return self._equity[a][b]
+
     def mixed(self, key: str, codes: list[int], sigma: list[float]) -> list[float]:
         """The restricted opponent's play at ``key``: the model's frequencies with weight
         ``model_weight * confidence``, its own strategy ``sigma`` otherwise (``sigma`` itself where unmodelled)."""
@@ -109,8 +127,11 @@ class MCCFR:
         self.nodes += 1
         if state.is_over or state.hand_index != hand:
             sc = state.score
-            d = (sc[0] - start[0]) - (sc[1] - start[1])
-            return float(d if traverser == 0 else -d)
+            if self._equity is None:
+                d = float((sc[0] - start[0]) - (sc[1] - start[1]))
+            else:
+                d = 100.0 * (self._win_prob(sc[0], sc[1]) - self._win_prob(start[0], start[1]))
+            return d if traverser == 0 else -d
         seat = state.actor
         legal = state.legal_actions()
         view = view_from_state(state, seat, start, calls)
@@ -157,6 +178,8 @@ class MCCFR:
     def solver_meta(self) -> dict:
         """The settings a resumed run must share (``check_compatible``)."""
         meta = {"algorithm": "es-mccfr", "abstraction": self.abstraction}
+        if self.utility != "points":
+            meta["utility"] = self.utility
         if self.model is not None:
             meta["response"] = {"model": self.model.spec, "model_matches": self.model.matches,
                                 "model_weight": self.model_weight, "model_full_count": self.model_full_count}
@@ -250,7 +273,8 @@ def train_mccfr(cfg: RunConfig, out: TextIO = sys.stderr, max_new_iterations: in
             print(f"[mccfr] model: {model.decisions} decisions at {len(model)} abstract information sets "
                   f"({time.perf_counter() - t0:.0f} s)", file=out)
     solver = MCCFR(rules, seed=cfg.seed, abstraction=cfg.abstraction, model=model,
-                   model_weight=float(om.get("weight", 0.8)), model_full_count=int(om.get("full_count", 20)))
+                   model_weight=float(om.get("weight", 0.8)), model_full_count=int(om.get("full_count", 20)),
+                   utility=cfg.utility)
     if ckpt is not None:
         check_compatible(ckpt, kind="mccfr", rules=rules.to_dict(), solver=solver.solver_meta(), where=str(path))
         solver.restore(ckpt)

@@ -18,7 +18,8 @@ mccfr
   (optional: ``{opponent: heuristic, matches: 200, workers: 1}``: duplicate matches at the end of the run),
   ``opponent_model`` (optional: ``{agent: heuristic, matches: 3000, weight: 0.8, full_count: 20}``: train a
   data-biased response to a frequency model of that agent, built from ``matches`` of its self-play, see
-  :mod:`training.cfr.opponent_model`; null = plain self-play MCCFR)
+  :mod:`training.cfr.opponent_model`; null = plain self-play MCCFR), ``utility`` (``points``, the default: the
+  hand's point difference; ``match_equity``: the change in match-winning probability over the hand)
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ TRAINERS = ("exact", "mccfr")
 COMMON = {"trainer", "preset", "overrides", "seed", "checkpoint", "resume", "logdir", "progress"}
 EXACT = {"algorithm", "alternating", "averaging_delay", "alpha", "beta", "gamma", "iterations",
          "target_nash_conv", "eval_every", "checkpoint_every"}
-MCCFR = {"iterations", "time_limit_s", "checkpoint_every_s", "log_every", "abstraction", "eval", "opponent_model"}
+MCCFR = {"iterations", "time_limit_s", "checkpoint_every_s", "log_every", "abstraction", "eval", "opponent_model",
+         "utility"}
 MODEL_KEYS = {"agent", "matches", "weight", "full_count"}
 
 
@@ -69,6 +71,7 @@ class RunConfig:
     abstraction: str = "v2"
     eval: dict | None = None
     opponent_model: dict | None = None
+    utility: str = "points"
     source: str = ""
 
     def rules(self):
@@ -122,7 +125,7 @@ def parse_config(data: Any, where: str = "config") -> RunConfig:
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
                 _fail(where, f"{key!r} must be a non-negative number, got {value!r}")
             value = float(value)
-        elif key in ("checkpoint", "logdir", "algorithm", "abstraction"):
+        elif key in ("checkpoint", "logdir", "algorithm", "abstraction", "utility"):
             if not isinstance(value, str) or not value:
                 _fail(where, f"{key!r} must be a non-empty string, got {value!r}")
         elif key == "eval" and not isinstance(value, dict):
@@ -132,6 +135,8 @@ def parse_config(data: Any, where: str = "config") -> RunConfig:
         setattr(cfg, key, value)
     if cfg.algorithm not in ALGORITHMS:
         _fail(where, f"'algorithm' must be one of {list(ALGORITHMS)}, got {cfg.algorithm!r}")
+    if cfg.utility not in ("points", "match_equity"):
+        _fail(where, f"'utility' must be 'points' or 'match_equity', got {cfg.utility!r}")
     if cfg.abstraction not in ("v1", "v2"):
         _fail(where, f"'abstraction' must be 'v1' or 'v2', got {cfg.abstraction!r}")
     try:
