@@ -234,13 +234,26 @@ def betting_v2(calls: list[tuple[int, int, str]]) -> tuple[str, bool]:
 
 
 def abstract_key_v2(view: View, legal: list[str]) -> tuple[str, list[int]]:
+    key, codes, _ = abstract_key_names_v2(view, legal)
+    return key, codes
+
+
+def abstract_key_names(view: View, legal: list[str], version: str = VERSION) -> tuple[str, list[int], list[str]]:
+    """:func:`abstract_key` plus the engine action name of each code (the trainer's hot path: no reparsing)."""
+    if version == "v2":
+        return abstract_key_names_v2(view, legal)
+    key, codes = abstract_key(view, legal, version)
+    return key, codes, [action_name(view, c) for c in codes]
+
+
+def abstract_key_names_v2(view: View, legal: list[str]) -> tuple[str, list[int], list[str]]:
     """Key fields, joined by ``|``: mano/pie; the v2 score buckets (own, opponent); the hand-strength letters
     of v1; the envido bucket (Argentine, first trick) only while an envido or flor call is legal or waits for
     its answer; the trick results (W/L/T) and, when the opponent has played to the current trick, ``o`` + how
     many own cards beat it and tie it; :func:`betting_v2`; the legal codes. Nothing of what was shown."""
     cfg = view.config
     st = strengths(cfg, view.vira)
-    order = _order(view)
+    order = list(view.remaining) if view.dealt is None else sorted(view.remaining, key=lambda c: (-st[c], c))
     parts = ["m" if view.mano else "p",
              score_bucket_v2(view.score[0], cfg) + score_bucket_v2(view.score[1], cfg)]
     if view.dealt is None:
@@ -258,19 +271,26 @@ def abstract_key_v2(view: View, legal: list[str]) -> tuple[str, list[int]]:
         trick += f"o{sum(s > opp for s in own)}{sum(s == opp for s in own)}"
     parts.append(trick)
     parts.append(betting)
-    codes = sorted(_code(view, order, a) for a in legal)
+    family = cfg.family
+    pairs = sorted((_code(family, order, a), a) for a in legal)
+    codes = [c for c, _ in pairs]
     parts.append(",".join(map(str, codes)))
-    return "|".join(parts), codes
+    return "|".join(parts), codes, [a for _, a in pairs]
 
 
-def _code(view: View, order: list[int], name: str) -> int:
+_PARSED: dict[tuple[str, str], tuple[str, int]] = {}
+
+
+def _code(family: str, order: list[int], name: str) -> int:
+    """The abstract code of engine action ``name`` given the own unplayed cards ``order`` (strongest first)."""
     code = CALL_CODE.get(name)
     if code is not None:
         return code
-    kind, _, arg = name.partition(":")
-    if kind == "play_slot":
-        return order.index(int(arg))
-    card = C.parse_card(arg, view.config.family)
+    parsed = _PARSED.get((family, name))
+    if parsed is None:
+        kind, _, arg = name.partition(":")
+        parsed = _PARSED[(family, name)] = (kind, int(arg) if kind == "play_slot" else C.parse_card(arg, family))
+    kind, card = parsed
     return order.index(card) + (3 if kind == "cover" else 0)
 
 

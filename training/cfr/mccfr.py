@@ -36,7 +36,7 @@ import numpy as np
 from truco_env import TrucoState
 from truco_env.config import TrucoConfig
 
-from .abstraction import VERSION, VERSIONS, abstract_key, action_name, view_from_state
+from .abstraction import VERSION, VERSIONS, abstract_key_names, view_from_state
 from .checkpoint import Checkpoint, check_compatible, load_checkpoint, save_checkpoint
 from .runconfig import RunConfig
 
@@ -135,7 +135,7 @@ class MCCFR:
         seat = state.actor
         legal = state.legal_actions()
         view = view_from_state(state, seat, start, calls)
-        key, codes = abstract_key(view, legal, self.abstraction)
+        key, codes, names = abstract_key_names(view, legal, self.abstraction)
         restricted = self.responder >= 0 and seat != self.responder
         entry = self._entry(self.table_r if restricted else self.table, key, codes)
         if not restricted:
@@ -144,7 +144,6 @@ class MCCFR:
         played = self.mixed(key, codes, sigma) if restricted else sigma
         trick = state.trick_index
         if seat == traverser:
-            names = [action_name(view, c) for c in codes]
             values = []
             for i, name in enumerate(names):
                 child = state.clone() if i < len(names) - 1 else state
@@ -169,7 +168,7 @@ class MCCFR:
             if pick < acc:
                 choice = i
                 break
-        name = action_name(view, codes[choice])
+        name = names[choice]
         state.apply(name)
         new_calls = calls if name.partition(":")[0] in CARD_KINDS else calls + [(trick, seat, name)]
         return self._walk(state, traverser, start, new_calls, hand)

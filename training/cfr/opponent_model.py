@@ -55,7 +55,7 @@ class _Recorder(Agent):
         key, view = key_from_info_string(observation["info_state_string"], self.config, legal, self.version)
         from .abstraction import _order
 
-        code = _code(view, _order(view), A.action_name(action, family))
+        code = _code(family, _order(view), A.action_name(action, family))
         row = self.counts.setdefault(key, {})
         row[code] = row.get(code, 0) + 1
         return action
