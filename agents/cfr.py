@@ -11,7 +11,9 @@ average-strategy probability is below the threshold are dropped and the rest ren
 is kept if none passes). A sampled, abstracted, not fully converged average strategy keeps some probability
 on every action it tried early on; dropping that noise is the usual purification step of abstraction-based
 agents, and measured better against ``heuristic`` (README, CFR section). Exact checkpoints are played as they
-are (threshold 0).
+are (threshold 0). A *data-biased response* checkpoint (MCCFR trained against a model of a fixed agent,
+``meta["solver"]["response"]``) is played greedily by default: a response to a fixed opponent is a pure
+strategy, and the most likely action of its average strategy measured best (README, CFR section).
 
 Checkpoints are read with ``np.load(allow_pickle=False)`` (:mod:`training.cfr.checkpoint`): a file that is not a
 plain checkpoint is refused with a ValueError, never executed.
@@ -34,10 +36,14 @@ MCCFR_THRESHOLD = 0.2
 class CFRAgent(Agent):
     wants: ClassVar[frozenset[str]] = frozenset({"info_state_string"})
 
-    def __init__(self, path: str, seed: int | None = None, greedy: bool = False, threshold: float | None = None):
+    def __init__(self, path: str, seed: int | None = None, greedy: bool | None = None,
+                 threshold: float | None = None):
         self.table = StrategyTable.load(path)
         self.config = self.table.config
-        self.greedy = greedy
+        if greedy is None:
+            solver = self.table.meta.get("solver")
+            greedy = isinstance(solver, dict) and "response" in solver
+        self.greedy = bool(greedy)
         if threshold is None:
             threshold = MCCFR_THRESHOLD if self.table.kind == "mccfr" else 0.0
         self.threshold = float(threshold)

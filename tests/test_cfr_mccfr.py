@@ -312,3 +312,15 @@ def test_utility_config_errors_and_resume_guard(tmp_path):
     train_mccfr(_cfg(tmp_path, iterations=10), out=io.StringIO())
     with pytest.raises(CheckpointError, match="solver settings differ"):
         train_mccfr(_cfg(tmp_path, iterations=20, utility="match_equity"), out=io.StringIO())
+
+
+def test_response_checkpoints_play_greedily_by_default(tmp_path):
+    """A data-biased response is played as a pure strategy (its most likely action); self-play MCCFR
+    checkpoints keep the threshold; an explicit greedy=0 wins."""
+    response = _dbr_cfg(tmp_path / "r", iterations=10)
+    train_mccfr(response, out=io.StringIO())
+    plain = _cfg(tmp_path / "p", iterations=10)
+    train_mccfr(plain, out=io.StringIO())
+    assert make_agent(f"cfr:{response.checkpoint}").greedy is True
+    assert make_agent(f"cfr:{plain.checkpoint}").greedy is False
+    assert make_agent(f"cfr:{response.checkpoint},greedy=0").greedy is False
