@@ -26,11 +26,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from agents.base import Agent, register_agent
-from training.cfr.policy import StrategyTable
+from training.cfr.policy import MCCFR_THRESHOLD, StrategyTable, default_play
 from truco_env import actions as A
 
-#: Probability below which an MCCFR average strategy's action is dropped when playing.
-MCCFR_THRESHOLD = 0.2
+__all__ = ["MCCFR_THRESHOLD", "CFRAgent"]
 
 
 class CFRAgent(Agent):
@@ -40,13 +39,9 @@ class CFRAgent(Agent):
                  threshold: float | None = None):
         self.table = StrategyTable.load(path)
         self.config = self.table.config
-        if greedy is None:
-            solver = self.table.meta.get("solver")
-            greedy = isinstance(solver, dict) and "response" in solver
-        self.greedy = bool(greedy)
-        if threshold is None:
-            threshold = MCCFR_THRESHOLD if self.table.kind == "mccfr" else 0.0
-        self.threshold = float(threshold)
+        play = default_play(self.table.meta)
+        self.greedy = play["mode"] == "greedy" if greedy is None else bool(greedy)
+        self.threshold = float(play.get("threshold", 0.0) if threshold is None else threshold)
         self._rng = np.random.default_rng(seed)
         self.lookups = 0
         self.misses = 0

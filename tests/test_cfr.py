@@ -227,6 +227,7 @@ def test_agent_and_export(tmp_path):
     summary = export_json(cfg.checkpoint, out)
     doc = load_json(out)
     assert doc["kind"] == "exact" and doc["preset"] == preset and doc["key"] == "information_state_string"
+    assert doc["play"] == {"mode": "sample"}
     assert summary["infosets"] == len(doc["strategy"]) == len(StrategyTable.load(cfg.checkpoint))
     names = set(A.action_names(rules.family))
     for key, probs in doc["strategy"].items():

@@ -324,3 +324,10 @@ def test_response_checkpoints_play_greedily_by_default(tmp_path):
     assert make_agent(f"cfr:{response.checkpoint}").greedy is True
     assert make_agent(f"cfr:{plain.checkpoint}").greedy is False
     assert make_agent(f"cfr:{response.checkpoint},greedy=0").greedy is False
+    # the JSON export says how to play each kind, so other front ends play it the same way
+    from training.cfr.policy import export_json, load_json
+
+    export_json(response.checkpoint, tmp_path / "r.json")
+    export_json(plain.checkpoint, tmp_path / "p.json")
+    assert load_json(tmp_path / "r.json")["play"] == {"mode": "greedy"}
+    assert load_json(tmp_path / "p.json")["play"] == {"mode": "threshold", "threshold": 0.2}

@@ -12,6 +12,7 @@ JSON export format (``docs/research.md``)::
     {"format": "truco-cfr-strategy", "version": 1, "kind": "exact" | "mccfr", "preset": "argentine-mini",
      "rules": {...every rules field...}, "key": "information_state_string" | "abstraction-v1" | "abstraction-v2",
      "iteration": 130, "nash_conv": 0.028, "utility_range": 30.0,
+     "play": {"mode": "sample"} | {"mode": "threshold", "threshold": 0.2} | {"mode": "greedy"},
      "strategy": {"<infoset key>": {"<action name>": probability, ...}, ...}}
 """
 
@@ -32,6 +33,21 @@ from .checkpoint import Checkpoint, CheckpointError, load_checkpoint
 
 EXPORT_FORMAT = "truco-cfr-strategy"
 EXPORT_VERSION = 1
+#: Probability below which a self-play MCCFR average strategy's action is dropped when playing.
+MCCFR_THRESHOLD = 0.2
+
+
+def default_play(meta: dict) -> dict:
+    """How ``cfr:PATH`` plays a checkpoint unless told otherwise (also written into the JSON export, so other
+    front ends play it the same way): exact strategies are sampled as they are; self-play MCCFR strategies are
+    thresholded (actions under :data:`MCCFR_THRESHOLD` dropped, the rest renormalised); data-biased responses
+    (``meta["solver"]["response"]``) take their most likely action."""
+    if meta.get("kind") != "mccfr":
+        return {"mode": "sample"}
+    solver = meta.get("solver")
+    if isinstance(solver, dict) and "response" in solver:
+        return {"mode": "greedy"}
+    return {"mode": "threshold", "threshold": MCCFR_THRESHOLD}
 
 
 def canonical_key(key: str, family: str) -> str:
@@ -106,7 +122,7 @@ def export_json(checkpoint: str | os.PathLike, out: str | os.PathLike, min_prob:
            "key": "information_state_string" if meta["kind"] == "exact" else "abstraction-" + str(
                meta.get("abstraction", "v1")),
            "iteration": meta.get("iteration"), "nash_conv": meta.get("nash_conv"),
-           "utility_range": meta.get("utility_range"), "strategy": strategy}
+           "utility_range": meta.get("utility_range"), "play": default_play(meta), "strategy": strategy}
     out = Path(out)
     atomic_write_json(out, doc, separators=(",", ":"))
     return {"infosets": len(strategy), "out": str(out), "bytes": out.stat().st_size}
