@@ -39,10 +39,8 @@ from __future__ import annotations
 import csv
 import json
 import math
-import multiprocessing
 import os
 import random
-import signal
 import sys
 import time
 from collections import Counter
@@ -56,6 +54,8 @@ from truco_env import actions as A
 from truco_env import cards as C
 from truco_env.config import PRESETS, TrucoConfig, make_config
 from truco_env.engine import TrucoState
+
+from .workers import ignore_sigint, spawn_pool
 
 MAX_ACTIONS_PER_MATCH = 100_000
 Z95 = 1.959963984540054
@@ -374,7 +374,7 @@ def make_tasks(agents: list[str], presets: list[str], matches: int, seed: int) -
 
 def _init_worker() -> None:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: no traceback per worker
+    ignore_sigint()  # Ctrl-C is the parent's to handle: no traceback per worker
 
 
 def play_tasks(tasks: list[Task], workers: int = 1, progress: bool = False,
@@ -398,9 +398,8 @@ def play_tasks(tasks: list[Task], workers: int = 1, progress: bool = False,
                 results.append(run_task(task))
                 bar.update()
         else:
-            ctx = multiprocessing.get_context("spawn")
             chunk = max(1, min(16, len(tasks) // (workers * 8)))
-            with ctx.Pool(workers, initializer=_init_worker) as pool:
+            with spawn_pool(workers, initializer=_init_worker) as pool:
                 for result in pool.imap(run_task, tasks, chunksize=chunk):
                     results.append(result)
                     bar.update()

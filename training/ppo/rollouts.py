@@ -6,14 +6,13 @@ results in partition order, so the choice changes speed, never the trained param
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-import signal
 from typing import Any
 
 import numpy as np
 import torch
 
+from ..workers import spawn_pool
 from .model import PolicyNet
 from .selfplay import RolloutTask, collect_partition
 
@@ -28,10 +27,6 @@ def _net(arch: dict[str, Any], weights: dict[str, np.ndarray]) -> PolicyNet:
     net = PolicyNet(arch["obs_size"], arch["num_actions"], tuple(arch["hidden"]))
     net.load_state_dict({k: torch.from_numpy(v) for k, v in weights.items()})
     return net.eval()
-
-
-def _ignore_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _remote_collect(task: RolloutTask, arch: dict, learner: dict, snapshots: list[dict]):
@@ -54,7 +49,7 @@ class ProcessRollouts:
     def __init__(self, workers: int):
         # the workers ignore Ctrl-C: the trainer finishes the update and checkpoints (a worker killed by the
         # terminal's SIGINT would leave its partition unfinished and the update waiting forever)
-        self._pool = multiprocessing.get_context("spawn").Pool(workers, initializer=_ignore_sigint)
+        self._pool = spawn_pool(workers)
 
     def run(self, tasks: list[RolloutTask], net: PolicyNet, snapshots: list[PolicyNet]) -> list:
         arch, learner = net.architecture(), _weights(net)
