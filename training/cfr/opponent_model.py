@@ -26,7 +26,7 @@ from agents.base import Agent, make_agent
 from truco_env import actions as A
 from truco_env.config import TrucoConfig
 
-from .abstraction import VERSION, key_from_info_string
+from .abstraction import VERSION, _code, _order, key_from_info_string
 
 
 def model_match_seed(seed: int, index: int) -> int:
@@ -47,14 +47,10 @@ class _Recorder(Agent):
         self.inner.seed(seed)
 
     def act(self, observation: dict[str, Any]) -> int:
-        from .abstraction import _code
-
         action = int(self.inner.act(observation))
         family = self.config.family
         legal = [A.action_name(int(a), family) for a in np.flatnonzero(observation["action_mask"])]
         key, view = key_from_info_string(observation["info_state_string"], self.config, legal, self.version)
-        from .abstraction import _order
-
         code = _code(family, _order(view), A.action_name(action, family))
         row = self.counts.setdefault(key, {})
         row[code] = row.get(code, 0) + 1
