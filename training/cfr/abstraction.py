@@ -193,19 +193,11 @@ ANSWERS = frozenset({"quiero", "no_quiero", "mazo"})
 
 
 def score_bucket_v2(score: int, config: TrucoConfig) -> str:
-    """Argentine: ``0`` more than 5 points to go, ``2`` 3..5 to go, ``z`` the last two points. Paulista: ``0``
-    for 0-7, ``2`` for 8-9, ``3`` for 10, ``4`` for 11 (mão de onze / ferro)."""
-    target = config.target_score
-    if config.family == C.PAULISTA:
-        eleven = target - 1
-        if score >= eleven:
-            return "4"
-        if score == eleven - 1:
-            return "3"
-        return "2" if score >= eleven - 3 else "0"
-    if target - score <= 2:
-        return "z"
-    return "2" if target - score <= 5 else "0"
+    """:func:`score_bucket` with its ``1`` merged into ``0``, so only the end of the match is marked. Argentine:
+    ``0`` more than 5 points to go, ``2`` 3..5 to go, ``z`` the last two points. Paulista: ``0`` for 0-7, ``2``
+    for 8-9, ``3`` for 10, ``4`` for 11 (mão de onze / ferro)."""
+    bucket = score_bucket(score, config)
+    return "0" if bucket == "1" else bucket
 
 
 def betting_v2(calls: list[tuple[int, int, str]]) -> tuple[str, bool]:
