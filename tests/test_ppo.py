@@ -194,5 +194,41 @@ def test_bad_options_name_the_problem(tmp_path):
         load_args(str(tmp_path / "nope.yaml"), [], None)
     with pytest.raises(ValueError, match="unknown agent kind"):
         load_args(None, ["league={self: 1, wizard: 1}"], None)
+    with pytest.raises(ValueError, match=r"'reward' = 'elo'; choose one of \['match', 'match_equity'\]"):
+        load_args(None, ["reward=elo"], None)
     args = load_args(None, ["total_updates=7", "hidden=[32, 32]"], str(tmp_path))
     assert args.total_updates == 7 and args.hidden == (32, 32) and args.run_dir == str(tmp_path)
+
+
+def test_match_equity_reward_credits_each_hand_and_cuts_the_advantages():
+    from agents.heuristic import match_equity_table
+    from training.ppo.selfplay import Trajectory, advantages, credit_hand
+
+    league = League({"self": 1.0})
+    task = league.task(make_config("argentine"), 1, 1, 0, 0.5, reward="match_equity")
+    me = match_equity_table(30, "argentine")
+
+    def traj(decisions: int) -> dict:
+        return {"actions": [0] * decisions, "rewards": [0.0] * decisions, "ends": [False] * decisions}
+
+    trajs = {0: traj(2), 1: traj(1)}
+    credit_hand(trajs, task, (0, 0), (3, 1), False, None)  # team 0 scored 3, team 1 scored 1
+    assert trajs[0]["rewards"] == [0.0, pytest.approx(2 * (me[3][1] - 0.5))] and trajs[0]["ends"] == [False, True]
+    assert trajs[1]["rewards"] == [pytest.approx(2 * (me[1][3] - 0.5))] and trajs[1]["ends"] == [True]
+    trajs[1]["actions"].append(0), trajs[1]["rewards"].append(0.0), trajs[1]["ends"].append(False)
+    credit_hand(trajs, task, (3, 1), (3, 30), True, 1)  # seat 0 made no decision in this hand: no credit
+    assert trajs[0]["rewards"][-1] == pytest.approx(2 * (me[3][1] - 0.5))
+    assert trajs[1]["rewards"][-1] == pytest.approx(2 * (1.0 - me[1][3]))
+    assert sum(trajs[1]["rewards"]) == pytest.approx(1.0)  # the hands' credits add up to the match result
+    # GAE stops at a hand's end: the first hand's advantage ignores what the second hand was worth
+    t = Trajectory(np.zeros((3, 1)), np.ones((3, 1), bool), np.zeros(3, np.int64), np.zeros(3, np.float32),
+                   np.array([0.1, 0.2, 0.3], np.float32), np.array([0.5, 0.0, -1.0], np.float32),
+                   np.array([True, False, True]))
+    adv, returns = advantages(t, gamma=1.0, lam=1.0)
+    assert adv.tolist() == pytest.approx([0.4, -1.2, -1.3]) and returns.tolist() == pytest.approx([0.5, -1.0, -1.0])
+    # the match reward keeps one credit chain over the whole match
+    task = league.task(make_config("argentine"), 1, 1, 0, 0.5, reward="match")
+    trajs = {0: traj(1)}
+    credit_hand(trajs, task, (0, 0), (2, 0), False, None)
+    credit_hand(trajs, task, (2, 0), (30, 0), True, 0)
+    assert trajs[0]["rewards"] == [pytest.approx(0.5 * 30 / 30 + 1.0)] and trajs[0]["ends"] == [False]

@@ -53,11 +53,11 @@ class League:
         return float(np.mean(recent)) if recent else 0.5
 
     def task(self, config: TrucoConfig, num_tables: int, min_steps: int, seed: int,
-             points_reward: float, preset: str | None = None) -> RolloutTask:
+             points_reward: float, preset: str | None = None, reward: str = "match") -> RolloutTask:
         """One partition of an update's collection, as plain data (it may run in another process). With
         ``preset`` (and league agents that need nothing but observations) it runs on the vector env."""
         return RolloutTask(config, num_tables, min_steps, seed, points_reward, dict(self.kinds), self.sampling,
-                           [self.win_rate(i, 200) for i in range(len(self.snapshots))], preset)
+                           [self.win_rate(i, 200) for i in range(len(self.snapshots))], preset, reward)
 
 
 @dataclass
@@ -73,6 +73,7 @@ class RolloutTask:
     sampling: str
     snapshot_win_rates: list[float]
     preset: str | None = None  # set: collect on truco_env.vector.VectorEnv (the compiled engine)
+    reward: str = "match"  # see REWARDS
 
     def sample_opponent(self, rng: np.random.Generator) -> tuple[str, Any]:
         """("self", None) | ("snapshot", index) | ("agent", spec)."""
@@ -104,6 +105,7 @@ class Table:
     agents: dict[int, Agent]
     trajectories: dict[int, dict[str, list]]
     hand_index: int = 0
+    hand_start: tuple[int, int] = (0, 0)  # the score when the current hand began
 
 
 @dataclass
@@ -114,10 +116,55 @@ class Trajectory:
     logprobs: np.ndarray
     values: np.ndarray
     rewards: np.ndarray
+    ends: np.ndarray  # True at a decision after which no reward flows back (its hand closed, under match_equity)
 
 
 def _new_trajectory() -> dict[str, list]:
-    return {"obs": [], "masks": [], "actions": [], "logprobs": [], "values": [], "rewards": []}
+    return {"obs": [], "masks": [], "actions": [], "logprobs": [], "values": [], "rewards": [], "ends": []}
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Rewards
+
+#: ``match``: +1/-1 at the match end, plus ``points_reward`` x (hand point difference / target) at each hand's
+#: last decision; advantages run over the whole match. ``match_equity``: each closed hand credits the seat's
+#: last decision in it with twice the change of its team's match-winning probability (the heuristic's
+#: match-equity table; the final hand reaches 1 or 0), and advantages stop at the hand's end. Why: the match
+#: result is one noisy bit after ~50 decisions, while the equity change says at once what a hand was worth at
+#: that score -- the per-hand utility that made the CFR response beat the heuristic (see docs/research.md).
+REWARDS = ("match", "match_equity")
+
+
+def credit_hand(trajectories: dict[int, dict[str, list]], task: RolloutTask, before: tuple[int, int],
+                after: tuple[int, int], over: bool, winner: int | None) -> None:
+    """Credit one closed hand (scores ``before`` and ``after`` it) to the learner seats' trajectories."""
+    config = task.config
+    if task.reward == "match_equity":
+        from agents.heuristic import match_equity_table
+
+        table = match_equity_table(config.target_score, config.family)
+        for seat, traj in trajectories.items():
+            if not traj["actions"] or traj["ends"][-1]:
+                continue  # the seat made no decision in this hand
+            team = seat % 2
+            start = table[before[team]][before[1 - team]]
+            if over:
+                end = 0.5 if winner is None else float(winner == team)
+            else:
+                end = table[after[team]][after[1 - team]]
+            traj["rewards"][-1] += 2.0 * (end - start)
+            traj["ends"][-1] = True
+        return
+    if task.points_reward:
+        scale = task.points_reward / config.target_score
+        for seat, traj in trajectories.items():
+            if traj["rewards"]:
+                team = seat % 2
+                traj["rewards"][-1] += scale * ((after[team] - before[team]) - (after[1 - team] - before[1 - team]))
+    if over:
+        for seat, traj in trajectories.items():
+            if traj["actions"]:
+                traj["rewards"][-1] += _result(winner, seat)
 
 
 def collect_partition(task: RolloutTask, net: PolicyNet, snapshots: list[PolicyNet]
@@ -145,7 +192,6 @@ class SelfPlayCollector:
     def __init__(self, task: RolloutTask):
         self.task = task
         self.config = task.config
-        self.points_reward = task.points_reward
         self.match_results: list[tuple[tuple[str, Any], float]] = []  # (opponent, learner score) per match
 
     def _open_table(self, rng: np.random.Generator) -> Table:
@@ -168,7 +214,8 @@ class SelfPlayCollector:
                     agents[seat] = make_agent(opponent[1])
                     agents[seat].seed(int(rng.integers(2 ** 31)))
                     agents[seat].reset(seat)
-        return Table(state, learner, opponent, agents, {s: _new_trajectory() for s in learner})
+        start = state.score if state is not None else (0, 0)
+        return Table(state, learner, opponent, agents, {s: _new_trajectory() for s in learner}, 0, start)
 
     def collect(self, net: PolicyNet, snapshots: list[PolicyNet], rng: np.random.Generator,
                 generator: torch.Generator) -> list[Trajectory]:
@@ -202,6 +249,7 @@ class SelfPlayCollector:
                     traj["logprobs"].append(float(logprobs[row]))
                     traj["values"].append(float(values[row]))
                     traj["rewards"].append(0.0)
+                    traj["ends"].append(False)
                     actions[i] = int(chosen[row])
             for index, rows in sorted(snapshot_rows.items()):
                 obs, masks = self._encode(tables, rows)
@@ -235,33 +283,23 @@ class SelfPlayCollector:
         return obs, masks
 
     def _advance(self, table: Table, action: int, finished: list[Trajectory]) -> int:
-        """Apply one action; credit shaping and results; returns learner steps closed into ``finished``."""
+        """Apply one action; credit closed hands and results; returns learner steps closed into ``finished``."""
         state = table.state
-        before = state.score
         state.apply(A.action_name(action, state.family))
         closed = 0
-        if self.points_reward and (state.hand_index != table.hand_index or state.is_over):
-            gained = (state.score[0] - before[0], state.score[1] - before[1])
+        if state.hand_index != table.hand_index or state.is_over:
             table.hand_index = state.hand_index
-            self._shape(table, gained)
+            credit_hand(table.trajectories, self.task, table.hand_start, state.score, state.is_over, state.winner)
+            table.hand_start = state.score
         if state.is_over:
-            for seat, traj in table.trajectories.items():
+            for traj in table.trajectories.values():
                 if traj["actions"]:
-                    traj["rewards"][-1] += _result(state.winner, seat)
                     finished.append(_freeze(traj))
                     closed += len(traj["actions"])
             if table.opponent[0] != "self":
                 seat = next(iter(table.learner_seats))
                 self.match_results.append((table.opponent, 0.5 + 0.5 * _result(state.winner, seat)))
         return closed
-
-    def _shape(self, table: Table, gained: tuple[int, int]) -> None:
-        """Hand-point shaping: each learner seat's latest decision gets its team's point difference."""
-        scale = self.points_reward / self.config.target_score
-        for seat, traj in table.trajectories.items():
-            if traj["rewards"]:
-                team = seat % 2
-                traj["rewards"][-1] += scale * (gained[team] - gained[1 - team])
 
 
 def _observation_only(task: RolloutTask) -> bool:
@@ -284,9 +322,9 @@ def collect_on_vector_env(task: RolloutTask, net: PolicyNet, snapshots: list[Pol
 
     Each row of the vector env is one table; a finished match restarts in its row at once (auto-reset), and the
     row gets a new opponent then, or goes idle (random legal moves, nothing recorded) once the budget is met."""
+    from truco_env import _kernel as K
     from truco_env.vector import VectorEnv
 
-    config = task.config
     rows = task.num_tables
     venv = VectorEnv(task.preset, num_envs=rows, seed=int(rng.integers(2 ** 62)), reward="points")
     finished: list[Trajectory] = []
@@ -297,7 +335,6 @@ def collect_on_vector_env(task: RolloutTask, net: PolicyNet, snapshots: list[Pol
 
         tables = [shell.seat_table(None, rng) for _ in range(rows)]
         steps_done = 0
-        scale = task.points_reward / config.target_score
         while any(t is not None for t in tables):
             bool_masks = masks.astype(bool)
             actions = np.zeros(rows, dtype=np.int64)
@@ -323,27 +360,26 @@ def collect_on_vector_env(task: RolloutTask, net: PolicyNet, snapshots: list[Pol
                     traj["logprobs"].append(float(logprobs[row]))
                     traj["values"].append(float(values[row]))
                     traj["rewards"].append(0.0)
+                    traj["ends"].append(False)
                     actions[i] = int(chosen[row])
             for index, group in sorted(by_snapshot.items()):
                 idx = np.array(group)
                 chosen, _, _ = _sample(snapshots[index], obs[idx], bool_masks[idx], generator)
                 actions[idx] = chosen
-            obs, masks, rewards, actors, done = venv.step(actions)
+            obs, masks, _, actors, done = venv.step(actions)
             info = venv.info
             for i in range(rows):
                 table = tables[i]
-                if table is None or not info[i, 0]:  # INFO_CLOSED: no hand ended in this row
+                if table is None or not info[i, K.INFO_CLOSED]:  # no hand ended in this row
                     continue
-                if scale:
-                    for seat, traj in table.trajectories.items():
-                        if traj["rewards"]:
-                            traj["rewards"][-1] += scale * float(rewards[i, seat])
+                after = (int(info[i, K.INFO_SCORE]), int(info[i, K.INFO_SCORE + 1]))
+                before = (after[0] - int(info[i, K.INFO_HP]), after[1] - int(info[i, K.INFO_HP + 1]))
+                winner = int(info[i, K.INFO_WINNER])  # team, or -1 for none
+                winner = None if winner < 0 else winner
+                credit_hand(table.trajectories, task, before, after, bool(done[i]), winner)
                 if done[i]:
-                    winner = int(info[i, 5])  # INFO_WINNER: team, or -1 for none
-                    winner = None if winner < 0 else winner
-                    for seat, traj in table.trajectories.items():
+                    for traj in table.trajectories.values():
                         if traj["actions"]:
-                            traj["rewards"][-1] += _result(winner, seat)
                             finished.append(_freeze(traj))
                             steps_done += len(traj["actions"])
                     if table.opponent[0] != "self":
@@ -364,16 +400,20 @@ def _result(winner: int | None, seat: int) -> float:
 def _freeze(traj: dict[str, list]) -> Trajectory:
     return Trajectory(np.stack(traj["obs"]), np.stack(traj["masks"]), np.array(traj["actions"], dtype=np.int64),
                       np.array(traj["logprobs"], dtype=np.float32), np.array(traj["values"], dtype=np.float32),
-                      np.array(traj["rewards"], dtype=np.float32))
+                      np.array(traj["rewards"], dtype=np.float32), np.array(traj["ends"], dtype=np.bool_))
 
 
 def advantages(traj: Trajectory, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
-    """GAE over one finished trajectory (the value after its last decision is 0: the match is over)."""
+    """GAE over one finished trajectory: the value after its last decision, and after any decision marked in
+    ``ends``, is 0 (the match, or under ``match_equity`` the hand, is over for the credit)."""
     steps = len(traj.rewards)
     adv = np.zeros(steps, dtype=np.float32)
     last = 0.0
     for t in reversed(range(steps)):
-        next_value = traj.values[t + 1] if t + 1 < steps else 0.0
+        if t + 1 == steps or traj.ends[t]:
+            next_value, last = 0.0, 0.0
+        else:
+            next_value = traj.values[t + 1]
         delta = traj.rewards[t] + gamma * next_value - traj.values[t]
         last = delta + gamma * lam * last
         adv[t] = last

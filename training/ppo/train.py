@@ -32,7 +32,7 @@ from .model import (
     save_policy,
 )
 from .rollouts import BACKENDS, make_rollouts
-from .selfplay import League, advantages
+from .selfplay import REWARDS, League, advantages
 
 CHECKPOINT_FORMAT = "truco-rl-ppo-checkpoint"
 
@@ -85,6 +85,10 @@ class PPOArgs:
     """sizes of the shared MLP trunk"""
     points_reward: float = 0.5
     """weight of the per-hand point difference (divided by the target) added to the match result"""
+    reward: str = "match"
+    """``match``: +1/-1 at the match end plus the ``points_reward`` shaping, advantages over the whole match;
+    ``match_equity``: each hand credits twice its change of match-winning probability and advantages stop at
+    the hand's end (``training.ppo.selfplay.REWARDS``)"""
     league: dict[str, float] = field(default_factory=lambda: {"self": 0.5, "snapshot": 0.3, "heuristic": 0.2})
     """opponent mix: "self", "snapshot", or agent specs, with weights"""
     league_sampling: str = "uniform"
@@ -130,6 +134,8 @@ class PPOArgs:
             raise ValueError(f"PPO option 'backend' = {self.backend!r}; choose one of {list(BACKENDS)}")
         if not isinstance(self.rollout_workers, int) or not 1 <= self.rollout_workers <= self.num_tables:
             raise ValueError(f"PPO option 'rollout_workers' must be 1..num_tables, got {self.rollout_workers!r}")
+        if self.reward not in REWARDS:
+            raise ValueError(f"PPO option 'reward' = {self.reward!r}; choose one of {list(REWARDS)}")
         if self.league_sampling not in ("uniform", "prioritized"):
             raise ValueError(f"PPO option 'league_sampling' = {self.league_sampling!r}; "
                              "choose 'uniform' or 'prioritized'")
@@ -177,7 +183,7 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
             workers = args.rollout_workers
             tasks = [league.task(config, args.num_tables // workers + (i < args.num_tables % workers),
                                  -(-args.batch_steps // workers), int(seed), args.points_reward,
-                                 args.preset if args.vector_env else None)
+                                 args.preset if args.vector_env else None, args.reward)
                      for i, seed in enumerate(rng.integers(2 ** 62, size=workers))]
             results = rollouts.run(tasks, net, league.snapshots)
             trajectories = [t for part, _ in results for t in part]
