@@ -1,10 +1,14 @@
 """OnnxAgent: plays an exported policy through onnxruntime and numpy alone (``onnx:PATH.onnx``).
 
+``onnx:PATH.onnx,greedy`` or ``,sample`` chooses how; without either, ``play.mode`` of the metadata JSON beside
+the model decides (as ``ppo:`` does with the policy's metadata), and sampling when there is none.
+
 Importing this module never imports torch, so a front end or a tournament host without torch can use it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
@@ -58,7 +62,20 @@ def _factory(arg: str | None, params: dict[str, str]) -> Agent:
     if arg is None:
         raise ValueError("agent 'onnx' needs a model: onnx:PATH.onnx (made by 'truco export ppo')")
     path, _, option = arg.partition(",")
-    return OnnxAgent(path, greedy=option.strip() == "greedy")
+    mode = option.strip() or _recorded_play_mode(path)
+    if mode not in ("greedy", "sample"):
+        raise ValueError(f"agent spec 'onnx:{arg}': the option after the path must be 'greedy' or 'sample'")
+    return OnnxAgent(path, greedy=mode == "greedy")
+
+
+def _recorded_play_mode(model_path: str) -> str:
+    """``play.mode`` from the export's metadata JSON, or ``sample`` when it is missing or unreadable."""
+    try:
+        with open(os.path.splitext(model_path)[0] + ".json", encoding="utf-8") as handle:
+            mode = json.load(handle).get("play", {}).get("mode", "sample")
+    except (OSError, ValueError, AttributeError):
+        return "sample"
+    return mode if mode in ("greedy", "sample") else "sample"
 
 
 register_agent("onnx", _factory)

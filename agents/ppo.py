@@ -1,6 +1,9 @@
 """PPOAgent: plays a trained PPO policy (``ppo:PATH`` or a shipped policy by name, ``ppo:argentine``).
 
-The policy file is safetensors with JSON metadata (``training.ppo.model``): loading it never unpickles anything.
+``ppo:PATH,greedy`` takes the most probable legal action, ``ppo:PATH,sample`` draws from the policy; without
+either, the policy's own ``play`` metadata decides (shipped policies record the mode they were measured with,
+see ``training.ppo.ship``), and a policy without it samples. The policy file is safetensors with JSON metadata
+(``training.ppo.model``): loading it never unpickles anything.
 """
 
 from __future__ import annotations
@@ -54,10 +57,13 @@ def _factory(arg: str | None, params: dict[str, str]) -> Agent:
     if arg is None:
         raise ValueError(f"agent 'ppo' needs a policy: ppo:PATH.safetensors or one of the shipped names "
                          f"{shipped_policies()}")
-    greedy = False
+    mode = None
     if "," in arg:
-        arg, _, option = arg.partition(",")
-        greedy = option.strip() == "greedy"
+        arg, _, mode = arg.partition(",")
+        mode = mode.strip()
+        if mode not in ("greedy", "sample"):
+            raise ValueError(f"agent spec 'ppo:{arg},{mode}': the option after the path must be 'greedy' or "
+                             "'sample'")
     path = arg
     if not os.path.exists(path) and arg in shipped_policies():
         path = os.path.join(SHIPPED_DIR, f"ppo_{arg}.safetensors")
@@ -65,7 +71,8 @@ def _factory(arg: str | None, params: dict[str, str]) -> Agent:
         net, meta = load_policy(path)
     except PolicyFileError as err:
         raise ValueError(f"agent spec 'ppo:{arg}': {err}; shipped policies: {shipped_policies()}") from None
-    return PPOAgent(net, greedy=greedy, metadata=meta)
+    mode = mode or meta.get("play", "sample")
+    return PPOAgent(net, greedy=mode == "greedy", metadata=meta)
 
 
 register_agent("ppo", _factory)

@@ -57,6 +57,7 @@ def test_metadata_and_vectors_describe_the_contract(exported):
     assert meta["inputs"]["observation"]["shape"] == ["batch", 1068]
     assert meta["observation"]["fields"][0]["name"] == "hand" and meta["actions"]["argentine"][0] == "play:1e"
     assert meta["presets"] == ["argentine", "paulista-2v2"] and meta["training"] == {"note": "test"}
+    assert meta["play"]["mode"] == "sample"  # the policy records no mode: sample, as the agent does
     vectors = json.loads(Path(vectors_path).read_text())["vectors"]
     from truco_env.records import replay_record
 
@@ -65,6 +66,21 @@ def test_metadata_and_vectors_describe_the_contract(exported):
         assert state.actor == vector["seat"]
         assert encode_observation(state, vector["seat"]).tolist() == vector["observation"]
         assert sorted(state.legal_actions()) == sorted(vector["legal"])
+
+
+def test_onnx_spec_follows_the_recorded_play_mode(exported, tmp_path):
+    from agents.base import make_agent
+
+    _, model, meta_path, _ = exported
+    assert not make_agent(f"onnx:{model}").greedy and make_agent(f"onnx:{model},greedy").greedy
+    copy = tmp_path / "greedy.onnx"
+    copy.write_bytes(Path(model).read_bytes())
+    meta = json.loads(Path(meta_path).read_text())
+    meta["play"]["mode"] = "greedy"
+    (tmp_path / "greedy.json").write_text(json.dumps(meta))
+    assert make_agent(f"onnx:{copy}").greedy and not make_agent(f"onnx:{copy},sample").greedy
+    with pytest.raises(ValueError, match="'greedy' or 'sample'"):
+        make_agent(f"onnx:{copy},fast")
 
 
 NO_TORCH_TOURNAMENT = r"""

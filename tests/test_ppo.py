@@ -232,3 +232,40 @@ def test_match_equity_reward_credits_each_hand_and_cuts_the_advantages():
     credit_hand(trajs, task, (0, 0), (2, 0), False, None)
     credit_hand(trajs, task, (2, 0), (30, 0), True, 0)
     assert trajs[0]["rewards"] == [pytest.approx(0.5 * 30 / 30 + 1.0)] and trajs[0]["ends"] == [False]
+
+
+def test_ship_records_the_play_mode_that_the_spec_then_follows(tmp_path):
+    from training.ppo.model import save_policy
+    from training.ppo.ship import main as ship_main
+    from training.ppo.ship import ship
+
+    torch.manual_seed(0)
+    source = tmp_path / "run" / "policy.safetensors"
+    source.parent.mkdir()
+    save_policy(PolicyNet(hidden=(16,)), str(source), presets=["paulista"], updates=3)
+    shipped = ship(str(source), "paulista", "greedy", str(tmp_path / "policies"))
+    _, meta = load_policy(shipped)
+    assert meta["play"] == "greedy" and meta["presets"] == ["paulista"] and meta["updates"] == 3
+    assert make_agent(f"ppo:{shipped}").greedy and not make_agent(f"ppo:{shipped},sample").greedy
+    assert not make_agent(f"ppo:{source}").greedy  # no recorded mode: sample
+    with pytest.raises(ValueError, match="must be 'greedy' or 'sample'"):
+        make_agent(f"ppo:{shipped},argmax")
+    with pytest.raises(ValueError, match="not on 'argentine'"):
+        ship(str(source), "argentine", "greedy", str(tmp_path / "policies"))
+    assert ship_main([str(source), "paulista", "--play", "fast", "--dir", str(tmp_path)]) == 2
+
+
+SHIPPED = ("argentine", "paulista", "argentine-2v2", "paulista-2v2")
+
+
+@pytest.mark.parametrize("preset", SHIPPED)
+def test_shipped_policy_loads_by_name_and_plays_its_preset(preset):
+    from agents.ppo import shipped_policies
+    from training.evaluate import run_tournament
+
+    assert preset in shipped_policies()
+    agent = make_agent(f"ppo:{preset}")
+    assert agent.metadata["presets"] == [preset] and agent.metadata["play"] in ("greedy", "sample")
+    assert agent.metadata["training"]["preset"] == preset
+    summary, _ = run_tournament([f"ppo:{preset}", "random"], [preset], 10, seed=3, workers=1)
+    assert summary["pairings"][0]["wins_a"] >= 7  # a trained policy; the 2,000-match figures are in the README

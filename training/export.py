@@ -65,7 +65,9 @@ def metadata(net_meta: dict[str, Any], onnx_file: str) -> dict[str, Any]:
         "outputs": {
             "probabilities": {"dtype": "float32", "shape": ["batch", A.NUM_ACTIONS],
                               "meaning": "masked action probabilities; illegal actions are exactly 0"},
-            "value": {"dtype": "float32", "shape": ["batch"], "meaning": "expected match result for the acting seat's team, in [-1, 1] (plus shaping)"},
+            "value": {"dtype": "float32", "shape": ["batch"], "meaning": "the critic's estimate of what is still to come for the acting seat's team: "
+                               "the match result in [-1, 1] plus shaping, or, for a policy trained with "
+                               "reward match_equity, twice the change of match equity to the hand's end"},
         },
         "observation": {
             "version": OBSERVATION_VERSION,
@@ -78,6 +80,9 @@ def metadata(net_meta: dict[str, Any], onnx_file: str) -> dict[str, Any]:
         },
         "actions": {family: A.action_names(family) for family in C.FAMILIES},
         "presets": net_meta.get("presets", []),
+        "play": {"mode": net_meta.get("play", "sample"),
+                 "meaning": "greedy: take the most probable legal action; sample: draw from the probabilities "
+                            "(the mode this policy was measured with)"},
         "training": net_meta.get("training", {}),
         "architecture": net_meta.get("architecture", {}),
     }
