@@ -68,6 +68,19 @@ def test_metadata_and_vectors_describe_the_contract(exported):
         assert sorted(state.legal_actions()) == sorted(vector["legal"])
 
 
+def test_card_strength_network_exports_with_its_feature_layer(tmp_path):
+    torch.manual_seed(4)
+    net = PolicyNet(hidden=(64,), features="card_strength")
+    for param in net.parameters():
+        param.data.mul_(4)
+    save_policy(net, str(tmp_path / "policy.safetensors"), presets=["paulista"])
+    model, _ = export_onnx(str(tmp_path / "policy.safetensors"), str(tmp_path / "policy.onnx"))
+    positions = random_positions("paulista", 2_000, seed=2)
+    obs = np.stack([encode_observation(state, seat) for state, seat in positions])
+    masks = np.stack([encode_action_mask(state) for state, _ in positions])
+    assert np.abs(OnnxAgent(model).probabilities(obs, masks) - torch_probabilities(net, obs, masks)).max() <= 1e-5
+
+
 def test_onnx_spec_follows_the_recorded_play_mode(exported, tmp_path):
     from agents.base import make_agent
 

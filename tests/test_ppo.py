@@ -269,3 +269,57 @@ def test_shipped_policy_loads_by_name_and_plays_its_preset(preset):
     assert agent.metadata["training"]["preset"] == preset
     summary, _ = run_tournament([f"ppo:{preset}", "random"], [preset], 10, seed=3, workers=1)
     assert summary["pairings"][0]["wins_a"] >= 7  # a trained policy; the 2,000-match figures are in the README
+
+
+@pytest.mark.parametrize("preset", ["argentine", "paulista", "paulista-clean", "paulista-2v2", "paulista-mini"])
+def test_card_strength_features_are_the_engines_trick_strengths(preset):
+    import random
+
+    from training.ppo.model import STRENGTH_LEVELS, CardStrength
+    from truco_env import cards as C
+    from truco_env.encoding import OBS_OFFSETS, encode_observation
+
+    layer = CardStrength()
+    config = make_config(preset)
+    rng = random.Random(5)
+    checked = 0
+    for match in range(25):
+        state = TrucoState.new(config, seed=match)
+        for _ in range(rng.randrange(12)):
+            if state.is_over:
+                break
+            state.apply(rng.choice(state.legal_actions()))
+        if state.is_over:
+            continue
+        strength = C.strength_table(config.family, state.vira, config.deck, config.deck_ranks)
+        obs = encode_observation(state, state.actor)
+        levels = layer(torch.from_numpy(obs)[None])[0].reshape(-1, STRENGTH_LEVELS).numpy()
+        starts = [OBS_OFFSETS["hand"][0], OBS_OFFSETS["partner_cards"][0]] + list(
+            range(OBS_OFFSETS["table"][0], OBS_OFFSETS["table"][1], C.NUM_CARDS))
+        for slot, start in enumerate(starts):
+            expected = np.zeros(STRENGTH_LEVELS)
+            for card in np.flatnonzero(obs[start:start + C.NUM_CARDS]):
+                expected[strength[card] - 1] += 1
+            assert levels[slot].tolist() == expected.tolist(), (match, slot)
+            checked += int(expected.sum())
+    assert checked > 10
+
+
+def test_card_strength_network_saves_loads_and_guards_its_checkpoint(tmp_path):
+    torch.manual_seed(0)
+    net = PolicyNet(hidden=(32,), features="card_strength")
+    assert net.trunk[0].in_features == net.obs_size + 20 * 14
+    from training.ppo.model import save_policy
+
+    save_policy(net, str(tmp_path / "p.safetensors"), presets=["paulista"])
+    loaded, meta = load_policy(str(tmp_path / "p.safetensors"))
+    assert meta["architecture"]["features"] == "card_strength" and loaded.features == "card_strength"
+    obs, mask = torch.rand(4, net.obs_size), torch.ones(4, net.num_actions, dtype=torch.bool)
+    assert torch.equal(net.probabilities(obs, mask), loaded.probabilities(obs, mask))
+    with pytest.raises(ValueError, match="'features' = 'cards'"):
+        PPOArgs(features="cards").validate()
+    run_dir = tmp_path / "run"
+    train(PPOArgs(preset="argentine", run_dir=str(run_dir), **{**TINY, "total_updates": 1}), progress=False)
+    with pytest.raises(PolicyFileError, match="features"):
+        train(PPOArgs(preset="argentine", run_dir=str(run_dir), features="card_strength", **TINY), resume=True,
+              progress=False)

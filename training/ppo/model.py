@@ -22,21 +22,65 @@ from torch import nn
 
 from training.atomic import atomic_write
 from truco_env import actions as A
-from truco_env.encoding import OBSERVATION_SIZE, OBSERVATION_VERSION
+from truco_env import cards as C
+from truco_env.encoding import OBS_OFFSETS, OBSERVATION_SIZE, OBSERVATION_VERSION
 
 FORMAT = "truco-rl-ppo-policy"
 FORMAT_VERSION = 1
 
 
+#: Input features a network may add to the observation (``PolicyNet(features=...)``).
+FEATURES = ("none", "card_strength")
+STRENGTH_LEVELS = 14  # trick strengths 1..14 in both families (cards.ARGENTINE_STRENGTH, PAULISTA_STRENGTH)
+
+
+class CardStrength(nn.Module):
+    """Fixed map from the observation's card one-hots to counts per trick-strength level (1..14).
+
+    Why: in Truco Paulista a card's strength depends on the vira (the manilha rank changes every hand), so an MLP
+    would have to learn ``strength(card, manilha)`` from two one-hots; this layer computes it exactly, for the
+    own hand, the visible partner cards and each table slot ([trick][relative seat]), in both families. It has
+    no weights (constant buffers, not saved) and uses only matmuls, so the ONNX export carries it."""
+
+    def __init__(self):
+        super().__init__()
+        argentine = torch.zeros(C.NUM_CARDS, STRENGTH_LEVELS)
+        paulista = torch.zeros(C.NUM_RANKS, C.NUM_CARDS, STRENGTH_LEVELS)
+        for card in range(C.NUM_CARDS):
+            argentine[card, C.ARGENTINE_STRENGTH[card] - 1] = 1.0
+            for manilha in range(C.NUM_RANKS):
+                paulista[manilha, card, C.PAULISTA_STRENGTH[manilha][card] - 1] = 1.0
+        self.register_buffer("argentine", argentine, persistent=False)
+        self.register_buffer("paulista", paulista.reshape(C.NUM_RANKS * C.NUM_CARDS, STRENGTH_LEVELS),
+                             persistent=False)
+        self.slots = [OBS_OFFSETS["hand"], OBS_OFFSETS["partner_cards"]] + [
+            (start, start + C.NUM_CARDS) for start in range(*OBS_OFFSETS["table"], C.NUM_CARDS)]
+        self.size = len(self.slots) * STRENGTH_LEVELS
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        family = obs[:, OBS_OFFSETS["family"][0]:OBS_OFFSETS["family"][1]]  # [argentine, paulista]
+        manilha = obs[:, OBS_OFFSETS["manilha_rank"][0]:OBS_OFFSETS["manilha_rank"][1]]
+        cards = torch.stack([obs[:, a:b] for a, b in self.slots], 1)  # [batch, slots, 40]
+        by_argentine = cards @ self.argentine  # [batch, slots, 14]
+        pairs = (manilha[:, None, :, None] * cards[:, :, None, :]).flatten(2)  # [batch, slots, 10 * 40]
+        by_paulista = pairs @ self.paulista
+        levels = family[:, :1, None] * by_argentine + family[:, 1:, None] * by_paulista
+        return levels.flatten(1)
+
+
 class PolicyNet(nn.Module):
-    """An MLP trunk shared by a policy head over every action and a value head."""
+    """An MLP trunk shared by a policy head over every action and a value head; with ``features="card_strength"``
+    the trunk also reads :class:`CardStrength` of the observation."""
 
     def __init__(self, obs_size: int = OBSERVATION_SIZE, num_actions: int = A.NUM_ACTIONS,
-                 hidden: tuple[int, ...] = (256, 256)):
+                 hidden: tuple[int, ...] = (256, 256), features: str = "none"):
         super().__init__()
-        self.obs_size, self.num_actions, self.hidden = obs_size, num_actions, tuple(hidden)
+        if features not in FEATURES:
+            raise ValueError(f"network features {features!r} are not known; choose one of {list(FEATURES)}")
+        self.obs_size, self.num_actions, self.hidden, self.features = obs_size, num_actions, tuple(hidden), features
+        self.strength = CardStrength() if features == "card_strength" else None
         layers: list[nn.Module] = []
-        width = obs_size
+        width = obs_size + (self.strength.size if self.strength is not None else 0)
         for size in self.hidden:
             layers += [nn.Linear(width, size), nn.ReLU()]
             width = size
@@ -50,6 +94,8 @@ class PolicyNet(nn.Module):
 
     def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Masked logits (illegal = -inf) and state values."""
+        if self.strength is not None:
+            obs = torch.cat([obs, self.strength(obs)], 1)
         features = self.trunk(obs)
         logits = self.policy(features).masked_fill(~mask, float("-inf"))
         return logits, self.value(features).squeeze(-1)
@@ -59,7 +105,8 @@ class PolicyNet(nn.Module):
         return torch.softmax(logits, dim=-1)
 
     def architecture(self) -> dict[str, Any]:
-        return {"obs_size": self.obs_size, "num_actions": self.num_actions, "hidden": list(self.hidden)}
+        return {"obs_size": self.obs_size, "num_actions": self.num_actions, "hidden": list(self.hidden),
+                "features": self.features}
 
 
 def masked_entropy(logits: torch.Tensor) -> torch.Tensor:
@@ -114,9 +161,9 @@ def load_policy(path: str) -> tuple[PolicyNet, dict[str, Any]]:
                               f"this truco-rl uses {OBSERVATION_VERSION}")
     arch = meta.get("architecture", {})
     try:
-        net = PolicyNet(arch["obs_size"], arch["num_actions"], tuple(arch["hidden"]))
+        net = PolicyNet(arch["obs_size"], arch["num_actions"], tuple(arch["hidden"]), arch.get("features", "none"))
         net.load_state_dict(tensors)
-    except (KeyError, TypeError, RuntimeError) as err:
+    except (KeyError, TypeError, RuntimeError, ValueError) as err:
         raise PolicyFileError(f"{path}: weights do not match the recorded architecture "
                               f"({str(err).splitlines()[0][:120]})") from None
     net.eval()

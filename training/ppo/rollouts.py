@@ -24,7 +24,7 @@ def _weights(net: PolicyNet) -> dict[str, np.ndarray]:
 
 
 def _net(arch: dict[str, Any], weights: dict[str, np.ndarray]) -> PolicyNet:
-    net = PolicyNet(arch["obs_size"], arch["num_actions"], tuple(arch["hidden"]))
+    net = PolicyNet(arch["obs_size"], arch["num_actions"], tuple(arch["hidden"]), arch.get("features", "none"))
     net.load_state_dict({k: torch.from_numpy(v) for k, v in weights.items()})
     return net.eval()
 

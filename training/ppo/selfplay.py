@@ -39,7 +39,7 @@ class League:
     results: list[list[float]] = field(default_factory=list)  # per snapshot: learner scores (1 win, 0 loss)
 
     def add_snapshot(self, net: PolicyNet) -> None:
-        frozen = PolicyNet(net.obs_size, net.num_actions, net.hidden)
+        frozen = PolicyNet(net.obs_size, net.num_actions, net.hidden, net.features)
         frozen.load_state_dict(net.state_dict())
         frozen.eval()
         self.snapshots.append(frozen)

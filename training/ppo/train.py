@@ -24,6 +24,7 @@ from torch import nn
 from truco_env.config import make_config
 
 from .model import (
+    FEATURES,
     PolicyFileError,
     PolicyNet,
     atomic_save_tensors,
@@ -83,6 +84,9 @@ class PPOArgs:
     """stop an update's epochs early past this approximate KL (None: never)"""
     hidden: tuple[int, ...] = (256, 256)
     """sizes of the shared MLP trunk"""
+    features: str = "none"
+    """``card_strength``: the trunk also reads each visible card's trick strength (1..14, the vira's manilhas
+    included) computed by a fixed layer (``training.ppo.model.CardStrength``); ``none``: the observation only"""
     points_reward: float = 0.5
     """weight of the per-hand point difference (divided by the target) added to the match result"""
     reward: str = "match"
@@ -134,6 +138,8 @@ class PPOArgs:
             raise ValueError(f"PPO option 'backend' = {self.backend!r}; choose one of {list(BACKENDS)}")
         if not isinstance(self.rollout_workers, int) or not 1 <= self.rollout_workers <= self.num_tables:
             raise ValueError(f"PPO option 'rollout_workers' must be 1..num_tables, got {self.rollout_workers!r}")
+        if self.features not in FEATURES:
+            raise ValueError(f"PPO option 'features' = {self.features!r}; choose one of {list(FEATURES)}")
         if self.reward not in REWARDS:
             raise ValueError(f"PPO option 'reward' = {self.reward!r}; choose one of {list(REWARDS)}")
         if self.league_sampling not in ("uniform", "prioritized"):
@@ -159,7 +165,7 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
 
     # --- the learner, its optimizer, the league and the random streams ---------------------------------------
     torch.manual_seed(args.seed)
-    net = PolicyNet(hidden=args.hidden)
+    net = PolicyNet(hidden=args.hidden, features=args.features)
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
     league = League(dict(args.league), args.league_sampling, args.max_snapshots)
     rng = np.random.default_rng(args.seed)
@@ -340,9 +346,10 @@ def load_checkpoint(path: str, args: PPOArgs, net: PolicyNet, optimizer: torch.o
     """Restore a checkpoint into the given objects; PolicyFileError when it is corrupt or from another run."""
     tensors, meta = load_tensors(path, CHECKPOINT_FORMAT)
     saved = meta.get("args", {})
-    for key in ("preset", "hidden"):
-        if list(np.atleast_1d(saved.get(key))) != list(np.atleast_1d(getattr(args, key))):
-            raise PolicyFileError(f"{path}: checkpoint was trained with {key}={saved.get(key)!r}, "
+    for key in ("preset", "hidden", "features"):
+        recorded = saved.get(key, "none" if key == "features" else None)  # runs before 'features' had none
+        if list(np.atleast_1d(recorded)) != list(np.atleast_1d(getattr(args, key))):
+            raise PolicyFileError(f"{path}: checkpoint was trained with {key}={recorded!r}, "
                                   f"this run has {getattr(args, key)!r}")
     try:
         net.load_state_dict({k[4:]: v for k, v in tensors.items() if k.startswith("net.")})
