@@ -255,7 +255,7 @@ def test_ship_records_the_play_mode_that_the_spec_then_follows(tmp_path):
     assert ship_main([str(source), "paulista", "--play", "fast", "--dir", str(tmp_path)]) == 2
 
 
-SHIPPED = ("argentine", "paulista", "argentine-2v2", "paulista-2v2")
+SHIPPED = ("argentine", "paulista")  # the 2v2 presets have configs but no shipped policy yet (README, PPO)
 
 
 @pytest.mark.parametrize("preset", SHIPPED)
@@ -263,7 +263,7 @@ def test_shipped_policy_loads_by_name_and_plays_its_preset(preset):
     from agents.ppo import shipped_policies
     from training.evaluate import run_tournament
 
-    assert preset in shipped_policies()
+    assert set(SHIPPED) <= set(shipped_policies())
     agent = make_agent(f"ppo:{preset}")
     assert agent.metadata["presets"] == [preset] and agent.metadata["play"] in ("greedy", "sample")
     assert agent.metadata["training"]["preset"] == preset
