@@ -20,6 +20,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+#: How a policy agent (``ppo:``, ``onnx:``) picks among its action probabilities: the argmax, or a draw.
+PLAY_MODES = ("greedy", "sample")
+
 
 class Agent:
     """Base class: subclasses implement :meth:`act`; ``reset`` and ``seed`` are optional."""

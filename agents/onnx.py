@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import Agent, register_agent
+from .base import PLAY_MODES, Agent, register_agent
 
 
 class OnnxAgent(Agent):
@@ -63,7 +63,7 @@ def _factory(arg: str | None, params: dict[str, str]) -> Agent:
         raise ValueError("agent 'onnx' needs a model: onnx:PATH.onnx (made by 'truco export ppo')")
     path, _, option = arg.partition(",")
     mode = option.strip() or _recorded_play_mode(path)
-    if mode not in ("greedy", "sample"):
+    if mode not in PLAY_MODES:
         raise ValueError(f"agent spec 'onnx:{arg}': the option after the path must be 'greedy' or 'sample'")
     return OnnxAgent(path, greedy=mode == "greedy")
 
@@ -75,7 +75,7 @@ def _recorded_play_mode(model_path: str) -> str:
             mode = json.load(handle).get("play", {}).get("mode", "sample")
     except (OSError, ValueError, AttributeError):
         return "sample"
-    return mode if mode in ("greedy", "sample") else "sample"
+    return mode if mode in PLAY_MODES else "sample"
 
 
 register_agent("onnx", _factory)

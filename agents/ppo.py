@@ -16,7 +16,7 @@ import torch
 
 from training.ppo.model import PolicyFileError, PolicyNet, load_policy
 
-from .base import Agent, register_agent
+from .base import PLAY_MODES, Agent, register_agent
 
 SHIPPED_DIR = os.path.join(os.path.dirname(__file__), "policies")
 
@@ -61,7 +61,7 @@ def _factory(arg: str | None, params: dict[str, str]) -> Agent:
     if "," in arg:
         arg, _, mode = arg.partition(",")
         mode = mode.strip()
-        if mode not in ("greedy", "sample"):
+        if mode not in PLAY_MODES:
             raise ValueError(f"agent spec 'ppo:{arg},{mode}': the option after the path must be 'greedy' or "
                              "'sample'")
     path = arg

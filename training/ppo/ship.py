@@ -13,11 +13,10 @@ import argparse
 import os
 import sys
 
+from agents.base import PLAY_MODES
 from truco_env.config import PRESETS
 
 from .model import PolicyFileError, load_policy, save_policy
-
-PLAY_MODES = ("greedy", "sample")
 
 
 def ship(policy: str, preset: str, play: str, directory: str | None = None) -> str:
