@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from agents.base import Agent, make_agent, observation_for
+from agents.heuristic import match_equity_table
 from truco_env import actions as A
 from truco_env.config import TrucoConfig
 from truco_env.encoding import OBSERVATION_SIZE, encode_action_mask, encode_observation
@@ -140,8 +141,6 @@ def credit_hand(trajectories: dict[int, dict[str, list]], task: RolloutTask, bef
     """Credit one closed hand (scores ``before`` and ``after`` it) to the learner seats' trajectories."""
     config = task.config
     if task.reward == "match_equity":
-        from agents.heuristic import match_equity_table
-
         table = match_equity_table(config.target_score, config.family)
         for seat, traj in trajectories.items():
             if not traj["actions"] or traj["ends"][-1]:
