@@ -34,6 +34,8 @@ class OnnxAgent(Agent):
         names = {i.name for i in self.session.get_inputs()}
         if names != {"observation", "action_mask"}:
             raise ValueError(f"agent 'onnx': {path} has inputs {sorted(names)}, expected observation, action_mask")
+        width = next(i for i in self.session.get_inputs() if i.name == "observation").shape[-1]
+        self._obs_size = width if isinstance(width, int) else None  # an older layout's model reads a prefix
         self.greedy = greedy
         self._rng = np.random.default_rng(seed)
 
@@ -42,8 +44,11 @@ class OnnxAgent(Agent):
 
     def probabilities(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """Batched masked probabilities for ``[batch, obs]`` observations and ``[batch, actions]`` masks."""
+        observations = np.asarray(observations, dtype=np.float32)
+        if self._obs_size is not None and observations.shape[-1] > self._obs_size:
+            observations = observations[..., :self._obs_size]
         probs, _ = self.session.run(["probabilities", "value"], {
-            "observation": np.asarray(observations, dtype=np.float32),
+            "observation": observations,
             "action_mask": np.asarray(masks, dtype=np.int8)})
         return probs
 

@@ -217,6 +217,24 @@ def test_observation_fields_for_a_known_position():
     assert encode_information_state(state, 0).shape == (INFO_STATE_SIZE,)
 
 
+def test_match_tally_counts_each_team_public_decisions_across_hands():
+    state = TrucoState.new(make_config("argentine"), seed=0,
+                           deal={"hands": [["7c", "3c", "1e"], ["7o", "4o", "2e"]], "dealer": 1}, score=[6, 3])
+    for action in ("truco", "envido", "no_quiero", "no_quiero"):  # seat 0 truco, seat 1 envido, both refuse
+        state.apply(action)
+    assert state.hand_index == 1 and state.score == (7, 4)
+    state.apply("mazo")  # the next hand's mano (seat 1) goes to the deck
+    assert state.match_tally == ((0, 1, 0, 0, 0, 0, 1, 0), (0, 0, 1, 0, 0, 0, 1, 1))
+    tally = field(encode_observation(state, 0), "match_tally").reshape(2, 9)
+    assert list(tally[0]) == pytest.approx([0, 1 / 2, 0, 0, 0, 0, 1 / 2, 0, 2 / 22])  # own team: seat 0
+    assert list(tally[1]) == pytest.approx([0, 0, 1 / 3, 0, 0, 0, 1 / 3, 1 / 3, 3 / 23])
+    seen_by_1 = field(encode_observation(state, 1), "match_tally").reshape(2, 9)
+    assert np.array_equal(seen_by_1[::-1], tally)
+    fresh = TrucoState.new(make_config("argentine"), seed=0)
+    assert fresh.match_tally == ((0,) * 8, (0,) * 8)
+    assert not field(encode_observation(fresh, 0), "match_tally").any()
+
+
 # ---------------------------------------------------------------------------------------------------------
 # No leak of hidden information
 

@@ -54,7 +54,7 @@ def test_onnx_matches_torch_on_10000_observations(exported, preset):
 def test_metadata_and_vectors_describe_the_contract(exported):
     _, _, meta_path, vectors_path = exported
     meta = json.loads(Path(meta_path).read_text())
-    assert meta["inputs"]["observation"]["shape"] == ["batch", 1068]
+    assert meta["inputs"]["observation"]["shape"] == ["batch", 1086]
     assert meta["observation"]["fields"][0]["name"] == "hand" and meta["actions"]["argentine"][0] == "play:1e"
     assert meta["presets"] == ["argentine", "paulista-2v2"] and meta["training"] == {"note": "test"}
     assert meta["play"]["mode"] == "sample"  # the policy records no mode: sample, as the agent does
@@ -79,6 +79,31 @@ def test_card_strength_network_exports_with_its_feature_layer(tmp_path):
     obs = np.stack([encode_observation(state, seat) for state, seat in positions])
     masks = np.stack([encode_action_mask(state) for state, _ in positions])
     assert np.abs(OnnxAgent(model).probabilities(obs, masks) - torch_probabilities(net, obs, masks)).max() <= 1e-5
+
+
+def test_a_version_1_policy_exports_and_an_old_1068_input_model_still_plays(tmp_path):
+    """Layouts only append fields: a version-1 policy exports to a graph over today's observation, and a model
+    exported before layout 2 (1,068 inputs) is fed the prefix it knows."""
+    import training.export as export
+
+    torch.manual_seed(5)
+    net = PolicyNet(obs_size=1068, hidden=(32,))
+    for param in net.parameters():
+        param.data.mul_(4)
+    save_policy(net, str(tmp_path / "v1.safetensors"), presets=["argentine"], observation_version=1)
+    model, _ = export_onnx(str(tmp_path / "v1.safetensors"), str(tmp_path / "v1.onnx"))
+    old_model = str(tmp_path / "old.onnx")
+    torch.onnx.export(export._ExportedPolicy(net).eval(), (torch.zeros(2, 1068), torch.ones(2, 98, dtype=torch.int8)),
+                      old_model, input_names=list(export.ONNX_INPUTS), output_names=list(export.ONNX_OUTPUTS),
+                      dynamic_axes={"observation": {0: "batch"}, "action_mask": {0: "batch"}},
+                      opset_version=export.OPSET, dynamo=False)
+    positions = random_positions("argentine", 300, seed=4)
+    obs = np.stack([encode_observation(state, seat) for state, seat in positions])
+    masks = np.stack([encode_action_mask(state) for state, _ in positions])
+    assert obs.shape[1] == 1086
+    expected = torch_probabilities(net, obs[:, :1068], masks)
+    for path in (model, old_model):
+        assert np.abs(OnnxAgent(path).probabilities(obs, masks) - expected).max() <= 1e-5
 
 
 def test_onnx_spec_follows_the_recorded_play_mode(exported, tmp_path):

@@ -9,8 +9,15 @@ import pytest
 
 from truco_env import PRESETS, TrucoState, make_config
 from truco_env import _kernel as K
+from truco_env import actions as A
 from truco_env.config import ARGENTINE_ONLY, CHOICES, PAULISTA_ONLY, TrucoConfig
-from truco_env.encoding import OBS_OFFSETS, OBSERVATION_SIZE, encode_action_mask, encode_observation
+from truco_env.encoding import (
+    OBS_OFFSETS,
+    OBSERVATION_SIZE,
+    TALLY_SCALE,
+    encode_action_mask,
+    encode_observation,
+)
 from truco_env.fast import FastState
 
 MATCHES_PER_PRESET = 400
@@ -152,8 +159,10 @@ def test_kernel_layout_matches_the_encoder():
                     "own_points": "OWN_POINTS", "score": "SCORE", "target": "TARGET", "mano": "MANO",
                     "dealer": "DEALER", "actor": "ACTOR", "participants": "PARTICIPANTS", "phase": "PHASE",
                     "special_hand": "SPECIAL", "family": "FAMILY", "num_players": "NUM_PLAYERS",
-                    "hand_size": "HAND_SIZE", "options": "OPTIONS"}[name]
+                    "hand_size": "HAND_SIZE", "options": "OPTIONS", "match_tally": "TALLY"}[name]
         assert getattr(K, "O_" + constant) == start, name
+    assert K.NUM_TALLY == len(A.TALLY_CLASSES) and K.TALLY_SCALE == TALLY_SCALE
+    assert [K._tally_class(a) for a in range(A.NUM_ACTIONS)] == list(A.TALLY_CLASS_OF)
 
 
 def test_deals_fall_back_to_python_when_the_word_batch_runs_out(monkeypatch):

@@ -323,3 +323,28 @@ def test_card_strength_network_saves_loads_and_guards_its_checkpoint(tmp_path):
     with pytest.raises(PolicyFileError, match="features"):
         train(PPOArgs(preset="argentine", run_dir=str(run_dir), features="card_strength", **TINY), resume=True,
               progress=False)
+
+
+def test_a_version_1_policy_reads_the_prefix_and_a_version_1_checkpoint_is_refused(tmp_path):
+    from training.ppo.model import atomic_save_tensors, load_tensors, save_policy
+    from truco_env.encoding import OBSERVATION_SIZE, OBSERVATION_SIZES
+
+    torch.manual_seed(0)
+    old = PolicyNet(obs_size=OBSERVATION_SIZES[1], hidden=(16,))
+    save_policy(old, str(tmp_path / "v1.safetensors"), observation_version=1)
+    loaded, meta = load_policy(str(tmp_path / "v1.safetensors"))
+    assert meta["observation_version"] == 1 and loaded.obs_size == 1068 < OBSERVATION_SIZE
+    obs, mask = torch.rand(4, OBSERVATION_SIZE), torch.ones(4, old.num_actions, dtype=torch.bool)
+    assert torch.equal(loaded.probabilities(obs, mask), old.probabilities(obs[:, :1068], mask))
+    save_policy(old, str(tmp_path / "mislabelled.safetensors"))  # says version 2 but has 1,068 inputs
+    with pytest.raises(PolicyFileError, match="version 2 with 1068 inputs"):
+        load_policy(str(tmp_path / "mislabelled.safetensors"))
+
+    run_dir = tmp_path / "run"
+    train(PPOArgs(preset="argentine", run_dir=str(run_dir), **{**TINY, "total_updates": 1}), progress=False)
+    checkpoint = str(run_dir / "checkpoint.safetensors")
+    tensors, meta = load_tensors(checkpoint, "truco-rl-ppo-checkpoint")
+    del meta["observation_version"]  # as written before layout version 2
+    atomic_save_tensors(tensors, meta, checkpoint)
+    with pytest.raises(PolicyFileError, match="observation layout version 1; this truco-rl trains on version 2"):
+        train(PPOArgs(preset="argentine", run_dir=str(run_dir), **TINY), resume=True, progress=False)

@@ -10,7 +10,7 @@ from .engine import TIE, TrucoState
 __all__ = ["PRESETS", "TIE", "TrucoConfig", "TrucoState", "env", "make_config", "raw_env", "single_agent"]
 __version__ = "0.1.0"
 
-ENV_ID = "truco/Truco-v0"
+ENV_ID = "truco/Truco-v1"
 
 
 def env(preset: str = "argentine", **kwargs):

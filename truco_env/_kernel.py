@@ -36,6 +36,7 @@ A_ENVIDO, A_REAL, A_FALTA = 89, 90, 91
 A_FLOR, A_CFLOR, A_CFRESTO = 92, 93, 94
 A_QUIERO, A_NOQ, A_MAZO = 95, 96, 97
 NUM_ACTIONS = 98
+NUM_TALLY = 8  # len(truco_env.actions.TALLY_CLASSES)
 
 # ------------------------------------------------------------------------------------------ config layout
 _cfg_names = [
@@ -70,7 +71,7 @@ _state_fields = [
     ("ESTATUS", 1), ("FCALLS_N", 1), ("FCALLS", 6), ("FSTATUS", 1), ("FHOLD_N", 1), ("FHOLD", 6),
     ("FDECLARED", 1), ("FCHAIN_N", 1), ("FCHAIN", 3), ("FCALLER", 1), ("HP", 2), ("SPECIAL", 1),
     ("BASEVAL", 1), ("ODEC_N", 1), ("ODEC", 3), ("PHASE", 1), ("ACTOR", 1), ("LAST_HP", 2),
-    ("ENV_VAL", 6), ("FLOR_VAL", 6), ("DECISIONS", 1),
+    ("ENV_VAL", 6), ("FLOR_VAL", 6), ("DECISIONS", 1), ("TALLY", 2 * 8),
 ]
 S_ = {}
 _pos = 0
@@ -84,7 +85,7 @@ STATE_SIZE = _pos
  S_PROPOSER, S_TRESP, S_ECHAIN_N, S_ECHAIN, S_EOPENED, S_EDONE, S_ECALLER, S_EANN_N, S_EANN, S_FANN_N, S_FANN,
  S_ECALLS_N, S_ECALLS, S_ESTATUS, S_FCALLS_N, S_FCALLS, S_FSTATUS, S_FHOLD_N, S_FHOLD, S_FDECLARED,
  S_FCHAIN_N, S_FCHAIN, S_FCALLER, S_HP, S_SPECIAL, S_BASEVAL, S_ODEC_N, S_ODEC, S_PHASE, S_ACTOR,
- S_LAST_HP, S_ENV_VAL, S_FLOR_VAL, S_DECISIONS) = [S_[n] for n, _ in _state_fields]
+ S_LAST_HP, S_ENV_VAL, S_FLOR_VAL, S_DECISIONS, S_TALLY) = [S_[n] for n, _ in _state_fields]
 
 # ----------------------------------------------------------------------------------------------- tables
 
@@ -836,12 +837,29 @@ def _fold(st, cfg, seat):
     _end_hand(st, cfg)
 
 
+@njit(cache=True, inline="always")
+def _tally_class(action):
+    """Index into truco_env.actions.TALLY_CLASSES (checked against TALLY_CLASS_OF by a test)."""
+    if action < A_TRUCO:
+        return 0
+    if action < A_ENVIDO:
+        return 1
+    if action < A_FALTA:
+        return 2
+    if action == A_FALTA:
+        return 3
+    if action < A_QUIERO:
+        return 4
+    return 5 + action - A_QUIERO
+
+
 @njit(cache=True)
 def apply(st, cfg, action):
     """Apply a LEGAL action id of the actor (the caller checks legality). The phase may then be DEAL."""
     seat = st[S_ACTOR]
     phase = st[S_PHASE]
     st[S_DECISIONS] += 1
+    st[S_TALLY + NUM_TALLY * _team(seat) + _tally_class(action)] += 1
     if phase == PLAY:
         if action < A_COVER:
             _play_card(st, cfg, seat, action, False)
@@ -1010,8 +1028,9 @@ O_TRICK_INDEX, O_TRICK_LEADER, O_VIRA, O_MANILHA, O_LEVEL, O_HAND_VALUE = 830, 8
 O_RAISE_HOLDER, O_PENDING, O_PENDING_BY, O_ECALLS, O_ESTATUS, O_ESHOWN = 895, 898, 903, 905, 925, 930
 O_FCALLS, O_FSTATUS, O_FHOLDERS, O_FSHOWN, O_OWN_POINTS, O_SCORE, O_TARGET = 948, 963, 968, 974, 992, 994, 996
 O_MANO, O_DEALER, O_ACTOR, O_PARTICIPANTS, O_PHASE, O_SPECIAL = 997, 1003, 1009, 1015, 1021, 1028
-O_FAMILY, O_NUM_PLAYERS, O_HAND_SIZE, O_OPTIONS = 1031, 1033, 1036, 1039
-OBS_SIZE = 1068
+O_FAMILY, O_NUM_PLAYERS, O_HAND_SIZE, O_OPTIONS, O_TALLY = 1031, 1033, 1036, 1039, 1068
+OBS_SIZE = 1086
+TALLY_SCALE = 20.0
 
 
 @njit(cache=True)
@@ -1134,6 +1153,16 @@ def encode_obs(st, cfg, viewer, out):
     out[O_SPECIAL] = 1.0 if special == MAO_DE_ONZE else 0.0
     out[O_SPECIAL + 1] = 1.0 if special == MAO_DE_FERRO else 0.0
     out[O_SPECIAL + 2] = 1.0 if blind else 0.0
+    out[O_TALLY:O_TALLY + 2 * (NUM_TALLY + 1)] = 0.0
+    for row in range(2):
+        base = S_TALLY + NUM_TALLY * (team if row == 0 else 1 - team)
+        total = 0
+        for k in range(NUM_TALLY):
+            total += st[base + k]
+        if total > 0:
+            for k in range(NUM_TALLY):
+                out[O_TALLY + (NUM_TALLY + 1) * row + k] = st[base + k] / total
+            out[O_TALLY + (NUM_TALLY + 1) * row + NUM_TALLY] = total / (total + TALLY_SCALE)
 
 
 # ------------------------------------------------------------------------------------------ driver entry points

@@ -33,6 +33,28 @@ SLOT_BASE = 2 * C.NUM_CARDS
 CALL_BASE = SLOT_BASE + 3
 NUM_ACTIONS = CALL_BASE + len(CALLS)
 
+#: Classes of public decisions that the observation's ``match_tally`` counts per team over a match. Why: how an
+#: opponent has behaved so far in the match (does it bet anything, accept everything, fold to a falta envido?) is
+#: public and is what lets one policy both exploit a cautious opponent and stay sound against a reckless one.
+TALLY_CLASSES = ("card", "ladder_call", "envido_call", "falta_envido", "flor_call", "quiero", "no_quiero", "mazo")
+
+
+def _tally_class(action: int) -> int:
+    if action < CALL_BASE:
+        return 0
+    call = CALLS[action - CALL_BASE]
+    if call in ("truco", "retruco", "vale_cuatro", "seis", "nove", "doze"):
+        return 1
+    if call in ("envido", "real_envido"):
+        return 2
+    if call in ("flor", "contraflor", "contraflor_al_resto"):
+        return 4
+    return TALLY_CLASSES.index(call)
+
+
+#: ``TALLY_CLASS_OF[action_id]``: index into ``TALLY_CLASSES``.
+TALLY_CLASS_OF = tuple(_tally_class(a) for a in range(NUM_ACTIONS))
+
 
 def action_names(family: str) -> list[str]:
     """Every action name in id order, card names in the deck text of ``family``."""

@@ -3,11 +3,11 @@
 | | |
 |---|---|
 | Import | `import truco_env; env = truco_env.env(preset="argentine")` |
-| Registered as | `truco/Truco-v0` (where PettingZoo has `pettingzoo.register`) |
+| Registered as | `truco/Truco-v1` (where PettingZoo has `pettingzoo.register`) |
 | Actions | Discrete, one space for every preset (`truco_env.actions.NUM_ACTIONS` = 98) |
 | Parallel API | no (turn-based: exactly one seat acts at a time) |
 | Agents | `player_0` ... `player_{n-1}`, n = 2, 4 or 6; team of `player_i` is `i % 2` |
-| Observation shape | `{"observation": (1068,) float32 in [0, 1], "action_mask": (98,) int8}` |
+| Observation shape | `{"observation": (1086,) float32 in [0, 1], "action_mask": (98,) int8}` |
 
 Argentine Truco and Truco Paulista, 1v1, 2v2 and (Argentine) 3v3, exactly as `RULES.md` specifies. The rules live
 in the engine (`truco_env.engine`); this module is a thin face over it.
@@ -33,8 +33,9 @@ in the engine (`truco_env.engine`); this module is a thin face over it.
 
 `observe(agent)` returns `{"observation", "action_mask"}`. The observation is drawn from that agent's seat: its own
 cards, the table, the vira and manilha rank, the bet ladder, envido/flor calls and the points shown, scores,
-relative seats of mano and dealer, trick results, the preset's family, player count and options, and (only for
-the team at 11 in a 2v2 mão de onze) the partner's cards. Hidden information never leaks. Field by field:
+relative seats of mano and dealer, trick results, the preset's family, player count and options, a per-team
+tally of the match's public decisions so far, and (only for the team at 11 in a 2v2 mão de onze) the partner's
+cards. Hidden information never leaks. Field by field:
 `docs/observation.md`. The mask marks the legal actions of the agent to act (all zero for the others).
 
 `env.unwrapped.state()` is the full state for centralised critics: seat 0's observation followed by every seat's
@@ -59,6 +60,8 @@ zero.
 
 ## Version history
 
+- v1: observation layout version 2: `match_tally` appended (per team, the shares of its decisions so far in the
+  match that were card plays, ladder calls, envido calls, falta envido, flor calls, quiero, no quiero and mazo).
 - v0: first release (observation layout version 1).
 """
 

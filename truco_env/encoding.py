@@ -31,7 +31,8 @@ from .engine import (
     TrucoState,
 )
 
-OBSERVATION_VERSION = 1
+OBSERVATION_VERSION = 2  # 2 appended ``match_tally``; a version-1 policy reads the first 1,068 values unchanged
+TALLY_SCALE = 20.0  # decisions d are encoded as d / (d + TALLY_SCALE): about 0.5 after a couple of hands
 MAX_SEATS = 6
 MAX_TRICKS = 3
 MAX_LEVEL = 4  # Paulista doze; Argentine stops at 3
@@ -96,6 +97,9 @@ OBSERVATION_FIELDS = (
     ("num_players", 3, "one-hot 2/4/6 players"),
     ("hand_size", 3, "one-hot 1/2/3 cards dealt (3 except in research variants)"),
     ("options", len(OPTION_BITS), "rule options that change play (docs/observation.md lists them)"),
+    ("match_tally", 2 * (len(A.TALLY_CLASSES) + 1),
+     "per team [own, opponents], the match so far: the share of its decisions in each class "
+     "[" + ", ".join(A.TALLY_CLASSES) + "], then decisions / (decisions + 20)"),
 )
 
 
@@ -108,6 +112,8 @@ def _offsets(fields):
 
 
 OBS_OFFSETS, OBSERVATION_SIZE = _offsets(OBSERVATION_FIELDS)
+#: Observation size of every layout version; each version only appends, so an older policy reads a prefix.
+OBSERVATION_SIZES = {1: OBS_OFFSETS["match_tally"][0], 2: OBSERVATION_SIZE}
 #: Public action history appended for the information-state tensor: per slot [relative seat] + [action id].
 HISTORY_SLOTS = 64
 HISTORY_SLOT_SIZE = MAX_SEATS + A.NUM_ACTIONS
@@ -228,6 +234,13 @@ def encode_observation(state: TrucoState, viewer: int, out: np.ndarray | None = 
     _view(obs, "num_players")[(2, 4, 6).index(n)] = 1.0
     _view(obs, "hand_size")[cfg.hand_size - 1] = 1.0
     _view(obs, "options")[:] = options_vector(cfg)
+    tally = _view(obs, "match_tally").reshape(2, len(A.TALLY_CLASSES) + 1)
+    for row, counts in enumerate((state.match_tally[team], state.match_tally[1 - team])):
+        total = sum(counts)
+        if total:
+            for k, count in enumerate(counts):
+                tally[row, k] = count / total
+            tally[row, -1] = total / (total + TALLY_SCALE)
     return obs
 
 

@@ -32,6 +32,7 @@ import itertools
 import random
 from typing import Any
 
+from . import actions as A
 from . import cards as C
 from .config import TrucoConfig
 
@@ -106,6 +107,7 @@ class TrucoState:
         self.winner = None
         self._first_to_target = None
         self._records: list[dict] = []
+        self._tally = [[0] * len(A.TALLY_CLASSES) for _ in range(2)]
         self._deal_number = 0
         self._pica_queue: list[tuple[int, int]] = []
         self._forced_next: dict | None = None
@@ -212,6 +214,11 @@ class TrucoState:
         return [C.card_text(c, self.family) for c in self._dealt[seat] if c in self._remaining[seat]]
 
     @property
+    def match_tally(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """Per team, how many of its decisions this match fell in each of ``actions.TALLY_CLASSES`` (public)."""
+        return tuple(self._tally[0]), tuple(self._tally[1])
+
+    @property
     def hand_records(self) -> list[dict]:
         """The hands of the match in INTERFACE.md record form; the last one may still be in progress."""
         return [self._export_record(r, False) for r in self._records]
@@ -244,6 +251,7 @@ class TrucoState:
         other = TrucoState.__new__(TrucoState)
         other.__dict__.update(self.__dict__)
         other._score = list(self._score)
+        other._tally = [list(t) for t in self._tally]
         other._hand_points = list(self._hand_points)
         other._remaining = [list(r) for r in self._remaining]
         other._trick = list(self._trick)
@@ -281,6 +289,7 @@ class TrucoState:
         record["actions"].append([seat, action])
         record["legal"].append(legal)
         self._legal = None
+        self._tally[self.team_of(seat)][A.TALLY_CLASS_OF[A.action_id(action, self.family)]] += 1
         handler = getattr(self, "_on_" + self._phase)
         handler(seat, action)
 

@@ -11,7 +11,7 @@ Usage::
         obs, mask, reward, actor, done = venv.step(actions)
     venv.close()
 
-Every call returns stacked arrays, one row per match: ``obs`` (N, 1068) float32, the observation of the seat to
+Every call returns stacked arrays, one row per match: ``obs`` (N, 1086) float32, the observation of the seat to
 act in exactly the layout of the AEC environment (``truco_env.encoding``); ``mask`` (N, 98) int8, its legal
 actions; ``actor`` (N,) int32, that seat; ``reward`` (N, num_players) float32 for every seat of the match
 (``reward="match"``: +1/-1 when a match ends; ``"points"``: each hand's point difference when it ends); ``done``

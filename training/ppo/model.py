@@ -23,7 +23,7 @@ from torch import nn
 from training.atomic import atomic_write
 from truco_env import actions as A
 from truco_env import cards as C
-from truco_env.encoding import OBS_OFFSETS, OBSERVATION_SIZE, OBSERVATION_VERSION
+from truco_env.encoding import OBS_OFFSETS, OBSERVATION_SIZE, OBSERVATION_SIZES, OBSERVATION_VERSION
 
 FORMAT = "truco-rl-ppo-policy"
 FORMAT_VERSION = 1
@@ -93,7 +93,10 @@ class PolicyNet(nn.Module):
         nn.init.zeros_(self.value.bias)
 
     def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Masked logits (illegal = -inf) and state values."""
+        """Masked logits (illegal = -inf) and state values. A network of an older observation layout reads the
+        prefix it was trained on (layouts only ever append fields)."""
+        if obs.shape[1] > self.obs_size:
+            obs = obs[:, :self.obs_size]
         if self.strength is not None:
             obs = torch.cat([obs, self.strength(obs)], 1)
         features = self.trunk(obs)
@@ -156,10 +159,12 @@ def save_policy(net: PolicyNet, path: str, **metadata: Any) -> None:
 def load_policy(path: str) -> tuple[PolicyNet, dict[str, Any]]:
     """Load a policy file; PolicyFileError naming what is wrong (format, layout version, shapes)."""
     tensors, meta = load_tensors(path, FORMAT)
-    if meta.get("observation_version") != OBSERVATION_VERSION:
-        raise PolicyFileError(f"{path}: observation layout version {meta.get('observation_version')}, "
-                              f"this truco-rl uses {OBSERVATION_VERSION}")
+    version = meta.get("observation_version")
     arch = meta.get("architecture", {})
+    if version not in OBSERVATION_SIZES or arch.get("obs_size") != OBSERVATION_SIZES[version]:
+        raise PolicyFileError(f"{path}: observation layout version {version!r} with {arch.get('obs_size')!r} "
+                              f"inputs; this truco-rl reads versions {sorted(OBSERVATION_SIZES)} "
+                              f"(sizes {OBSERVATION_SIZES}), current {OBSERVATION_VERSION}")
     try:
         net = PolicyNet(arch["obs_size"], arch["num_actions"], tuple(arch["hidden"]), arch.get("features", "none"))
         net.load_state_dict(tensors)

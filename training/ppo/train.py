@@ -22,6 +22,7 @@ import torch
 from torch import nn
 
 from truco_env.config import make_config
+from truco_env.encoding import OBSERVATION_VERSION
 
 from .model import (
     FEATURES,
@@ -337,6 +338,7 @@ def save_checkpoint(path: str, args: PPOArgs, net: PolicyNet, optimizer: torch.o
         "format": CHECKPOINT_FORMAT, "args": dataclasses.asdict(args), "update": update, "global_step": global_step,
         "param_groups": optim["param_groups"], "league_results": league.results,
         "numpy_rng": rng.bit_generator.state, "snapshots": len(league.snapshots),
+        "observation_version": OBSERVATION_VERSION,
     }
     atomic_save_tensors(tensors, meta, path)
 
@@ -346,6 +348,11 @@ def load_checkpoint(path: str, args: PPOArgs, net: PolicyNet, optimizer: torch.o
     """Restore a checkpoint into the given objects; PolicyFileError when it is corrupt or from another run."""
     tensors, meta = load_tensors(path, CHECKPOINT_FORMAT)
     saved = meta.get("args", {})
+    version = meta.get("observation_version", 1)  # checkpoints before the field existed were version 1
+    if version != OBSERVATION_VERSION:
+        raise PolicyFileError(f"{path}: checkpoint was trained on observation layout version {version}; this "
+                              f"truco-rl trains on version {OBSERVATION_VERSION} (docs/observation.md): start a new "
+                              "run, or keep its last policy.safetensors, which still loads and plays")
     for key in ("preset", "hidden", "features"):
         recorded = saved.get(key, "none" if key == "features" else None)  # runs before 'features' had none
         if list(np.atleast_1d(recorded)) != list(np.atleast_1d(getattr(args, key))):
