@@ -348,3 +348,32 @@ def test_a_version_1_policy_reads_the_prefix_and_a_version_1_checkpoint_is_refus
     atomic_save_tensors(tensors, meta, checkpoint)
     with pytest.raises(PolicyFileError, match="observation layout version 1; this truco-rl trains on version 2"):
         train(PPOArgs(preset="argentine", run_dir=str(run_dir), **TINY), resume=True, progress=False)
+
+
+def test_imitation_warm_start_copies_the_teacher_and_learns_its_returns():
+    from training.ppo.imitation import imitate, teacher_data
+
+    args = PPOArgs(preset="argentine", num_tables=16, teacher="heuristic", teacher_decisions=3000,
+                   reward="match_equity", league={"random": 0.5, "heuristic": 0.5, "snapshot": 1.0})
+    data = teacher_data(args, make_config("argentine"), np.random.default_rng(0))
+    count = len(data["actions"])
+    assert count >= 3000 and data["obs"].shape == (count, 1086)
+    assert data["masks"][torch.arange(count), data["actions"]].all()  # the teacher only chose legal actions
+    assert data["returns"].abs().max() <= 2.0 and data["returns"].abs().sum() > 0  # equity changes, doubled
+    torch.manual_seed(0)
+    net = PolicyNet(hidden=(128,))
+    with torch.no_grad():
+        logits, values = net(data["obs"], data["masks"])
+    before = float((logits.argmax(-1) == data["actions"]).float().mean())
+    value_error = float(((values - data["returns"]) ** 2).mean())
+    stats = imitate(net, data, epochs=60, minibatch=256, learning_rate=1e-3, vf_coef=0.5,
+                    rng=np.random.default_rng(0))
+    with torch.no_grad():
+        logits, values = net(data["obs"], data["masks"])
+    after = float((logits.argmax(-1) == data["actions"]).float().mean())
+    assert before < 0.4 and after > 0.8 and stats["imitation/agreement"] > 0.75
+    assert float(((values - data["returns"]) ** 2).mean()) < value_error
+    with pytest.raises(ValueError, match="teacher must play from observations alone"):
+        PPOArgs(teacher="heuristic", vector_env=False).validate()
+    with pytest.raises(ValueError, match="'teacher_decisions' must be a positive integer"):
+        PPOArgs(teacher="heuristic", teacher_decisions=0).validate()

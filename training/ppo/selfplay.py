@@ -103,7 +103,7 @@ class Table:
     state: TrucoState
     learner_seats: set[int]
     opponent: tuple[str, Any]
-    agents: dict[int, Agent]
+    agents: dict[Any, Agent]  # seat -> league agent; ("teacher", seat) -> teacher
     trajectories: dict[int, dict[str, list]]
     hand_index: int = 0
     hand_start: tuple[int, int] = (0, 0)  # the score when the current hand began
@@ -315,12 +315,15 @@ def _sample(net: PolicyNet, obs: np.ndarray, masks: np.ndarray, generator: torch
         return chosen.numpy(), log_probs.gather(1, chosen[:, None]).squeeze(1).numpy(), values.numpy()
 
 
-def collect_on_vector_env(task: RolloutTask, net: PolicyNet, snapshots: list[PolicyNet], rng: np.random.Generator,
-                          generator: torch.Generator) -> tuple[list[Trajectory], list]:
+def collect_on_vector_env(task: RolloutTask, net: PolicyNet | None, snapshots: list[PolicyNet],
+                          rng: np.random.Generator, generator: torch.Generator, teacher: str | None = None
+                          ) -> tuple[list[Trajectory], list]:
     """The same collection as :class:`SelfPlayCollector`, stepped on the compiled vector environment.
 
     Each row of the vector env is one table; a finished match restarts in its row at once (auto-reset), and the
-    row gets a new opponent then, or goes idle (random legal moves, nothing recorded) once the budget is met."""
+    row gets a new opponent then, or goes idle (random legal moves, nothing recorded) once the budget is met.
+    With ``teacher`` (an agent spec) that agent plays the learner seats instead of ``net``: its decisions are
+    recorded (log-probabilities and values 0) for imitation before PPO starts."""
     from truco_env import _kernel as K
     from truco_env.vector import VectorEnv
 
@@ -349,8 +352,13 @@ def collect_on_vector_env(task: RolloutTask, net: PolicyNet, snapshots: list[Pol
                     agent = table.agents[int(actors[i])]
                     actions[i] = int(agent.act({"observation": obs[i], "action_mask": masks[i]}))
             if learner:
-                idx = np.array(learner)
-                chosen, logprobs, values = _sample(net, obs[idx], bool_masks[idx], generator)
+                if teacher is not None:
+                    chosen = np.array([_teacher(tables[i], teacher, int(actors[i]), rng).act(
+                        {"observation": obs[i], "action_mask": masks[i]}) for i in learner])
+                    logprobs = values = np.zeros(len(learner), dtype=np.float32)
+                else:
+                    idx = np.array(learner)
+                    chosen, logprobs, values = _sample(net, obs[idx], bool_masks[idx], generator)
                 for row, i in enumerate(learner):
                     traj = tables[i].trajectories[int(actors[i])]
                     traj["obs"].append(obs[i].copy())
@@ -388,6 +396,17 @@ def collect_on_vector_env(task: RolloutTask, net: PolicyNet, snapshots: list[Pol
     finally:
         venv.close()
     return finished, results
+
+
+def _teacher(table: Table, spec: str, seat: int, rng: np.random.Generator) -> Agent:
+    """The teacher agent playing learner ``seat`` of ``table`` (made on its first decision)."""
+    key = ("teacher", seat)
+    if key not in table.agents:
+        agent = make_agent(spec)
+        agent.seed(int(rng.integers(2 ** 31)))
+        agent.reset(seat)
+        table.agents[key] = agent
+    return table.agents[key]
 
 
 def _result(winner: int | None, seat: int) -> float:

@@ -33,6 +33,7 @@ from .model import (
     masked_entropy,
     save_policy,
 )
+from .imitation import imitate, teacher_data
 from .rollouts import BACKENDS, make_rollouts
 from .selfplay import REWARDS, League, advantages
 
@@ -94,6 +95,17 @@ class PPOArgs:
     """``match``: +1/-1 at the match end plus the ``points_reward`` shaping, advantages over the whole match;
     ``match_equity``: each hand credits twice its change of match-winning probability and advantages stop at
     the hand's end (``training.ppo.selfplay.REWARDS``)"""
+    teacher: str = "none"
+    """agent spec whose decisions the network imitates before PPO starts (``heuristic``), or ``none``: a warm
+    start at the teacher's strength (``training.ppo.imitation``)"""
+    teacher_decisions: int = 100_000
+    """teacher decisions to imitate (played in the learner seats against the league, snapshots excepted)"""
+    teacher_epochs: int = 20
+    """passes over the teacher's decisions"""
+    teacher_minibatch: int = 256
+    """decisions per imitation gradient step"""
+    teacher_learning_rate: float = 1e-3
+    """Adam step size of the imitation (PPO then uses ``learning_rate``)"""
     league: dict[str, float] = field(default_factory=lambda: {"self": 0.5, "snapshot": 0.3, "heuristic": 0.2})
     """opponent mix: "self", "snapshot", or agent specs, with weights"""
     league_sampling: str = "uniform"
@@ -150,6 +162,17 @@ class PPOArgs:
             raise ValueError(f"PPO option 'league' needs non-negative weights with a positive sum, got {self.league}")
         from agents.base import make_agent
 
+        if self.teacher != "none":
+            if make_agent(self.teacher).wants or not self.vector_env:
+                raise ValueError(f"PPO option 'teacher' = {self.teacher!r}: the teacher must play from observations "
+                                 "alone on the vector env (vector_env: true), like 'heuristic' or 'random'")
+            if not isinstance(self.teacher_decisions, int) or self.teacher_decisions < 1:
+                raise ValueError(f"PPO option 'teacher_decisions' must be a positive integer, got "
+                                 f"{self.teacher_decisions!r}")
+            for name in ("teacher_epochs", "teacher_minibatch"):
+                value = getattr(self, name)
+                if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                    raise ValueError(f"PPO option {name!r} must be a positive integer, got {value!r}")
         for spec in [k for k in self.league if k not in ("self", "snapshot")] + list(self.eval_opponents):
             make_agent(spec)  # ValueError naming the spec and the kinds available
 
@@ -173,11 +196,20 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
     start_update, global_step = 0, 0
     if resume and os.path.exists(checkpoint_path):
         start_update, global_step = load_checkpoint(checkpoint_path, args, net, optimizer, league, rng)
-    if not league.snapshots:
-        league.add_snapshot(net)  # the untrained policy anchors the league
-    rollouts = make_rollouts(args.backend, args.rollout_workers)
     writer = SummaryWriter(os.path.join(args.run_dir, "tb"), purge_step=start_update or None)
     writer.add_text("config", json.dumps(dataclasses.asdict(args), default=list, indent=1))
+    if start_update == 0 and args.teacher != "none":  # warm start: copy the teacher before the first update
+        data = teacher_data(args, config, rng)
+        stats = imitate(net, data, args.teacher_epochs, args.teacher_minibatch, args.teacher_learning_rate,
+                        args.vf_coef, rng)
+        for name, value in stats.items():
+            writer.add_scalar(name, value, 0)
+        if progress:
+            print(f"imitated {args.teacher}: {int(stats['imitation/decisions'])} decisions, "
+                  f"{stats['imitation/agreement']:.1%} agreement", flush=True)
+    if not league.snapshots:
+        league.add_snapshot(net)  # the starting policy anchors the league
+    rollouts = make_rollouts(args.backend, args.rollout_workers)
     bar = _progress(args.total_updates, start_update, progress)
     stop = _CtrlC()
     try:

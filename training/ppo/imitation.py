@@ -1,0 +1,67 @@
+"""Imitation warm start: before PPO, the network copies a teacher agent's decisions and learns their values.
+
+Why: PPO from random weights spends most of its budget rediscovering what the heuristic already knows (which
+card wins a trick, when a hand is worth a truco), and against random opponents it never quite catches up with
+it. Starting from a copy of the heuristic -- cross-entropy on the teacher's choices over the legal actions, plus
+the value of each decision under the run's reward -- PPO begins where the heuristic stands and spends its
+updates on what the heuristic does not do: exploiting the opponent in front of it. The teacher plays the
+learner seats against the run's own league (snapshots excepted: there are none yet), so the states it is
+imitated on are the states PPO will meet.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from .model import PolicyNet
+from .selfplay import League, advantages, collect_on_vector_env
+
+
+def teacher_data(args: Any, config: Any, rng: np.random.Generator) -> dict[str, torch.Tensor]:
+    """``args.teacher_decisions`` decisions of ``args.teacher`` in the learner seats: observations, masks,
+    the teacher's actions and the returns that followed them (under ``args.reward``)."""
+    kinds = {k: w for k, w in args.league.items() if k != "snapshot"} or {"self": 1.0}
+    league = League(kinds, args.league_sampling)
+    task = league.task(config, args.num_tables, args.teacher_decisions, int(rng.integers(2 ** 62)),
+                       args.points_reward, args.preset, args.reward)
+    generator = torch.Generator().manual_seed(int(rng.integers(2 ** 62)))
+    trajectories, _ = collect_on_vector_env(task, None, [], np.random.default_rng(task.seed), generator,
+                                            teacher=args.teacher)
+    returns = [advantages(t, args.gamma, 1.0)[1] for t in trajectories]  # values are 0: return = advantage
+    return {
+        "obs": torch.from_numpy(np.concatenate([t.obs for t in trajectories])),
+        "masks": torch.from_numpy(np.concatenate([t.masks for t in trajectories])),
+        "actions": torch.from_numpy(np.concatenate([t.actions for t in trajectories])),
+        "returns": torch.from_numpy(np.concatenate(returns)),
+    }
+
+
+def imitate(net: PolicyNet, data: dict[str, torch.Tensor], epochs: int, minibatch: int, learning_rate: float,
+            vf_coef: float, rng: np.random.Generator) -> dict[str, float]:
+    """Fit the policy head to the teacher's actions and the value head to the returns; returns the final
+    epoch's mean loss and the share of decisions where the network's most likely action is the teacher's."""
+    optimizer = torch.optim.Adam(net.parameters(), lr=learning_rate, eps=1e-5)
+    count = len(data["actions"])
+    order = np.arange(count)
+    stats: dict[str, float] = {}
+    for _epoch in range(epochs):
+        rng.shuffle(order)
+        losses, agree = [], 0
+        for start in range(0, count, minibatch):
+            mb = torch.from_numpy(order[start:start + minibatch])
+            logits, values = net(data["obs"][mb], data["masks"][mb])
+            policy_loss = nn.functional.cross_entropy(logits, data["actions"][mb])
+            value_loss = 0.5 * ((values - data["returns"][mb]) ** 2).mean()
+            loss = policy_loss + vf_coef * value_loss
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+            agree += int((logits.argmax(-1) == data["actions"][mb]).sum())
+        stats = {"imitation/loss": float(np.mean(losses)), "imitation/agreement": agree / count,
+                 "imitation/decisions": float(count)}
+    return stats
