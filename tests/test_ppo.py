@@ -108,8 +108,9 @@ def test_resume_after_a_stop_equals_an_uninterrupted_run(tmp_path, monkeypatch):
         stopper.calls += 1
 
     monkeypatch.setattr(trainer, "save_checkpoint", counting_save)
-    train(PPOArgs(preset="paulista", run_dir=str(tmp_path / "split"), **TINY), progress=False)
+    stopped = train(PPOArgs(preset="paulista", run_dir=str(tmp_path / "split"), **TINY), progress=False)
     assert stopper.calls == 2  # stopped after the second update, as Ctrl-C would
+    assert load_policy(stopped)[1]["updates"] == 2  # the policy says how far it got, not the planned 4
     monkeypatch.undo()
     resumed = train(PPOArgs(preset="paulista", run_dir=str(tmp_path / "split"), **TINY), resume=True,
                     progress=False)

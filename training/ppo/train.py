@@ -211,6 +211,7 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
         league.add_snapshot(net)  # the starting policy anchors the league
     rollouts = make_rollouts(args.backend, args.rollout_workers)
     bar = _progress(args.total_updates, start_update, progress)
+    updates_done = start_update
     stop = _CtrlC()
     try:
         for update in range(start_update, args.total_updates):
@@ -280,7 +281,7 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
             y_pred, y_true = b_values.numpy(), b_returns.numpy()
             var_y = np.var(y_true)
             explained_var = np.nan if var_y == 0 else 1 - np.var(y_true - y_pred) / var_y
-            step = update + 1
+            step = updates_done = update + 1
             writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], step)
             writer.add_scalar("losses/value_loss", v_loss.item(), step)
             writer.add_scalar("losses/policy_loss", pg_loss.item(), step)
@@ -311,7 +312,7 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
         writer.close()
     policy_path = os.path.join(args.run_dir, "policy.safetensors")
     save_policy(net, policy_path, presets=[args.preset], training=dataclasses.asdict(args),
-                updates=args.total_updates, global_step=global_step)
+                updates=updates_done, global_step=global_step)
     return policy_path
 
 
