@@ -112,6 +112,11 @@ def test_resume_after_a_stop_equals_an_uninterrupted_run(tmp_path, monkeypatch):
     assert stopper.calls == 2  # stopped after the second update, as Ctrl-C would
     assert load_policy(stopped)[1]["updates"] == 2  # the policy says how far it got, not the planned 4
     monkeypatch.undo()
+    planned = train(PPOArgs(preset="paulista", run_dir=str(tmp_path / "planned"), stop_after=2, **TINY),
+                    progress=False)
+    assert load_policy(planned)[1]["updates"] == 2 and same_parameters(stopped, planned)
+    with pytest.raises(ValueError, match="'stop_after' must be 0..total_updates"):
+        PPOArgs(stop_after=5, total_updates=4).validate()
     resumed = train(PPOArgs(preset="paulista", run_dir=str(tmp_path / "split"), **TINY), resume=True,
                     progress=False)
     assert same_parameters(whole, resumed)

@@ -52,6 +52,9 @@ class PPOArgs:
     """seeds matches, sampling and initialisation: the same seed gives the same run"""
     total_updates: int = 200
     """number of PPO updates"""
+    stop_after: int = 0
+    """stop after this update, checkpoint and policy written (0: run to ``total_updates``); the learning rate
+    still anneals over ``total_updates``, so a run stopped early can be reproduced exactly and resumed later"""
     num_tables: int = 32
     """matches played at once during collection (split over the rollout workers)"""
     rollout_workers: int = 1
@@ -147,6 +150,10 @@ class PPOArgs:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"PPO option {name!r} must be a positive integer, got {value!r}")
+        if (not isinstance(self.stop_after, int) or isinstance(self.stop_after, bool)
+                or not 0 <= self.stop_after <= self.total_updates):
+            raise ValueError(f"PPO option 'stop_after' must be 0..total_updates ({self.total_updates}), "
+                             f"got {self.stop_after!r}")
         if self.backend not in BACKENDS:
             raise ValueError(f"PPO option 'backend' = {self.backend!r}; choose one of {list(BACKENDS)}")
         if not isinstance(self.rollout_workers, int) or not 1 <= self.rollout_workers <= self.num_tables:
@@ -214,7 +221,7 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
     updates_done = start_update
     stop = _CtrlC()
     try:
-        for update in range(start_update, args.total_updates):
+        for update in range(start_update, args.stop_after or args.total_updates):
             started = time.time()
             if args.anneal_lr:
                 optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - update / args.total_updates)
@@ -297,7 +304,8 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
             if args.eval_every and step % args.eval_every == 0:
                 for name, value in evaluate_policy(net, args, step).items():
                     writer.add_scalar(name, value, step)
-            if step % args.checkpoint_every == 0 or step == args.total_updates or stop.requested:
+            if (step % args.checkpoint_every == 0 or step in (args.total_updates, args.stop_after)
+                    or stop.requested):
                 save_checkpoint(checkpoint_path, args, net, optimizer, league, rng, step, global_step)
             bar.update(1)
             bar.set_postfix(sps=int(batch / max(time.time() - started, 1e-9)), snapshots=len(league.snapshots))
