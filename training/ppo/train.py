@@ -53,8 +53,8 @@ class PPOArgs:
     total_updates: int = 200
     """number of PPO updates"""
     stop_after: int = 0
-    """stop after this update, checkpoint and policy written (0: run to ``total_updates``); the learning rate
-    still anneals over ``total_updates``, so a run stopped early can be reproduced exactly and resumed later"""
+    """stop after this update, checkpoint and policy written (0, or past ``total_updates``: run to the end); the
+    learning rate still anneals over ``total_updates``, so a run stopped early can be reproduced exactly"""
     num_tables: int = 32
     """matches played at once during collection (split over the rollout workers)"""
     rollout_workers: int = 1
@@ -150,9 +150,8 @@ class PPOArgs:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"PPO option {name!r} must be a positive integer, got {value!r}")
-        if (not isinstance(self.stop_after, int) or isinstance(self.stop_after, bool)
-                or not 0 <= self.stop_after <= self.total_updates):
-            raise ValueError(f"PPO option 'stop_after' must be 0..total_updates ({self.total_updates}), "
+        if not isinstance(self.stop_after, int) or isinstance(self.stop_after, bool) or self.stop_after < 0:
+            raise ValueError(f"PPO option 'stop_after' must be an integer >= 0 (0: run to total_updates), "
                              f"got {self.stop_after!r}")
         if self.backend not in BACKENDS:
             raise ValueError(f"PPO option 'backend' = {self.backend!r}; choose one of {list(BACKENDS)}")
@@ -221,7 +220,7 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
     updates_done = start_update
     stop = _CtrlC()
     try:
-        for update in range(start_update, args.stop_after or args.total_updates):
+        for update in range(start_update, min(args.stop_after or args.total_updates, args.total_updates)):
             started = time.time()
             if args.anneal_lr:
                 optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - update / args.total_updates)
