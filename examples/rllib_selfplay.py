@@ -40,8 +40,8 @@ POLICY = "shared"
 class RLlibObservations(BaseWrapper):
     """Observations in the form RLlib's action-masking module expects.
 
-    ``{"observation": float32[1068], "action_mask": int8[98]}`` becomes
-    ``{"observations": float32[1068], "action_mask": float32[98]}``; everything else passes through."""
+    ``{"observation": float32[1086], "action_mask": int8[98]}`` becomes
+    ``{"observations": float32[1086], "action_mask": float32[98]}``; everything else passes through."""
 
     def __init__(self, env):
         super().__init__(env)
