@@ -261,7 +261,7 @@ def test_ship_records_the_play_mode_that_the_spec_then_follows(tmp_path):
     assert ship_main([str(source), "paulista", "--play", "fast", "--dir", str(tmp_path)]) == 2
 
 
-SHIPPED = ("argentine", "paulista", "paulista-2v2")
+SHIPPED = ("argentine", "argentine-2v2", "paulista", "paulista-2v2")
 
 
 @pytest.mark.parametrize("preset", SHIPPED)
