@@ -235,7 +235,8 @@ def encode_observation(state: TrucoState, viewer: int, out: np.ndarray | None = 
     _view(obs, "hand_size")[cfg.hand_size - 1] = 1.0
     _view(obs, "options")[:] = options_vector(cfg)
     tally = _view(obs, "match_tally").reshape(2, len(A.TALLY_CLASSES) + 1)
-    for row, counts in enumerate((state.match_tally[team], state.match_tally[1 - team])):
+    tallies = state.match_tally
+    for row, counts in enumerate((tallies[team], tallies[1 - team])):
         total = sum(counts)
         if total:
             for k, count in enumerate(counts):

@@ -146,7 +146,8 @@ class PPOArgs:
 
     def validate(self) -> None:
         make_config(self.preset)  # ValueError naming the preset and the allowed ones
-        for name in ("total_updates", "num_tables", "batch_steps", "minibatch_size", "update_epochs"):
+        for name in ("total_updates", "num_tables", "batch_steps", "minibatch_size", "update_epochs",
+                     "teacher_decisions", "teacher_epochs", "teacher_minibatch"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"PPO option {name!r} must be a positive integer, got {value!r}")
@@ -172,13 +173,6 @@ class PPOArgs:
             if make_agent(self.teacher).wants or not self.vector_env:
                 raise ValueError(f"PPO option 'teacher' = {self.teacher!r}: the teacher must play from observations "
                                  "alone on the vector env (vector_env: true), like 'heuristic' or 'random'")
-            if not isinstance(self.teacher_decisions, int) or self.teacher_decisions < 1:
-                raise ValueError(f"PPO option 'teacher_decisions' must be a positive integer, got "
-                                 f"{self.teacher_decisions!r}")
-            for name in ("teacher_epochs", "teacher_minibatch"):
-                value = getattr(self, name)
-                if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                    raise ValueError(f"PPO option {name!r} must be a positive integer, got {value!r}")
         for spec in [k for k in self.league if k not in ("self", "snapshot")] + list(self.eval_opponents):
             make_agent(spec)  # ValueError naming the spec and the kinds available
 
