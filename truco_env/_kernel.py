@@ -71,7 +71,7 @@ _state_fields = [
     ("ESTATUS", 1), ("FCALLS_N", 1), ("FCALLS", 6), ("FSTATUS", 1), ("FHOLD_N", 1), ("FHOLD", 6),
     ("FDECLARED", 1), ("FCHAIN_N", 1), ("FCHAIN", 3), ("FCALLER", 1), ("HP", 2), ("SPECIAL", 1),
     ("BASEVAL", 1), ("ODEC_N", 1), ("ODEC", 3), ("PHASE", 1), ("ACTOR", 1), ("LAST_HP", 2),
-    ("ENV_VAL", 6), ("FLOR_VAL", 6), ("DECISIONS", 1), ("TALLY", 2 * 8),
+    ("ENV_VAL", 6), ("FLOR_VAL", 6), ("DECISIONS", 1), ("TALLY", 2 * NUM_TALLY),
 ]
 S_ = {}
 _pos = 0
