@@ -78,6 +78,19 @@ def test_short_run_learns_to_beat_random(tmp_path):
     assert os.listdir(tmp_path / "tb"), "no TensorBoard log written"
 
 
+def test_each_evaluation_keeps_its_policy_with_the_results(tmp_path):
+    """Evaluations during training keep the policy they judged, so a run can ship its best update."""
+    args = PPOArgs(preset="paulista", run_dir=str(tmp_path), **{**TINY, "total_updates": 2, "eval_every": 1,
+                                                                  "eval_matches": 6})
+    train(args, progress=False)
+    kept = sorted(os.listdir(tmp_path / "evaluated"))
+    assert kept == ["policy_00001.safetensors", "policy_00002.safetensors"]
+    net, meta = load_policy(str(tmp_path / "evaluated" / kept[1]))
+    rate = meta["evaluation"]["eval/win_rate_vs_random"]
+    assert meta["updates"] == 2 and 0.0 <= rate <= 1.0 and rate * 6 == round(rate * 6)  # 6 matches: k/6
+    assert same_parameters(str(tmp_path / "evaluated" / kept[1]), str(tmp_path / "policy.safetensors"))
+
+
 def same_parameters(a: str, b: str) -> bool:
     net_a, _ = load_policy(a)
     net_b, _ = load_policy(b)
@@ -202,6 +215,11 @@ def test_bad_options_name_the_problem(tmp_path):
         load_args(None, ["league={self: 1, wizard: 1}"], None)
     with pytest.raises(ValueError, match=r"'reward' = 'elo'; choose one of \['match', 'match_equity'\]"):
         load_args(None, ["reward=elo"], None)
+    with pytest.raises(ValueError, match=r"'equity_edge' names 'self', which is not a league agent; league agents: "
+                                         r"\['random'\]"):
+        load_args(None, ["league={self: 1, random: 1}", "equity_edge={self: 0.1}"], None)
+    with pytest.raises(ValueError, match=r"'equity_edge' for 'random' must be a number in \[0, 0.5\), got 0.5"):
+        load_args(None, ["league={self: 1, random: 1}", "equity_edge={random: 0.5}"], None)
     args = load_args(None, ["total_updates=7", "hidden=[32, 32]"], str(tmp_path))
     assert args.total_updates == 7 and args.hidden == (32, 32) and args.run_dir == str(tmp_path)
 
@@ -232,6 +250,20 @@ def test_match_equity_reward_credits_each_hand_and_cuts_the_advantages():
                    np.array([True, False, True]))
     adv, returns = advantages(t, gamma=1.0, lam=1.0)
     assert adv.tolist() == pytest.approx([0.4, -1.2, -1.3]) and returns.tolist() == pytest.approx([0.5, -1.0, -1.0])
+    # against a league agent given an edge, the hand is valued by the edged table; self-play stays even
+    task = league.task(make_config("argentine"), 1, 1, 0, 0.5, reward="match_equity",
+                       equity_edge={"random": 0.25})
+    edged = match_equity_table(30, "argentine", 0.25)
+    assert edged[0][0] > 0.99  # against random the match is all but won at 0-0...
+    trajs = {0: traj(1)}
+    credit_hand(trajs, task, (0, 0), (0, 30), True, 1, ("agent", "random"))  # ...so losing it on one hand
+    assert trajs[0]["rewards"] == [pytest.approx(-2 * edged[0][0])]  # costs nearly the full -2, not -1
+    trajs = {0: traj(1)}
+    credit_hand(trajs, task, (0, 0), (3, 0), False, None, ("agent", "random"))
+    assert trajs[0]["rewards"] == [pytest.approx(2 * (edged[3][0] - edged[0][0]))]
+    trajs = {0: traj(1)}
+    credit_hand(trajs, task, (0, 0), (3, 0), False, None, ("snapshot", 0))
+    assert trajs[0]["rewards"] == [pytest.approx(2 * (me[3][0] - 0.5))]
     # the match reward keeps one credit chain over the whole match
     task = league.task(make_config("argentine"), 1, 1, 0, 0.5, reward="match")
     trajs = {0: traj(1)}

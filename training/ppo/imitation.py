@@ -27,7 +27,7 @@ def teacher_data(args: Any, config: Any, rng: np.random.Generator) -> dict[str, 
     kinds = {k: w for k, w in args.league.items() if k != "snapshot"} or {"self": 1.0}
     league = League(kinds, args.league_sampling)
     task = league.task(config, args.num_tables, args.teacher_decisions, int(rng.integers(2 ** 62)),
-                       args.points_reward, args.preset, args.reward)
+                       args.points_reward, args.preset, args.reward, args.equity_edge)
     generator = torch.Generator().manual_seed(int(rng.integers(2 ** 62)))
     trajectories, _ = collect_on_vector_env(task, None, [], np.random.default_rng(task.seed), generator,
                                             teacher=args.teacher)

@@ -54,11 +54,13 @@ class League:
         return float(np.mean(recent)) if recent else 0.5
 
     def task(self, config: TrucoConfig, num_tables: int, min_steps: int, seed: int,
-             points_reward: float, preset: str | None = None, reward: str = "match") -> RolloutTask:
+             points_reward: float, preset: str | None = None, reward: str = "match",
+             equity_edge: dict[str, float] | None = None) -> RolloutTask:
         """One partition of an update's collection, as plain data (it may run in another process). With
         ``preset`` (and league agents that need nothing but observations) it runs on the vector env."""
         return RolloutTask(config, num_tables, min_steps, seed, points_reward, dict(self.kinds), self.sampling,
-                           [self.win_rate(i, 200) for i in range(len(self.snapshots))], preset, reward)
+                           [self.win_rate(i, 200) for i in range(len(self.snapshots))], preset, reward,
+                           dict(equity_edge or {}))
 
 
 @dataclass
@@ -75,6 +77,7 @@ class RolloutTask:
     snapshot_win_rates: list[float]
     preset: str | None = None  # set: collect on truco_env.vector.VectorEnv (the compiled engine)
     reward: str = "match"  # see REWARDS
+    equity_edge: dict[str, float] = field(default_factory=dict)  # league agent spec -> learner's edge per hand
 
     def sample_opponent(self, rng: np.random.Generator) -> tuple[str, Any]:
         """("self", None) | ("snapshot", index) | ("agent", spec)."""
@@ -133,15 +136,21 @@ def _new_trajectory() -> dict[str, list]:
 #: match-equity table; the final hand reaches 1 or 0), and advantages stop at the hand's end. Why: the match
 #: result is one noisy bit after ~50 decisions, while the equity change says at once what a hand was worth at
 #: that score -- the per-hand utility that made the CFR response beat the heuristic (see docs/research.md).
+#: The table assumes even hands unless ``equity_edge`` names the opponent: against a much weaker player (random)
+#: the learner's true match equity is near 1 at any score, and only a table with its edge says that a coin-flip
+#: falta envido, worth a fair gamble between equals, risks a match that was all but won.
 REWARDS = ("match", "match_equity")
 
 
 def credit_hand(trajectories: dict[int, dict[str, list]], task: RolloutTask, before: tuple[int, int],
-                after: tuple[int, int], over: bool, winner: int | None) -> None:
-    """Credit one closed hand (scores ``before`` and ``after`` it) to the learner seats' trajectories."""
+                after: tuple[int, int], over: bool, winner: int | None,
+                opponent: tuple[str, Any] = ("self", None)) -> None:
+    """Credit one closed hand (scores ``before`` and ``after`` it) to the learner seats' trajectories; under
+    ``match_equity`` with the learner's ``equity_edge`` against ``opponent`` (a league agent)."""
     config = task.config
     if task.reward == "match_equity":
-        table = match_equity_table(config.target_score, config.family)
+        edge = task.equity_edge.get(opponent[1], 0.0) if opponent[0] == "agent" else 0.0
+        table = match_equity_table(config.target_score, config.family, edge)
         for seat, traj in trajectories.items():
             if not traj["actions"] or traj["ends"][-1]:
                 continue  # the seat made no decision in this hand
@@ -288,7 +297,8 @@ class SelfPlayCollector:
         closed = 0
         if state.hand_index != table.hand_index or state.is_over:
             table.hand_index = state.hand_index
-            credit_hand(table.trajectories, self.task, table.hand_start, state.score, state.is_over, state.winner)
+            credit_hand(table.trajectories, self.task, table.hand_start, state.score, state.is_over, state.winner,
+                        table.opponent)
             table.hand_start = state.score
         if state.is_over:
             for traj in table.trajectories.values():
@@ -383,7 +393,7 @@ def collect_on_vector_env(task: RolloutTask, net: PolicyNet | None, snapshots: l
                 before = (after[0] - int(info[i, K.INFO_HP]), after[1] - int(info[i, K.INFO_HP + 1]))
                 winner = int(info[i, K.INFO_WINNER])  # team, or -1 for none
                 winner = None if winner < 0 else winner
-                credit_hand(table.trajectories, task, before, after, bool(done[i]), winner)
+                credit_hand(table.trajectories, task, before, after, bool(done[i]), winner, table.opponent)
                 if done[i]:
                     for traj in table.trajectories.values():
                         if traj["actions"]:

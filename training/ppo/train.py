@@ -98,6 +98,10 @@ class PPOArgs:
     """``match``: +1/-1 at the match end plus the ``points_reward`` shaping, advantages over the whole match;
     ``match_equity``: each hand credits twice its change of match-winning probability and advantages stop at
     the hand's end (``training.ppo.selfplay.REWARDS``)"""
+    equity_edge: dict[str, float] = field(default_factory=dict)
+    """under ``match_equity``: the learner's assumed edge per hand (0 to 0.5) against league agents, by spec,
+    e.g. ``{random: 0.3}``; the equity table then values a hand as it really moves the match against that
+    opponent (an even table makes a coin-flip falta envido look fair against random, which it never is)"""
     teacher: str = "none"
     """agent spec whose decisions the network imitates before PPO starts (``heuristic``), or ``none``: a warm
     start at the teacher's strength (``training.ppo.imitation``)"""
@@ -167,6 +171,12 @@ class PPOArgs:
                              "choose 'uniform' or 'prioritized'")
         if not self.league or any(w < 0 for w in self.league.values()) or sum(self.league.values()) <= 0:
             raise ValueError(f"PPO option 'league' needs non-negative weights with a positive sum, got {self.league}")
+        for spec, edge in self.equity_edge.items():
+            if spec in ("self", "snapshot") or spec not in self.league:
+                raise ValueError(f"PPO option 'equity_edge' names {spec!r}, which is not a league agent; league "
+                                 f"agents: {[k for k in self.league if k not in ('self', 'snapshot')]}")
+            if isinstance(edge, bool) or not isinstance(edge, (int, float)) or not 0.0 <= edge < 0.5:
+                raise ValueError(f"PPO option 'equity_edge' for {spec!r} must be a number in [0, 0.5), got {edge!r}")
         from agents.base import make_agent
 
         if self.teacher != "none":
@@ -223,7 +233,7 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
             workers = args.rollout_workers
             tasks = [league.task(config, args.num_tables // workers + (i < args.num_tables % workers),
                                  -(-args.batch_steps // workers), int(seed), args.points_reward,
-                                 args.preset if args.vector_env else None, args.reward)
+                                 args.preset if args.vector_env else None, args.reward, args.equity_edge)
                      for i, seed in enumerate(rng.integers(2 ** 62, size=workers))]
             results = rollouts.run(tasks, net, league.snapshots)
             trajectories = [t for part, _ in results for t in part]
@@ -295,8 +305,11 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
             writer.add_scalar("league/snapshots", len(league.snapshots), step)
             writer.add_scalar("league/win_rate_vs_latest", league.win_rate(latest, args.snapshot_window), step)
             if args.eval_every and step % args.eval_every == 0:
-                for name, value in evaluate_policy(net, args, step).items():
+                evaluation = evaluate_policy(net, args, step, global_step)
+                for name, value in evaluation.items():
                     writer.add_scalar(name, value, step)
+                bar.write(f"update {step}: " + ", ".join(f"{k.split('/', 1)[-1]} {v:.3f}"
+                                                         for k, v in evaluation.items() if "win_rate" in k))
             if (step % args.checkpoint_every == 0 or step in (args.total_updates, args.stop_after)
                     or stop.requested):
                 save_checkpoint(checkpoint_path, args, net, optimizer, league, rng, step, global_step)
@@ -321,18 +334,16 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
 # Evaluation during training
 
 
-def evaluate_policy(net: PolicyNet, args: PPOArgs, step: int) -> dict[str, float]:
+def evaluate_policy(net: PolicyNet, args: PPOArgs, step: int, global_step: int = 0) -> dict[str, float]:
     """Duplicate-deal tournament of the current policy against ``eval_opponents`` (TensorBoard ``eval/*``):
     match win rate with its Wilson interval, and the behaviour statistics of the policy (bluff, fold and call
-    rates) as ``behaviour/*``."""
-    path = os.path.join(args.run_dir, f"eval_policy_{step}.safetensors")  # a new name: agents are cached by spec
-    save_policy(net, path, presets=[args.preset], update=step)
-    spec = f"ppo:{path}"
-    results: dict[str, float] = {}
-    try:
-        results.update(_tournament_stats(spec, args, step))
-    finally:
-        os.remove(path)
+    rates) as ``behaviour/*``. The evaluated policy stays in ``RUN_DIR/evaluated/policy_UPDATE.safetensors``
+    with its results in the metadata, so that a run can be judged, and shipped, at its best update."""
+    path = os.path.join(args.run_dir, "evaluated", f"policy_{step:05d}.safetensors")  # a new name per update:
+    meta = dict(presets=[args.preset], training=dataclasses.asdict(args), updates=step, global_step=global_step)
+    save_policy(net, path, **meta)  # agents are cached by spec
+    results = _tournament_stats(f"ppo:{path}", args, step)
+    save_policy(net, path, **meta, evaluation=results)
     return results
 
 
