@@ -1,5 +1,6 @@
 """PPO: masking, a short run that learns, exact resume, and checkpoints that are never unpickled."""
 
+import dataclasses
 import os
 import pickle
 import signal
@@ -307,6 +308,25 @@ def test_shipped_policy_loads_by_name_and_plays_its_preset(preset):
     assert agent.metadata["training"]["preset"] == preset
     summary, _ = run_tournament([f"ppo:{preset}", "random"], [preset], 10, seed=3, workers=1)
     assert summary["pairings"][0]["wins_a"] >= 7  # a trained policy; the 2,000-match figures are in the README
+
+
+@pytest.mark.parametrize("preset", SHIPPED)
+def test_each_shipped_policy_was_made_by_its_config(preset):
+    """The README says each config is the recipe that made its policy: the recorded arguments must agree."""
+    from training.ppo.cli import load_args
+
+    config = os.path.join(os.path.dirname(__file__), "..", "configs", f"ppo_{preset.replace('-', '_')}.yaml")
+    args = dataclasses.asdict(load_args(config, [], None))
+    meta = make_agent(f"ppo:{preset}").metadata
+    recorded, defaults = meta["training"], dataclasses.asdict(PPOArgs())
+    for key, value in args.items():
+        if key in ("run_dir", "stop_after"):
+            continue
+        value = list(value) if isinstance(value, tuple) else value
+        expected = recorded.get(key, defaults[key])  # a field newer than the run: the run had its default
+        expected = list(expected) if isinstance(expected, tuple) else expected
+        assert value == expected, (key, value, expected)
+    assert meta["updates"] == (args["stop_after"] or args["total_updates"])
 
 
 @pytest.mark.parametrize("preset", ["argentine", "paulista", "paulista-clean", "paulista-2v2", "paulista-mini"])
