@@ -218,9 +218,11 @@ def test_bad_options_name_the_problem(tmp_path):
         load_args(None, ["reward=elo"], None)
     with pytest.raises(ValueError, match=r"'equity_edge' names 'self', which is not a league agent; league agents: "
                                          r"\['random'\]"):
-        load_args(None, ["league={self: 1, random: 1}", "equity_edge={self: 0.1}"], None)
+        load_args(None, ["league={self: 1, random: 1}", "reward=match_equity", "equity_edge={self: 0.1}"], None)
+    with pytest.raises(ValueError, match=r"'equity_edge' only applies to reward: match_equity \(reward is 'match'\)"):
+        load_args(None, ["league={self: 1, random: 1}", "equity_edge={random: 0.25}"], None)
     with pytest.raises(ValueError, match=r"'equity_edge' for 'random' must be a number in \[0, 0.5\), got 0.5"):
-        load_args(None, ["league={self: 1, random: 1}", "equity_edge={random: 0.5}"], None)
+        load_args(None, ["league={self: 1, random: 1}", "reward=match_equity", "equity_edge={random: 0.5}"], None)
     args = load_args(None, ["total_updates=7", "hidden=[32, 32]"], str(tmp_path))
     assert args.total_updates == 7 and args.hidden == (32, 32) and args.run_dir == str(tmp_path)
 

@@ -171,6 +171,9 @@ class PPOArgs:
                              "choose 'uniform' or 'prioritized'")
         if not self.league or any(w < 0 for w in self.league.values()) or sum(self.league.values()) <= 0:
             raise ValueError(f"PPO option 'league' needs non-negative weights with a positive sum, got {self.league}")
+        if self.equity_edge and self.reward != "match_equity":
+            raise ValueError(f"PPO option 'equity_edge' only applies to reward: match_equity (reward is "
+                             f"{self.reward!r}); set reward=match_equity or leave equity_edge empty")
         for spec, edge in self.equity_edge.items():
             if spec in ("self", "snapshot") or spec not in self.league:
                 raise ValueError(f"PPO option 'equity_edge' names {spec!r}, which is not a league agent; league "
