@@ -86,7 +86,7 @@ def test_each_evaluation_keeps_its_policy_with_the_results(tmp_path):
     train(args, progress=False)
     kept = sorted(os.listdir(tmp_path / "evaluated"))
     assert kept == ["policy_00001.safetensors", "policy_00002.safetensors"]
-    net, meta = load_policy(str(tmp_path / "evaluated" / kept[1]))
+    _, meta = load_policy(str(tmp_path / "evaluated" / kept[1]))
     rate = meta["evaluation"]["eval/win_rate_vs_random"]
     assert meta["updates"] == 2 and 0.0 <= rate <= 1.0 and rate * 6 == round(rate * 6)  # 6 matches: k/6
     assert same_parameters(str(tmp_path / "evaluated" / kept[1]), str(tmp_path / "policy.safetensors"))
