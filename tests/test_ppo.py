@@ -227,6 +227,32 @@ def test_bad_options_name_the_problem(tmp_path):
     assert args.total_updates == 7 and args.hidden == (32, 32) and args.run_dir == str(tmp_path)
 
 
+def test_init_policy_starts_the_learner_from_a_policy_file(tmp_path):
+    """Fine-tuning: with a zero learning rate the run ends on exactly the weights it started from."""
+    start = tmp_path / "start.safetensors"
+    base = train(PPOArgs(preset="paulista", run_dir=str(tmp_path / "base"), **{**TINY, "total_updates": 1}),
+                 progress=False)
+    os.replace(base, start)
+    tuned = train(PPOArgs(preset="paulista", run_dir=str(tmp_path / "tuned"), init_policy=str(start),
+                          learning_rate=0.0, **{**TINY, "total_updates": 1}), progress=False)
+    started, _ = load_policy(str(start))
+    ended, meta = load_policy(tuned)
+    fresh = PolicyNet()
+    for name, tensor in ended.state_dict().items():
+        assert torch.equal(tensor, started.state_dict()[name]), name
+    assert not torch.equal(fresh.state_dict()["policy.weight"], started.state_dict()["policy.weight"])
+    assert meta["training"]["init_policy"] == str(start)
+    with pytest.raises(ValueError, match=r"'init_policy': .*nope.safetensors: no such policy or checkpoint file; "
+                                         r"give a policy file or a shipped name"):
+        PPOArgs(init_policy=str(tmp_path / "nope.safetensors")).validate()
+    with pytest.raises(ValueError, match=r"'init_policy': .* has the architecture .*'hidden': \[256, 256\].* the "
+                                         r"run asks for .*'hidden': \[32\]"):
+        PPOArgs(init_policy=str(start), hidden=(32,)).validate()
+    with pytest.raises(ValueError, match=r"'init_policy' .* and 'teacher' \('heuristic'\) both choose the starting "
+                                         r"weights"):
+        PPOArgs(init_policy=str(start), teacher="heuristic").validate()
+
+
 def test_match_equity_reward_credits_each_hand_and_cuts_the_advantages():
     from agents.heuristic import match_equity_table
     from training.ppo.selfplay import Trajectory, advantages, credit_hand

@@ -29,6 +29,7 @@ from .model import (
     PolicyFileError,
     PolicyNet,
     atomic_save_tensors,
+    load_policy,
     load_tensors,
     masked_entropy,
     save_policy,
@@ -102,6 +103,9 @@ class PPOArgs:
     """under ``match_equity``: the learner's assumed edge per hand (0 to 0.5) against league agents, by spec,
     e.g. ``{random: 0.3}``; the equity table then values a hand as it really moves the match against that
     opponent (an even table makes a coin-flip falta envido look fair against random, which it never is)"""
+    init_policy: str = "none"
+    """a policy file (``.safetensors``) or shipped name (``argentine``) whose weights the learner starts from,
+    or ``none``: fine-tuning a trained policy under another league or reward, without redoing its training"""
     teacher: str = "none"
     """agent spec whose decisions the network imitates before PPO starts (``heuristic``), or ``none``: a warm
     start at the teacher's strength (``training.ppo.imitation``)"""
@@ -180,6 +184,11 @@ class PPOArgs:
                                  f"agents: {[k for k in self.league if k not in ('self', 'snapshot')]}")
             if isinstance(edge, bool) or not isinstance(edge, (int, float)) or not 0.0 <= edge < 0.5:
                 raise ValueError(f"PPO option 'equity_edge' for {spec!r} must be a number in [0, 0.5), got {edge!r}")
+        if self.init_policy != "none" and self.teacher != "none":
+            raise ValueError(f"PPO options 'init_policy' ({self.init_policy!r}) and 'teacher' ({self.teacher!r}) "
+                             "both choose the starting weights; set one of them to 'none'")
+        if self.init_policy != "none":
+            initial_weights(self)  # the file exists, is a policy, and fits the run's network
         from agents.base import make_agent
 
         if self.teacher != "none":
@@ -220,6 +229,10 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
         if progress:
             print(f"imitated {args.teacher}: {int(stats['imitation/decisions'])} decisions, "
                   f"{stats['imitation/agreement']:.1%} agreement", flush=True)
+    if start_update == 0 and args.init_policy != "none":
+        net.load_state_dict(initial_weights(args).state_dict())
+        if progress:
+            print(f"started from the weights of {args.init_policy}", flush=True)
     if not league.snapshots:
         league.add_snapshot(net)  # the starting policy anchors the league
     rollouts = make_rollouts(args.backend, args.rollout_workers)
@@ -331,6 +344,25 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
     save_policy(net, policy_path, presets=[args.preset], training=dataclasses.asdict(args),
                 updates=updates_done, global_step=global_step)
     return policy_path
+
+
+def initial_weights(args: PPOArgs) -> PolicyNet:
+    """The network named by ``init_policy``; ValueError naming the file and what differs from ``args``."""
+    from agents.ppo import SHIPPED_DIR, shipped_policies
+
+    path = args.init_policy
+    if not os.path.exists(path) and path in shipped_policies():
+        path = os.path.join(SHIPPED_DIR, f"ppo_{path}.safetensors")
+    try:
+        net, _ = load_policy(path)
+    except PolicyFileError as err:
+        raise ValueError(f"PPO option 'init_policy': {err}; give a policy file or a shipped name "
+                         f"{shipped_policies()}") from None
+    wanted = PolicyNet(hidden=args.hidden, features=args.features).architecture()
+    if net.architecture() != wanted:
+        raise ValueError(f"PPO option 'init_policy': {path} has the architecture {net.architecture()}, the run "
+                         f"asks for {wanted} (options hidden, features; the current observation layout)")
+    return net
 
 
 # ------------------------------------------------------------------------------------------------------------
