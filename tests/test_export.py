@@ -84,7 +84,7 @@ def test_card_strength_network_exports_with_its_feature_layer(tmp_path):
 def test_a_version_1_policy_exports_and_an_old_1068_input_model_still_plays(tmp_path):
     """Layouts only append fields: a version-1 policy exports to a graph over today's observation, and a model
     exported before layout 2 (1,068 inputs) is fed the prefix it knows."""
-    import training.export as export
+    from training import export
 
     torch.manual_seed(5)
     net = PolicyNet(obs_size=1068, hidden=(32,))

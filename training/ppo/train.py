@@ -24,6 +24,7 @@ from torch import nn
 from truco_env.config import make_config
 from truco_env.encoding import OBSERVATION_VERSION
 
+from .imitation import imitate, teacher_data
 from .model import (
     FEATURES,
     PolicyFileError,
@@ -34,7 +35,6 @@ from .model import (
     masked_entropy,
     save_policy,
 )
-from .imitation import imitate, teacher_data
 from .rollouts import BACKENDS, make_rollouts
 from .selfplay import REWARDS, League, advantages
 
@@ -187,14 +187,11 @@ class PPOArgs:
         if self.init_policy != "none" and self.teacher != "none":
             raise ValueError(f"PPO options 'init_policy' ({self.init_policy!r}) and 'teacher' ({self.teacher!r}) "
                              "both choose the starting weights; set one of them to 'none'")
-        if self.init_policy != "none":
-            initial_weights(self)  # the file exists, is a policy, and fits the run's network
         from agents.base import make_agent
 
-        if self.teacher != "none":
-            if make_agent(self.teacher).wants or not self.vector_env:
-                raise ValueError(f"PPO option 'teacher' = {self.teacher!r}: the teacher must play from observations "
-                                 "alone on the vector env (vector_env: true), like 'heuristic' or 'random'")
+        if self.teacher != "none" and (make_agent(self.teacher).wants or not self.vector_env):
+            raise ValueError(f"PPO option 'teacher' = {self.teacher!r}: the teacher must play from observations "
+                             "alone on the vector env (vector_env: true), like 'heuristic' or 'random'")
         for spec in [k for k in self.league if k not in ("self", "snapshot")] + list(self.eval_opponents):
             make_agent(spec)  # ValueError naming the spec and the kinds available
 
@@ -204,6 +201,9 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
     from torch.utils.tensorboard import SummaryWriter
 
     args.validate()
+    # the starting weights are checked before any work (the file may be another config's output, so not in
+    # validate(), which must pass on a fresh clone)
+    start_net = initial_weights(args) if args.init_policy != "none" and not resume else None
     torch.set_num_threads(args.torch_threads)
     config = make_config(args.preset)
     os.makedirs(args.run_dir, exist_ok=True)
@@ -230,7 +230,7 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
             print(f"imitated {args.teacher}: {int(stats['imitation/decisions'])} decisions, "
                   f"{stats['imitation/agreement']:.1%} agreement", flush=True)
     if start_update == 0 and args.init_policy != "none":
-        net.load_state_dict(initial_weights(args).state_dict())
+        net.load_state_dict((start_net if start_net is not None else initial_weights(args)).state_dict())
         if progress:
             print(f"started from the weights of {args.init_policy}", flush=True)
     if not league.snapshots:
@@ -356,8 +356,8 @@ def initial_weights(args: PPOArgs) -> PolicyNet:
     try:
         net, _ = load_policy(path)
     except PolicyFileError as err:
-        raise ValueError(f"PPO option 'init_policy': {err}; give a policy file or a shipped name "
-                         f"{shipped_policies()}") from None
+        raise ValueError(f"PPO option 'init_policy': {err}; give a policy file (another run's output: run "
+                         f"its config first) or a shipped name {shipped_policies()}") from None
     wanted = PolicyNet(hidden=args.hidden, features=args.features).architecture()
     if net.architecture() != wanted:
         raise ValueError(f"PPO option 'init_policy': {path} has the architecture {net.architecture()}, the run "
@@ -375,7 +375,8 @@ def evaluate_policy(net: PolicyNet, args: PPOArgs, step: int, global_step: int =
     rates) as ``behaviour/*``. The evaluated policy stays in ``RUN_DIR/evaluated/policy_UPDATE.safetensors``
     with its results in the metadata, so that a run can be judged, and shipped, at its best update."""
     path = os.path.join(args.run_dir, "evaluated", f"policy_{step:05d}.safetensors")  # a new name per update:
-    meta = dict(presets=[args.preset], training=dataclasses.asdict(args), updates=step, global_step=global_step)
+    meta = {"presets": [args.preset], "training": dataclasses.asdict(args), "updates": step,
+            "global_step": global_step}
     save_policy(net, path, **meta)  # agents are cached by spec
     results = _tournament_stats(f"ppo:{path}", args, step)
     save_policy(net, path, **meta, evaluation=results)
