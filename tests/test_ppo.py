@@ -243,11 +243,12 @@ def test_init_policy_starts_the_learner_from_a_policy_file(tmp_path):
     assert not torch.equal(fresh.state_dict()["policy.weight"], started.state_dict()["policy.weight"])
     assert meta["training"]["init_policy"] == str(start)
     with pytest.raises(ValueError, match=r"'init_policy': .*nope.safetensors: no such policy or checkpoint file; "
-                                         r"give a policy file or a shipped name"):
-        PPOArgs(init_policy=str(tmp_path / "nope.safetensors")).validate()
+                                         r"give a policy file \(another run's output: run its config first\) or a shipped name"):
+        train(PPOArgs(init_policy=str(tmp_path / "nope.safetensors"), run_dir=str(tmp_path / "x")), progress=False)
     with pytest.raises(ValueError, match=r"'init_policy': .* has the architecture .*'hidden': \[256, 256\].* the "
                                          r"run asks for .*'hidden': \[32\]"):
-        PPOArgs(init_policy=str(start), hidden=(32,)).validate()
+        train(PPOArgs(init_policy=str(start), hidden=(32,), run_dir=str(tmp_path / "x")), progress=False)
+    assert not os.path.exists(tmp_path / "x")  # refused before any work
     with pytest.raises(ValueError, match=r"'init_policy' .* and 'teacher' \('heuristic'\) both choose the starting "
                                          r"weights"):
         PPOArgs(init_policy=str(start), teacher="heuristic").validate()
@@ -355,6 +356,11 @@ def test_each_shipped_policy_was_made_by_its_config(preset):
         expected = list(expected) if isinstance(expected, tuple) else expected
         assert value == expected, (key, value, expected)
     assert meta["updates"] == (args["stop_after"] or args["total_updates"])
+    if args["init_policy"] != "none":  # a fine-tune: some config in configs/ must make the policy it starts from
+        folder = os.path.dirname(config)
+        stages = [load_args(os.path.join(folder, name), [], None) for name in sorted(os.listdir(folder))
+                  if name.startswith("ppo_") and name.endswith(".yaml")]
+        assert any(os.path.join(stage.run_dir, "policy.safetensors") == args["init_policy"] for stage in stages)
 
 
 @pytest.mark.parametrize("preset", ["argentine", "paulista", "paulista-clean", "paulista-2v2", "paulista-mini"])

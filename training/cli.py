@@ -134,8 +134,8 @@ def build_parser() -> argparse.ArgumentParser:
         "train",
         help="train a policy (ppo, cfr)",
         description="Train a policy from a YAML config; every long run shows progress and writes checkpoints.",
-        epilog="examples:\n  truco train ppo --config configs/ppo_argentine.yaml\n"
-               "  truco train ppo --config configs/ppo_argentine.yaml --set total_updates=20 --resume",
+        epilog="examples:\n  truco train ppo --config configs/ppo_argentine_base.yaml\n"
+               "  truco train ppo --config configs/ppo_argentine_base.yaml --set total_updates=20 --resume",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     trainers = train.add_subparsers(dest="trainer", metavar="TRAINER")
@@ -144,7 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
         "ppo",
         help="masked PPO with league self-play",
         description="Masked PPO with league self-play, TensorBoard logs and resumable checkpoints.",
-        epilog="example:\n  truco train ppo --config configs/ppo_argentine.yaml --set seed=3",
+        epilog="example:\n  truco train ppo --config configs/ppo_argentine_base.yaml --set seed=3",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     from training.ppo.cli import add_arguments as _ppo_arguments
