@@ -28,6 +28,13 @@ def shipped_policies() -> list[str]:
     return sorted(f[4:-12] for f in os.listdir(SHIPPED_DIR) if f.startswith("ppo_") and f.endswith(".safetensors"))
 
 
+def policy_path(arg: str) -> str:
+    """A policy file path as given, or the shipped policy of that name when no such file exists."""
+    if not os.path.exists(arg) and arg in shipped_policies():
+        return os.path.join(SHIPPED_DIR, f"ppo_{arg}.safetensors")
+    return arg
+
+
 class PPOAgent(Agent):
     """Samples from (or, with ``greedy=True``, takes the argmax of) the masked policy."""
 
@@ -64,11 +71,8 @@ def _factory(arg: str | None, params: dict[str, str]) -> Agent:
         if mode not in PLAY_MODES:
             raise ValueError(f"agent spec 'ppo:{arg},{mode}': the option after the path must be 'greedy' or "
                              "'sample'")
-    path = arg
-    if not os.path.exists(path) and arg in shipped_policies():
-        path = os.path.join(SHIPPED_DIR, f"ppo_{arg}.safetensors")
     try:
-        net, meta = load_policy(path)
+        net, meta = load_policy(policy_path(arg))
     except PolicyFileError as err:
         raise ValueError(f"agent spec 'ppo:{arg}': {err}; shipped policies: {shipped_policies()}") from None
     mode = mode or meta.get("play", "sample")

@@ -201,13 +201,14 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
     from torch.utils.tensorboard import SummaryWriter
 
     args.validate()
+    checkpoint_path = os.path.join(args.run_dir, "checkpoint.safetensors")
+    resuming = resume and os.path.exists(checkpoint_path)
     # the starting weights are checked before any work (the file may be another config's output, so not in
     # validate(), which must pass on a fresh clone)
-    start_net = initial_weights(args) if args.init_policy != "none" and not resume else None
+    start_net = initial_weights(args) if args.init_policy != "none" and not resuming else None
     torch.set_num_threads(args.torch_threads)
     config = make_config(args.preset)
     os.makedirs(args.run_dir, exist_ok=True)
-    checkpoint_path = os.path.join(args.run_dir, "checkpoint.safetensors")
 
     # --- the learner, its optimizer, the league and the random streams ---------------------------------------
     torch.manual_seed(args.seed)
@@ -216,7 +217,7 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
     league = League(dict(args.league), args.league_sampling, args.max_snapshots)
     rng = np.random.default_rng(args.seed)
     start_update, global_step = 0, 0
-    if resume and os.path.exists(checkpoint_path):
+    if resuming:
         start_update, global_step = load_checkpoint(checkpoint_path, args, net, optimizer, league, rng)
     writer = SummaryWriter(os.path.join(args.run_dir, "tb"), purge_step=start_update or None)
     writer.add_text("config", json.dumps(dataclasses.asdict(args), default=list, indent=1))
@@ -229,8 +230,8 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
         if progress:
             print(f"imitated {args.teacher}: {int(stats['imitation/decisions'])} decisions, "
                   f"{stats['imitation/agreement']:.1%} agreement", flush=True)
-    if start_update == 0 and args.init_policy != "none":
-        net.load_state_dict((start_net if start_net is not None else initial_weights(args)).state_dict())
+    if start_net is not None:
+        net.load_state_dict(start_net.state_dict())
         if progress:
             print(f"started from the weights of {args.init_policy}", flush=True)
     if not league.snapshots:
@@ -348,11 +349,9 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
 
 def initial_weights(args: PPOArgs) -> PolicyNet:
     """The network named by ``init_policy``; ValueError naming the file and what differs from ``args``."""
-    from agents.ppo import SHIPPED_DIR, shipped_policies
+    from agents.ppo import policy_path, shipped_policies
 
-    path = args.init_policy
-    if not os.path.exists(path) and path in shipped_policies():
-        path = os.path.join(SHIPPED_DIR, f"ppo_{path}.safetensors")
+    path = policy_path(args.init_policy)
     try:
         net, _ = load_policy(path)
     except PolicyFileError as err:
