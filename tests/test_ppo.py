@@ -15,7 +15,7 @@ import torch
 from agents.base import RandomAgent, make_agent, observation_for
 from agents.ppo import PPOAgent
 from training.ppo.model import PolicyFileError, PolicyNet, load_policy, masked_entropy
-from training.ppo.selfplay import League, collect_partition
+from training.ppo.selfplay import League, Trajectory, collect_partition
 from training.ppo.train import PPOArgs, train
 from truco_env import TrucoState, make_config
 from truco_env import actions as A
@@ -48,6 +48,27 @@ def test_illegal_actions_have_probability_zero_and_are_never_sampled():
         for traj in trajectories:
             assert traj.masks[np.arange(len(traj.actions)), traj.actions].all()
             assert traj.rewards[-1] != 0  # the match result reaches the last decision
+
+
+def test_advantages_can_be_normalised_per_opponent():
+    """advantage_norm: opponent -- each trajectory knows its opponent, in both collectors, and each opponent's
+    decisions are scaled on their own, so small-stakes hands (random under an edge) are not drowned out."""
+    from training.ppo.train import normalise_by_opponent
+
+    net = PolicyNet(hidden=(16,))
+    league = League({"self": 0.4, "snapshot": 0.3, "random": 0.3})
+    league.add_snapshot(net)
+    for preset in (None, "argentine"):  # the engine collector and the vector-env collector
+        task = league.task(make_config("argentine"), 6, 300, 1, 0.5, preset=preset)
+        trajectories, results = collect_partition(task, net, league.snapshots)
+        faced = {opponent[0] if opponent[0] != "agent" else opponent[1] for opponent, _ in results}
+        assert {t.opponent for t in trajectories} - {"self"} == faced
+    short = [Trajectory(*[np.zeros(n)] * 7, opponent=who) for n, who in ((3, "random"), (2, "heuristic"))]
+    adv = torch.tensor([1.0, 2.0, 3.0, 10.0, 30.0])
+    out = normalise_by_opponent(adv, short)
+    assert torch.allclose(out, torch.tensor([-1.0, 0.0, 1.0, -0.70710677, 0.70710677]), atol=1e-6)
+    with pytest.raises(ValueError, match=r"'advantage_norm' = 'batch'; choose 'minibatch' or 'opponent'"):
+        PPOArgs(advantage_norm="batch").validate()
 
 
 def win_rate_vs_random(net: PolicyNet, preset: str, matches: int = 200) -> float:
@@ -256,7 +277,7 @@ def test_init_policy_starts_the_learner_from_a_policy_file(tmp_path):
 
 def test_match_equity_reward_credits_each_hand_and_cuts_the_advantages():
     from agents.heuristic import match_equity_table
-    from training.ppo.selfplay import Trajectory, advantages, credit_hand
+    from training.ppo.selfplay import advantages, credit_hand
 
     league = League({"self": 1.0})
     task = league.task(make_config("argentine"), 1, 1, 0, 0.5, reward="match_equity")

@@ -121,6 +121,7 @@ class Trajectory:
     values: np.ndarray
     rewards: np.ndarray
     ends: np.ndarray  # True at a decision after which no reward flows back (its hand closed, under match_equity)
+    opponent: str = "self"  # who the learner faced: "self", "snapshot" or the league agent's spec
 
 
 def _new_trajectory() -> dict[str, list]:
@@ -303,7 +304,7 @@ class SelfPlayCollector:
         if state.is_over:
             for traj in table.trajectories.values():
                 if traj["actions"]:
-                    finished.append(_freeze(traj))
+                    finished.append(_freeze(traj, table.opponent))
                     closed += len(traj["actions"])
             if table.opponent[0] != "self":
                 seat = next(iter(table.learner_seats))
@@ -397,7 +398,7 @@ def collect_on_vector_env(task: RolloutTask, net: PolicyNet | None, snapshots: l
                 if done[i]:
                     for traj in table.trajectories.values():
                         if traj["actions"]:
-                            finished.append(_freeze(traj))
+                            finished.append(_freeze(traj, table.opponent))
                             steps_done += len(traj["actions"])
                     if table.opponent[0] != "self":
                         seat = next(iter(table.learner_seats))
@@ -425,10 +426,11 @@ def _result(winner: int | None, seat: int) -> float:
     return 1.0 if winner == seat % 2 else -1.0
 
 
-def _freeze(traj: dict[str, list]) -> Trajectory:
+def _freeze(traj: dict[str, list], opponent: tuple[str, Any]) -> Trajectory:
     return Trajectory(np.stack(traj["obs"]), np.stack(traj["masks"]), np.array(traj["actions"], dtype=np.int64),
                       np.array(traj["logprobs"], dtype=np.float32), np.array(traj["values"], dtype=np.float32),
-                      np.array(traj["rewards"], dtype=np.float32), np.array(traj["ends"], dtype=np.bool_))
+                      np.array(traj["rewards"], dtype=np.float32), np.array(traj["ends"], dtype=np.bool_),
+                      opponent[1] if opponent[0] == "agent" else opponent[0])
 
 
 def advantages(traj: Trajectory, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:

@@ -103,6 +103,10 @@ class PPOArgs:
     """under ``match_equity``: the learner's assumed edge per hand (0 to 0.5) against league agents, by spec,
     e.g. ``{random: 0.3}``; the equity table then values a hand as it really moves the match against that
     opponent (an even table makes a coin-flip falta envido look fair against random, which it never is)"""
+    advantage_norm: str = "minibatch"
+    """``minibatch``: advantages normalised per minibatch (CleanRL); ``opponent``: per opponent kind over the
+    whole batch, so that hands against an opponent whose hands move the match little (random, under an
+    ``equity_edge``) still steer the policy as much as the others"""
     init_policy: str = "none"
     """a policy file (``.safetensors``) or shipped name (``argentine``) whose weights the learner starts from,
     or ``none``: fine-tuning a trained policy under another league or reward, without redoing its training"""
@@ -184,6 +188,9 @@ class PPOArgs:
                                  f"agents: {[k for k in self.league if k not in ('self', 'snapshot')]}")
             if isinstance(edge, bool) or not isinstance(edge, (int, float)) or not 0.0 <= edge < 0.5:
                 raise ValueError(f"PPO option 'equity_edge' for {spec!r} must be a number in [0, 0.5), got {edge!r}")
+        if self.advantage_norm not in ("minibatch", "opponent"):
+            raise ValueError(f"PPO option 'advantage_norm' = {self.advantage_norm!r}; choose 'minibatch' or "
+                             "'opponent'")
         if self.init_policy != "none" and self.teacher != "none":
             raise ValueError(f"PPO options 'init_policy' ({self.init_policy!r}) and 'teacher' ({self.teacher!r}) "
                              "both choose the starting weights; set one of them to 'none'")
@@ -263,6 +270,8 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
             b_values = torch.from_numpy(np.concatenate([t.values for t in trajectories]))
             b_advantages = torch.from_numpy(np.concatenate([p[0] for p in parts]))
             b_returns = torch.from_numpy(np.concatenate([p[1] for p in parts]))
+            if args.advantage_norm == "opponent":
+                b_advantages = normalise_by_opponent(b_advantages, trajectories)
             batch = len(b_actions)
             global_step += batch
 
@@ -282,7 +291,8 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
                         approx_kl = ((ratio - 1) - log_ratio).mean()
                         clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
                     adv = b_advantages[mb]
-                    adv = (adv - adv.mean()) / (adv.std() + 1e-8) if len(mb) > 1 else adv
+                    if args.advantage_norm == "minibatch" and len(mb) > 1:
+                        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
                     pg_loss = torch.max(-adv * ratio,
                                         -adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
                     v_loss = 0.5 * ((values - b_returns[mb]) ** 2).mean()
@@ -345,6 +355,17 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
     save_policy(net, policy_path, presets=[args.preset], training=dataclasses.asdict(args),
                 updates=updates_done, global_step=global_step)
     return policy_path
+
+
+def normalise_by_opponent(adv: torch.Tensor, trajectories: list) -> torch.Tensor:
+    """Advantages scaled to mean 0, deviation 1 within each opponent kind's decisions of the batch."""
+    labels = np.concatenate([[t.opponent] * len(t.actions) for t in trajectories])
+    out = adv.clone()
+    for label in np.unique(labels):
+        rows = torch.from_numpy(np.flatnonzero(labels == label))
+        if len(rows) > 1:
+            out[rows] = (adv[rows] - adv[rows].mean()) / (adv[rows].std() + 1e-8)
+    return out
 
 
 def initial_weights(args: PPOArgs) -> PolicyNet:
