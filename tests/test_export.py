@@ -163,3 +163,14 @@ def test_node_example_reproduces_the_vectors(exported, tmp_path):
                             text=True, timeout=300, check=False)
     assert result.returncode == 0, result.stderr
     assert "vectors reproduced" in result.stdout
+
+
+def test_export_cli_takes_a_shipped_policy_by_name(tmp_path, capsys):
+    """`truco export ppo ppo:NAME` exports the shipped policy; an unknown name is an error listing the shipped."""
+    from training.cli import main
+
+    out = tmp_path / "paulista.onnx"
+    assert main(["export", "ppo", "ppo:paulista", "--out", str(out)]) == 0
+    assert out.exists() and (tmp_path / "paulista.json").exists()
+    assert main(["export", "ppo", "ppo:nope", "--out", str(out)]) == 2
+    assert "no shipped policy 'nope'; shipped: ['argentine'" in capsys.readouterr().err

@@ -345,7 +345,7 @@ def _cmd_export_cfr(args: argparse.Namespace, parser: argparse.ArgumentParser) -
 def _cmd_export_ppo(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     import os
 
-    from agents.ppo import SHIPPED_DIR, shipped_policies
+    from agents.ppo import policy_path, shipped_policies
     from training.export import export_onnx, write_test_vectors
     from training.ppo.model import PolicyFileError, load_policy
 
@@ -356,7 +356,7 @@ def _cmd_export_ppo(args: argparse.Namespace, parser: argparse.ArgumentParser) -
             print(f"truco export ppo: error: no shipped policy {name!r}; shipped: {shipped_policies()}",
                   file=sys.stderr)
             return 2
-        path = os.path.join(SHIPPED_DIR, f"ppo_{name}.safetensors")
+        path = policy_path(name)
     try:
         _, meta = load_policy(path)
         model, meta_path = export_onnx(path, args.out)
