@@ -29,9 +29,13 @@ def shipped_policies() -> list[str]:
 
 
 def policy_path(arg: str) -> str:
-    """A policy file path as given, or the shipped policy of that name when no such file exists."""
-    if not os.path.exists(arg) and arg in shipped_policies():
-        return os.path.join(SHIPPED_DIR, f"ppo_{arg}.safetensors")
+    """A policy file path as given, or the shipped policy of that name (``argentine`` or, as the agent spec
+    writes it, ``ppo:argentine``) when no such file exists."""
+    if os.path.exists(arg):
+        return arg
+    name = arg[4:] if arg.startswith("ppo:") else arg
+    if name in shipped_policies():
+        return os.path.join(SHIPPED_DIR, f"ppo_{name}.safetensors")
     return arg
 
 

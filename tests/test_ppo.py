@@ -360,6 +360,19 @@ def test_shipped_policy_loads_by_name_and_plays_its_preset(preset):
     assert summary["pairings"][0]["wins_a"] >= 7  # a trained policy; the 2,000-match figures are in the README
 
 
+def test_policy_path_resolves_a_shipped_name_in_both_spellings(tmp_path):
+    """`init_policy: paulista` and `init_policy: ppo:paulista` (as `truco eval` writes it) name the same file; a
+    file of that name wins over the shipped one; anything else is returned as given for the loader to refuse."""
+    from agents.ppo import SHIPPED_DIR, policy_path
+
+    shipped = os.path.join(SHIPPED_DIR, "ppo_paulista.safetensors")
+    assert policy_path("paulista") == policy_path("ppo:paulista") == shipped
+    local = tmp_path / "paulista"
+    local.write_bytes(b"")
+    assert policy_path(str(local)) == str(local)
+    assert policy_path("ppo:nope") == "ppo:nope"
+
+
 @pytest.mark.parametrize("preset", SHIPPED)
 def test_each_shipped_policy_was_made_by_its_config(preset):
     """The README says each config is the recipe that made its policy: the recorded arguments must agree."""
