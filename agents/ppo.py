@@ -33,7 +33,7 @@ def policy_path(arg: str) -> str:
     writes it, ``ppo:argentine``) when no such file exists."""
     if os.path.exists(arg):
         return arg
-    name = arg[4:] if arg.startswith("ppo:") else arg
+    name = arg.removeprefix("ppo:")
     if name in shipped_policies():
         return os.path.join(SHIPPED_DIR, f"ppo_{name}.safetensors")
     return arg
