@@ -18,8 +18,10 @@ from truco_env.encoding import (
     OBS_OFFSETS,
     OBSERVATION_FIELDS,
     OBSERVATION_SIZE,
+    PRIVILEGED_SIZE,
     encode_information_state,
     encode_observation,
+    encode_privileged,
     information_state_string,
     observation_markdown,
 )
@@ -233,6 +235,20 @@ def test_match_tally_counts_each_team_public_decisions_across_hands():
     fresh = TrucoState.new(make_config("argentine"), seed=0)
     assert fresh.match_tally == ((0,) * 8, (0,) * 8)
     assert not field(encode_observation(fresh, 0), "match_tally").any()
+
+
+def test_privileged_features_hold_the_other_seats_unplayed_cards_from_the_viewer_on():
+    """The training critic's extra input (never a policy's): seat k places after the viewer in block k - 1."""
+    hands = [["7c", "3c", "1e"], ["7o", "4o", "2e"], ["5c", "6c", "12e"], ["1b", "2b", "3b"]]
+    state = TrucoState.new(make_config("argentine-2v2"), seed=0, deal={"hands": hands, "dealer": 3})
+    assert state.actor == 0
+    state.apply("play:7c")
+    priv = encode_privileged(state, 1).reshape(-1, C.NUM_CARDS)
+    assert PRIVILEGED_SIZE == 5 * C.NUM_CARDS and priv.shape == (5, C.NUM_CARDS)
+    names = [sorted(C.card_text(c, "argentine") for c in np.flatnonzero(row)) for row in priv]
+    assert names == [sorted(hands[2]), sorted(hands[3]), ["1e", "3c"], [], []]  # seat 0's 7c is on the table
+    out = np.full(PRIVILEGED_SIZE, 9.0, dtype=np.float32)
+    assert encode_privileged(state, 1, out) is out and np.array_equal(out, priv.ravel())
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -157,6 +157,47 @@ def test_resume_after_a_stop_equals_an_uninterrupted_run(tmp_path, monkeypatch):
     assert same_parameters(whole, resumed)
 
 
+@pytest.mark.parametrize("vector", [True, False])
+def test_collectors_record_the_hidden_cards_for_a_privileged_critic(vector):
+    """Both collectors: at each learner decision the other seats' unplayed cards, never the learner's own."""
+    from truco_env.encoding import OBS_OFFSETS, PRIVILEGED_SIZE
+
+    league = League({"self": 0.5, "random": 0.5})
+    preset = "paulista-2v2" if vector else None
+    task = league.task(make_config("paulista-2v2"), 4, 64, 0, 0.5, preset, "match_equity", privileged=True)
+    trajectories, _ = collect_partition(task, PolicyNet(), [])
+    assert trajectories
+    for traj in trajectories:
+        assert traj.privileged.shape == (len(traj.actions), PRIVILEGED_SIZE)
+        hidden = traj.privileged.reshape(len(traj.actions), 5, 40)
+        assert not hidden[:, 3:].any()  # four seats: three others
+        assert hidden.sum(1).max() <= 1 and hidden.sum(2).max() <= 3 and hidden[0].sum() > 0
+        assert not (hidden.sum(1) * traj.obs[:, slice(*OBS_OFFSETS["hand"])]).any()
+    plain = league.task(make_config("paulista-2v2"), 4, 64, 0, 0.5, preset, "match_equity")
+    assert all(t.privileged is None for t in collect_partition(plain, PolicyNet(), [])[0])
+
+
+def test_privileged_critic_trains_resumes_exactly_and_stays_out_of_policy_files(tmp_path):
+    from training.ppo.model import FORMAT, load_tensors
+    from training.ppo.train import CHECKPOINT_FORMAT
+
+    args = {"preset": "paulista-2v2", "critic": "privileged", "reward": "match_equity", **TINY}
+    whole = train(PPOArgs(run_dir=str(tmp_path / "whole"), **args), progress=False)
+    train(PPOArgs(run_dir=str(tmp_path / "split"), **{**args, "stop_after": 2}), progress=False)
+    checkpoint = tmp_path / "split" / "checkpoint.safetensors"
+    tensors, meta = load_tensors(str(checkpoint), CHECKPOINT_FORMAT)
+    assert any(k.startswith("critic.") for k in tensors) and meta["update"] == 2
+    resumed = train(PPOArgs(run_dir=str(tmp_path / "split"), **args), resume=True, progress=False)
+    assert same_parameters(whole, resumed)
+    policy, _ = load_tensors(whole, FORMAT)
+    assert set(policy) == set(PolicyNet().state_dict())  # the policy file holds the player only
+    with pytest.raises(PolicyFileError, match="trained with critic='privileged', this run has 'shared'"):
+        train(PPOArgs(run_dir=str(tmp_path / "split"), **{**args, "critic": "shared"}), resume=True,
+              progress=False)
+    with pytest.raises(ValueError, match=r"'critic' = 'oracle'; choose one of \['shared', 'privileged'\]"):
+        PPOArgs(critic="oracle").validate()
+
+
 @pytest.mark.parametrize("backend", ["local", "processes"])
 def test_ctrl_c_saves_a_checkpoint_that_resumes(tmp_path, backend):
     """Ctrl-C in a terminal signals the whole process group, rollout workers included."""
@@ -478,9 +519,11 @@ def test_a_version_1_policy_reads_the_prefix_and_a_version_1_checkpoint_is_refus
 
 def test_imitation_warm_start_copies_the_teacher_and_learns_its_returns():
     from training.ppo.imitation import imitate, teacher_data
+    from training.ppo.model import Critic
 
     args = PPOArgs(preset="argentine", num_tables=16, teacher="heuristic", teacher_decisions=3000,
-                   reward="match_equity", league={"random": 0.5, "heuristic": 0.5, "snapshot": 1.0})
+                   reward="match_equity", league={"random": 0.5, "heuristic": 0.5, "snapshot": 1.0},
+                   critic="privileged")
     data = teacher_data(args, make_config("argentine"), np.random.default_rng(0))
     count = len(data["actions"])
     assert count >= 3000 and data["obs"].shape == (count, 1086)
@@ -492,13 +535,19 @@ def test_imitation_warm_start_copies_the_teacher_and_learns_its_returns():
         logits, values = net(data["obs"], data["masks"])
     before = float((logits.argmax(-1) == data["actions"]).float().mean())
     value_error = float(((values - data["returns"]) ** 2).mean())
+    critic = Critic(hidden=(128,))
+    critic_inputs = (data["obs"], data["privileged"], data["opponent"])
+    with torch.no_grad():
+        critic_error = float(((critic(*critic_inputs) - data["returns"]) ** 2).mean())
     stats = imitate(net, data, epochs=60, minibatch=256, learning_rate=1e-3, vf_coef=0.5,
-                    rng=np.random.default_rng(0))
+                    rng=np.random.default_rng(0), critic=critic)
     with torch.no_grad():
         logits, values = net(data["obs"], data["masks"])
     after = float((logits.argmax(-1) == data["actions"]).float().mean())
     assert before < 0.4 and after > 0.8 and stats["imitation/agreement"] > 0.75
     assert float(((values - data["returns"]) ** 2).mean()) < value_error
+    with torch.no_grad():
+        assert float(((critic(*critic_inputs) - data["returns"]) ** 2).mean()) < critic_error
     with pytest.raises(ValueError, match="teacher must play from observations alone"):
         PPOArgs(teacher="heuristic", vector_env=False).validate()
     with pytest.raises(ValueError, match="'teacher_decisions' must be a positive integer"):

@@ -9,7 +9,11 @@ import pytest
 from training.cli import main as cli_main
 from truco_env import PRESETS
 from truco_env import _kernel as K
-from truco_env.encoding import encode_action_mask, encode_observation
+from truco_env.encoding import (
+    encode_action_mask,
+    encode_observation,
+    encode_privileged,
+)
 from truco_env.records import replay_record
 from truco_env.vector import VectorEnv
 
@@ -33,11 +37,13 @@ def test_vector_matches_replay_through_the_reference_engine(preset, overrides):
         assert state.is_over == (record in finished)
     # the state the vector env shows now is the state the reference engine reaches
     obs, mask, actor = venv._bufs.obs, venv._bufs.masks, venv._bufs.actors
+    privileged = venv.privileged()
     for i, record in enumerate(venv.current_records()):
         state = replay_record(record)
         assert state.actor == actor[i]
         assert np.array_equal(obs[i], encode_observation(state, int(actor[i])))
         assert np.array_equal(mask[i], encode_action_mask(state))
+        assert np.array_equal(privileged[i], encode_privileged(state, int(actor[i])))
     venv.close()
 
 

@@ -1165,6 +1165,22 @@ def encode_obs(st, cfg, viewer, out):
             out[O_TALLY + (NUM_TALLY + 1) * row + NUM_TALLY] = total / (total + TALLY_SCALE)
 
 
+@njit(cache=True)
+def encode_privileged(st, cfg, viewer, out):
+    """truco_env.encoding.encode_privileged on a kernel state: the other seats' unplayed cards, seat ``k``
+    places after ``viewer`` in block ``k - 1``."""
+    out[:] = 0.0
+    n = cfg[C_N]
+    for seat in range(n):
+        if seat == viewer:
+            continue
+        block = ((seat - viewer) % n - 1) * 40
+        played = st[S_PLAYED + seat]
+        for i in range(cfg[C_HAND_SIZE]):
+            if not (played >> i) & 1:
+                out[block + st[S_DEALT + 3 * seat + i]] = 1.0
+
+
 # ------------------------------------------------------------------------------------------ driver entry points
 CLOSED = 256  # step() flag: the hand ended (LAST_HP holds its points)
 NEEDS_DEAL = 512  # step() flag: a new deal is needed (phase DEAL)

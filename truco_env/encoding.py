@@ -263,6 +263,27 @@ def _encode_shown(view, announcements, viewer, n, scale):
             per[rel, 1] = value / scale
 
 
+#: Hidden information for a training critic only (``PPOArgs.critic: privileged``), never for a policy: the
+#: unplayed cards of every other seat, seat ``k`` places after the viewer in block ``k - 1`` (40 floats each).
+#: Why: a value estimate that knows the deal separates the luck of the cards from the worth of a decision, so
+#: advantages are far less noisy; the policy still sees only its observation, and plays without this.
+PRIVILEGED_SIZE = (MAX_SEATS - 1) * C.NUM_CARDS
+
+
+def encode_privileged(state: TrucoState, viewer: int, out: np.ndarray | None = None) -> np.ndarray:
+    """float32 [``PRIVILEGED_SIZE``]: the other seats' unplayed cards as seen from ``viewer`` (see above)."""
+    priv = np.zeros(PRIVILEGED_SIZE, dtype=np.float32) if out is None else out
+    if out is not None:
+        priv.fill(0.0)
+    n = state.num_players
+    for seat in range(n):
+        if seat != viewer:
+            block = (_rel(seat, viewer, n) - 1) * C.NUM_CARDS
+            for card in state.remaining_cards(seat):
+                priv[block + card] = 1.0
+    return priv
+
+
 def encode_action_mask(state: TrucoState, out: np.ndarray | None = None) -> np.ndarray:
     """int8 mask over ``actions.NUM_ACTIONS`` of the actor's legal actions (all zero once the match is over)."""
     mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8) if out is None else out

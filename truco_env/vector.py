@@ -45,6 +45,7 @@ from . import _kernel as K
 from . import actions as A
 from . import cards as C
 from .config import make_config
+from .encoding import PRIVILEGED_SIZE
 from .fast import config_array, options_array
 
 REWARDS = ("match", "points")
@@ -224,6 +225,16 @@ class VectorEnv:
     def states(self) -> np.ndarray:
         """The raw kernel states, one row per env (read them, do not write them)."""
         return self._bufs.states
+
+    def privileged(self, rows: Any = None) -> np.ndarray:
+        """float32 [rows, ``encoding.PRIVILEGED_SIZE``]: what the actor of each row cannot see (the other seats'
+        unplayed cards, as ``encoding.encode_privileged`` writes them), for a training critic only."""
+        self._check_open()
+        rows = np.arange(self.num_envs) if rows is None else np.asarray(rows, dtype=np.int64)
+        out = np.zeros((len(rows), PRIVILEGED_SIZE), dtype=np.float32)
+        for k, i in enumerate(rows):
+            K.encode_privileged(self._bufs.states[i], self._cfg, int(self._bufs.actors[i]), out[k])
+        return out
 
     def close(self) -> None:
         if self._closed:

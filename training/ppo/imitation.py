@@ -17,34 +17,42 @@ import numpy as np
 import torch
 from torch import nn
 
-from .model import PolicyNet
+from .model import Critic, PolicyNet, opponent_codes
 from .selfplay import League, advantages, collect_on_vector_env
 
 
 def teacher_data(args: Any, config: Any, rng: np.random.Generator) -> dict[str, torch.Tensor]:
     """``args.teacher_decisions`` decisions of ``args.teacher`` in the learner seats: observations, masks,
-    the teacher's actions and the returns that followed them (under ``args.reward``)."""
+    the teacher's actions and the returns that followed them (under ``args.reward``); with a privileged critic
+    (``args.critic``) also its inputs."""
     kinds = {k: w for k, w in args.league.items() if k != "snapshot"} or {"self": 1.0}
     league = League(kinds, args.league_sampling)
     task = league.task(config, args.num_tables, args.teacher_decisions, int(rng.integers(2 ** 62)),
-                       args.points_reward, args.preset, args.reward, args.equity_edge)
+                       args.points_reward, args.preset, args.reward, args.equity_edge,
+                       args.critic == "privileged")
     generator = torch.Generator().manual_seed(int(rng.integers(2 ** 62)))
     trajectories, _ = collect_on_vector_env(task, None, [], np.random.default_rng(task.seed), generator,
                                             teacher=args.teacher)
     returns = [advantages(t, args.gamma, 1.0)[1] for t in trajectories]  # values are 0: return = advantage
-    return {
+    data = {
         "obs": torch.from_numpy(np.concatenate([t.obs for t in trajectories])),
         "masks": torch.from_numpy(np.concatenate([t.masks for t in trajectories])),
         "actions": torch.from_numpy(np.concatenate([t.actions for t in trajectories])),
         "returns": torch.from_numpy(np.concatenate(returns)),
     }
+    if args.critic == "privileged":
+        data["privileged"] = torch.from_numpy(np.concatenate([t.privileged for t in trajectories]))
+        data["opponent"] = opponent_codes([t.opponent for t in trajectories for _ in t.actions])
+    return data
 
 
 def imitate(net: PolicyNet, data: dict[str, torch.Tensor], epochs: int, minibatch: int, learning_rate: float,
-            vf_coef: float, rng: np.random.Generator) -> dict[str, float]:
-    """Fit the policy head to the teacher's actions and the value head to the returns; returns the final
-    epoch's mean loss and the share of decisions where the network's most likely action is the teacher's."""
-    optimizer = torch.optim.Adam(net.parameters(), lr=learning_rate, eps=1e-5)
+            vf_coef: float, rng: np.random.Generator, critic: Critic | None = None) -> dict[str, float]:
+    """Fit the policy head to the teacher's actions and the value head (and ``critic``) to the returns; returns
+    the final epoch's mean loss and the share of decisions where the network's most likely action is the
+    teacher's."""
+    params = list(net.parameters()) + (list(critic.parameters()) if critic is not None else [])
+    optimizer = torch.optim.Adam(params, lr=learning_rate, eps=1e-5)
     count = len(data["actions"])
     order = np.arange(count)
     stats: dict[str, float] = {}
@@ -56,6 +64,9 @@ def imitate(net: PolicyNet, data: dict[str, torch.Tensor], epochs: int, minibatc
             logits, values = net(data["obs"][mb], data["masks"][mb])
             policy_loss = nn.functional.cross_entropy(logits, data["actions"][mb])
             value_loss = 0.5 * ((values - data["returns"][mb]) ** 2).mean()
+            if critic is not None:
+                value_loss = value_loss + 0.5 * ((critic(data["obs"][mb], data["privileged"][mb],
+                                                         data["opponent"][mb]) - data["returns"][mb]) ** 2).mean()
             loss = policy_loss + vf_coef * value_loss
             optimizer.zero_grad()
             loss.backward()

@@ -23,7 +23,13 @@ from torch import nn
 from training.atomic import atomic_write
 from truco_env import actions as A
 from truco_env import cards as C
-from truco_env.encoding import OBS_OFFSETS, OBSERVATION_SIZE, OBSERVATION_SIZES, OBSERVATION_VERSION
+from truco_env.encoding import (
+    OBS_OFFSETS,
+    OBSERVATION_SIZE,
+    OBSERVATION_SIZES,
+    OBSERVATION_VERSION,
+    PRIVILEGED_SIZE,
+)
 
 FORMAT = "truco-rl-ppo-policy"
 FORMAT_VERSION = 1
@@ -58,9 +64,13 @@ class CardStrength(nn.Module):
         self.size = len(self.slots) * STRENGTH_LEVELS
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.levels(obs, torch.stack([obs[:, a:b] for a, b in self.slots], 1))
+
+    def levels(self, obs: torch.Tensor, cards: torch.Tensor) -> torch.Tensor:
+        """Strength-level counts ``[batch, slots * 14]`` of card one-hots ``[batch, slots, 40]``, under the
+        family and manilha rank that ``obs`` shows."""
         family = obs[:, OBS_OFFSETS["family"][0]:OBS_OFFSETS["family"][1]]  # [argentine, paulista]
         manilha = obs[:, OBS_OFFSETS["manilha_rank"][0]:OBS_OFFSETS["manilha_rank"][1]]
-        cards = torch.stack([obs[:, a:b] for a, b in self.slots], 1)  # [batch, slots, 40]
         by_argentine = cards @ self.argentine  # [batch, slots, 14]
         pairs = (manilha[:, None, :, None] * cards[:, :, None, :]).flatten(2)  # [batch, slots, 10 * 40]
         by_paulista = pairs @ self.paulista
@@ -110,6 +120,48 @@ class PolicyNet(nn.Module):
     def architecture(self) -> dict[str, Any]:
         return {"obs_size": self.obs_size, "num_actions": self.num_actions, "hidden": list(self.hidden),
                 "features": self.features}
+
+
+#: Whom the learner faces, as a privileged critic reads it (one slot each; other league agents share the last).
+OPPONENT_KINDS = ("self", "snapshot", "random", "heuristic", "other")
+
+
+def opponent_codes(labels: list[str]) -> torch.Tensor:
+    """One-hot ``[len(labels), len(OPPONENT_KINDS)]`` of trajectory opponent labels (``Trajectory.opponent``)."""
+    index = [OPPONENT_KINDS.index(x) if x in OPPONENT_KINDS else len(OPPONENT_KINDS) - 1 for x in labels]
+    return nn.functional.one_hot(torch.tensor(index, dtype=torch.long), len(OPPONENT_KINDS)).float()
+
+
+class Critic(nn.Module):
+    """A training-only value network that also reads what the policy cannot: the other seats' unplayed cards
+    (``encoding.encode_privileged``, with their strength levels) and whom the learner faces.
+
+    Why: in a card game most of a hand's outcome is the deal; a value that knows the deal takes that luck out of
+    each decision's advantage, so the policy gradient is much less noisy (the policy still reads only its own
+    observation, so it stays a legal, exportable player). It lives in checkpoints, never in policy files."""
+
+    def __init__(self, obs_size: int = OBSERVATION_SIZE, hidden: tuple[int, ...] = (256, 256),
+                 features: str = "none"):
+        super().__init__()
+        self.obs_size = obs_size
+        self.strength = CardStrength() if features == "card_strength" else None
+        width = obs_size + PRIVILEGED_SIZE + len(OPPONENT_KINDS)
+        if self.strength is not None:
+            width += self.strength.size + (PRIVILEGED_SIZE // C.NUM_CARDS) * STRENGTH_LEVELS
+        layers: list[nn.Module] = []
+        for size in hidden:
+            layers += [nn.Linear(width, size), nn.ReLU()]
+            width = size
+        layers.append(nn.Linear(width, 1))
+        self.mlp = nn.Sequential(*layers)
+
+    def forward(self, obs: torch.Tensor, privileged: torch.Tensor, opponent: torch.Tensor) -> torch.Tensor:
+        obs = obs[:, :self.obs_size]
+        parts = [obs, privileged, opponent]
+        if self.strength is not None:
+            hidden = privileged.reshape(len(privileged), -1, C.NUM_CARDS)
+            parts += [self.strength(obs), self.strength.levels(obs, hidden)]
+        return self.mlp(torch.cat(parts, 1)).squeeze(-1)
 
 
 def masked_entropy(logits: torch.Tensor) -> torch.Tensor:

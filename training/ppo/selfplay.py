@@ -20,7 +20,12 @@ from agents.base import Agent, make_agent, observation_for
 from agents.heuristic import match_equity_table
 from truco_env import actions as A
 from truco_env.config import TrucoConfig
-from truco_env.encoding import OBSERVATION_SIZE, encode_action_mask, encode_observation
+from truco_env.encoding import (
+    OBSERVATION_SIZE,
+    encode_action_mask,
+    encode_observation,
+    encode_privileged,
+)
 from truco_env.engine import TrucoState
 
 from .model import PolicyNet
@@ -55,12 +60,12 @@ class League:
 
     def task(self, config: TrucoConfig, num_tables: int, min_steps: int, seed: int,
              points_reward: float, preset: str | None = None, reward: str = "match",
-             equity_edge: dict[str, float] | None = None) -> RolloutTask:
+             equity_edge: dict[str, float] | None = None, privileged: bool = False) -> RolloutTask:
         """One partition of an update's collection, as plain data (it may run in another process). With
         ``preset`` (and league agents that need nothing but observations) it runs on the vector env."""
         return RolloutTask(config, num_tables, min_steps, seed, points_reward, dict(self.kinds), self.sampling,
                            [self.win_rate(i, 200) for i in range(len(self.snapshots))], preset, reward,
-                           dict(equity_edge or {}))
+                           dict(equity_edge or {}), privileged)
 
 
 @dataclass
@@ -78,6 +83,7 @@ class RolloutTask:
     preset: str | None = None  # set: collect on truco_env.vector.VectorEnv (the compiled engine)
     reward: str = "match"  # see REWARDS
     equity_edge: dict[str, float] = field(default_factory=dict)  # league agent spec -> learner's edge per hand
+    privileged: bool = False  # record each learner decision's encode_privileged row (for a privileged critic)
 
     def sample_opponent(self, rng: np.random.Generator) -> tuple[str, Any]:
         """("self", None) | ("snapshot", index) | ("agent", spec)."""
@@ -122,10 +128,12 @@ class Trajectory:
     rewards: np.ndarray
     ends: np.ndarray  # True at a decision after which no reward flows back (its hand closed, under match_equity)
     opponent: str = "self"  # who the learner faced: "self", "snapshot" or the league agent's spec
+    privileged: np.ndarray | None = None  # per decision, encode_privileged of the learner seat (task.privileged)
 
 
 def _new_trajectory() -> dict[str, list]:
-    return {"obs": [], "masks": [], "actions": [], "logprobs": [], "values": [], "rewards": [], "ends": []}
+    return {"obs": [], "masks": [], "actions": [], "logprobs": [], "values": [], "rewards": [], "ends": [],
+            "privileged": []}
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -259,6 +267,8 @@ class SelfPlayCollector:
                     traj["values"].append(float(values[row]))
                     traj["rewards"].append(0.0)
                     traj["ends"].append(False)
+                    if self.task.privileged:
+                        traj["privileged"].append(encode_privileged(tables[i].state, tables[i].state.actor))
                     actions[i] = int(chosen[row])
             for index, rows in sorted(snapshot_rows.items()):
                 obs, masks = self._encode(tables, rows)
@@ -370,6 +380,7 @@ def collect_on_vector_env(task: RolloutTask, net: PolicyNet | None, snapshots: l
                 else:
                     idx = np.array(learner)
                     chosen, logprobs, values = _sample(net, obs[idx], bool_masks[idx], generator)
+                privileged = venv.privileged(learner) if task.privileged else None
                 for row, i in enumerate(learner):
                     traj = tables[i].trajectories[int(actors[i])]
                     traj["obs"].append(obs[i].copy())
@@ -379,6 +390,8 @@ def collect_on_vector_env(task: RolloutTask, net: PolicyNet | None, snapshots: l
                     traj["values"].append(float(values[row]))
                     traj["rewards"].append(0.0)
                     traj["ends"].append(False)
+                    if privileged is not None:
+                        traj["privileged"].append(privileged[row])
                     actions[i] = int(chosen[row])
             for index, group in sorted(by_snapshot.items()):
                 idx = np.array(group)
@@ -430,7 +443,8 @@ def _freeze(traj: dict[str, list], opponent: tuple[str, Any]) -> Trajectory:
     return Trajectory(np.stack(traj["obs"]), np.stack(traj["masks"]), np.array(traj["actions"], dtype=np.int64),
                       np.array(traj["logprobs"], dtype=np.float32), np.array(traj["values"], dtype=np.float32),
                       np.array(traj["rewards"], dtype=np.float32), np.array(traj["ends"], dtype=np.bool_),
-                      opponent[1] if opponent[0] == "agent" else opponent[0])
+                      opponent[1] if opponent[0] == "agent" else opponent[0],
+                      np.stack(traj["privileged"]) if traj["privileged"] else None)
 
 
 def advantages(traj: Trajectory, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:

@@ -27,18 +27,21 @@ from truco_env.encoding import OBSERVATION_VERSION
 from .imitation import imitate, teacher_data
 from .model import (
     FEATURES,
+    Critic,
     PolicyFileError,
     PolicyNet,
     atomic_save_tensors,
     load_policy,
     load_tensors,
     masked_entropy,
+    opponent_codes,
     save_policy,
 )
 from .rollouts import BACKENDS, make_rollouts
 from .selfplay import REWARDS, League, advantages
 
 CHECKPOINT_FORMAT = "truco-rl-ppo-checkpoint"
+CRITICS = ("shared", "privileged")  # PPOArgs.critic
 
 
 @dataclass
@@ -107,6 +110,11 @@ class PPOArgs:
     """``minibatch``: advantages normalised per minibatch (CleanRL); ``opponent``: per opponent kind over the
     whole batch, so that hands against an opponent whose hands move the match little (random, under an
     ``equity_edge``) still steer the policy as much as the others"""
+    critic: str = "shared"
+    """``shared``: the value is a head on the policy's trunk (CleanRL); ``privileged``: a separate training-only
+    network that also reads the other seats' hidden cards and whom the learner faces gives the values for GAE
+    (less noisy advantages; the policy still plays from its observation alone). The shared head is trained
+    either way, so policy files and exports keep their value output."""
     init_policy: str = "none"
     """a policy file (``.safetensors``) or shipped name (``argentine``) whose weights the learner starts from,
     or ``none``: fine-tuning a trained policy under another league or reward, without redoing its training"""
@@ -191,6 +199,8 @@ class PPOArgs:
         if self.advantage_norm not in ("minibatch", "opponent"):
             raise ValueError(f"PPO option 'advantage_norm' = {self.advantage_norm!r}; choose 'minibatch' or "
                              "'opponent'")
+        if self.critic not in CRITICS:
+            raise ValueError(f"PPO option 'critic' = {self.critic!r}; choose one of {list(CRITICS)}")
         if self.init_policy != "none" and self.teacher != "none":
             raise ValueError(f"PPO options 'init_policy' ({self.init_policy!r}) and 'teacher' ({self.teacher!r}) "
                              "both choose the starting weights; set one of them to 'none'")
@@ -220,18 +230,20 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
     # --- the learner, its optimizer, the league and the random streams ---------------------------------------
     torch.manual_seed(args.seed)
     net = PolicyNet(hidden=args.hidden, features=args.features)
-    optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
+    critic = Critic(hidden=args.hidden, features=args.features) if args.critic == "privileged" else None
+    params = list(net.parameters()) + (list(critic.parameters()) if critic is not None else [])
+    optimizer = torch.optim.Adam(params, lr=args.learning_rate, eps=1e-5)
     league = League(dict(args.league), args.league_sampling, args.max_snapshots)
     rng = np.random.default_rng(args.seed)
     start_update, global_step = 0, 0
     if resuming:
-        start_update, global_step = load_checkpoint(checkpoint_path, args, net, optimizer, league, rng)
+        start_update, global_step = load_checkpoint(checkpoint_path, args, net, optimizer, league, rng, critic)
     writer = SummaryWriter(os.path.join(args.run_dir, "tb"), purge_step=start_update or None)
     writer.add_text("config", json.dumps(dataclasses.asdict(args), default=list, indent=1))
     if start_update == 0 and args.teacher != "none":  # warm start: copy the teacher before the first update
         data = teacher_data(args, config, rng)
         stats = imitate(net, data, args.teacher_epochs, args.teacher_minibatch, args.teacher_learning_rate,
-                        args.vf_coef, rng)
+                        args.vf_coef, rng, critic)
         for name, value in stats.items():
             writer.add_scalar(name, value, 0)
         if progress:
@@ -257,13 +269,22 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
             workers = args.rollout_workers
             tasks = [league.task(config, args.num_tables // workers + (i < args.num_tables % workers),
                                  -(-args.batch_steps // workers), int(seed), args.points_reward,
-                                 args.preset if args.vector_env else None, args.reward, args.equity_edge)
+                                 args.preset if args.vector_env else None, args.reward, args.equity_edge,
+                                 critic is not None)
                      for i, seed in enumerate(rng.integers(2 ** 62, size=workers))]
             results = rollouts.run(tasks, net, league.snapshots)
             trajectories = [t for part, _ in results for t in part]
             match_results = [r for _, part in results for r in part]
-            parts = [advantages(t, args.gamma, args.gae_lambda) for t in trajectories]
             b_obs = torch.from_numpy(np.concatenate([t.obs for t in trajectories]))
+            if critic is not None:  # the privileged values replace the shared head's in GAE
+                b_priv = torch.from_numpy(np.concatenate([t.privileged for t in trajectories]))
+                b_opp = opponent_codes([t.opponent for t in trajectories for _ in t.actions])
+                with torch.no_grad():
+                    critic_values = critic(b_obs, b_priv, b_opp).numpy()
+                for t, part in zip(trajectories, np.split(critic_values, np.cumsum([len(t.actions)
+                                                                                    for t in trajectories])[:-1])):
+                    t.values = part
+            parts = [advantages(t, args.gamma, args.gae_lambda) for t in trajectories]
             b_masks = torch.from_numpy(np.concatenate([t.masks for t in trajectories]))
             b_actions = torch.from_numpy(np.concatenate([t.actions for t in trajectories]))
             b_logprobs = torch.from_numpy(np.concatenate([t.logprobs for t in trajectories]))
@@ -296,11 +317,14 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
                     pg_loss = torch.max(-adv * ratio,
                                         -adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
                     v_loss = 0.5 * ((values - b_returns[mb]) ** 2).mean()
+                    if critic is not None:  # the shared head keeps learning too (policy files carry it)
+                        v_loss = v_loss + 0.5 * ((critic(b_obs[mb], b_priv[mb], b_opp[mb]) - b_returns[mb]) ** 2
+                                                 ).mean()
                     entropy = masked_entropy(logits).mean()
                     loss = pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss
                     optimizer.zero_grad()
                     loss.backward()
-                    nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+                    nn.utils.clip_grad_norm_(params, args.max_grad_norm)
                     optimizer.step()
                 if args.target_kl is not None and approx_kl > args.target_kl:
                     break
@@ -339,7 +363,7 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
                                                          for k, v in evaluation.items() if "win_rate" in k))
             if (step % args.checkpoint_every == 0 or step in (args.total_updates, args.stop_after)
                     or stop.requested):
-                save_checkpoint(checkpoint_path, args, net, optimizer, league, rng, step, global_step)
+                save_checkpoint(checkpoint_path, args, net, optimizer, league, rng, step, global_step, critic)
             bar.update(1)
             bar.set_postfix(sps=int(batch / max(time.time() - started, 1e-9)), snapshots=len(league.snapshots))
             if stop.requested:
@@ -427,8 +451,10 @@ def _tournament_stats(spec: str, args: PPOArgs, step: int) -> dict[str, float]:
 
 
 def save_checkpoint(path: str, args: PPOArgs, net: PolicyNet, optimizer: torch.optim.Optimizer, league: League,
-                    rng: np.random.Generator, update: int, global_step: int) -> None:
+                    rng: np.random.Generator, update: int, global_step: int, critic: Critic | None = None) -> None:
     tensors = {f"net.{k}": v for k, v in net.state_dict().items()}
+    if critic is not None:
+        tensors.update({f"critic.{k}": v for k, v in critic.state_dict().items()})
     optim = optimizer.state_dict()
     for index, state in optim["state"].items():
         for key, value in state.items():
@@ -445,7 +471,7 @@ def save_checkpoint(path: str, args: PPOArgs, net: PolicyNet, optimizer: torch.o
 
 
 def load_checkpoint(path: str, args: PPOArgs, net: PolicyNet, optimizer: torch.optim.Optimizer, league: League,
-                    rng: np.random.Generator) -> tuple[int, int]:
+                    rng: np.random.Generator, critic: Critic | None = None) -> tuple[int, int]:
     """Restore a checkpoint into the given objects; PolicyFileError when it is corrupt or from another run."""
     tensors, meta = load_tensors(path, CHECKPOINT_FORMAT)
     saved = meta.get("args", {})
@@ -454,13 +480,15 @@ def load_checkpoint(path: str, args: PPOArgs, net: PolicyNet, optimizer: torch.o
         raise PolicyFileError(f"{path}: checkpoint was trained on observation layout version {version}; this "
                               f"truco-rl trains on version {OBSERVATION_VERSION} (docs/observation.md): start a new "
                               "run, or keep its last policy.safetensors, which still loads and plays")
-    for key in ("preset", "hidden", "features"):
-        recorded = saved.get(key, "none" if key == "features" else None)  # runs before 'features' had none
+    for key in ("preset", "hidden", "features", "critic"):
+        recorded = saved.get(key, {"features": "none", "critic": "shared"}.get(key))  # older runs lack these
         if list(np.atleast_1d(recorded)) != list(np.atleast_1d(getattr(args, key))):
             raise PolicyFileError(f"{path}: checkpoint was trained with {key}={recorded!r}, "
                                   f"this run has {getattr(args, key)!r}")
     try:
         net.load_state_dict({k[4:]: v for k, v in tensors.items() if k.startswith("net.")})
+        if critic is not None:
+            critic.load_state_dict({k[7:]: v for k, v in tensors.items() if k.startswith("critic.")})
         state: dict[int, dict[str, torch.Tensor]] = {}
         for key, value in tensors.items():
             if key.startswith("optim."):
