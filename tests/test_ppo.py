@@ -225,8 +225,9 @@ def test_ctrl_c_saves_a_checkpoint_that_resumes(tmp_path, backend):
     assert (run_dir / "policy.safetensors").exists()
 
 
-def test_worker_processes_give_the_same_parameters_as_one_process(tmp_path):
-    split = {**TINY, "total_updates": 2, "rollout_workers": 2}
+@pytest.mark.parametrize("critic", ["shared", "privileged"])
+def test_worker_processes_give_the_same_parameters_as_one_process(tmp_path, critic):
+    split = {**TINY, "total_updates": 2, "rollout_workers": 2, "critic": critic}
     local = train(PPOArgs(preset="argentine-2v2", run_dir=str(tmp_path / "local"), **split), progress=False)
     pool = train(PPOArgs(preset="argentine-2v2", run_dir=str(tmp_path / "pool"), backend="processes", **split),
                  progress=False)
