@@ -198,6 +198,22 @@ def test_privileged_critic_trains_resumes_exactly_and_stays_out_of_policy_files(
         PPOArgs(critic="oracle").validate()
 
 
+def test_critic_warmup_trains_the_critic_alone_then_the_policy(tmp_path):
+    """A fine-tune's first updates fit its new critic without touching the policy it starts from."""
+    args = {"preset": "paulista", "critic": "privileged", "reward": "match_equity", **TINY, "total_updates": 2}
+    start = train(PPOArgs(run_dir=str(tmp_path / "start"), **{**args, "critic": "shared", "total_updates": 1}),
+                  progress=False)
+    warm = train(PPOArgs(run_dir=str(tmp_path / "warm"), init_policy=start, critic_warmup=2, **args),
+                 progress=False)
+    assert same_parameters(start, warm)
+    half = train(PPOArgs(run_dir=str(tmp_path / "half"), init_policy=start, critic_warmup=1, **args),
+                 progress=False)
+    assert not same_parameters(start, half)
+    with pytest.raises(ValueError, match=r"'critic_warmup' must be an integer >= 0, and 0 unless critic is "
+                                         r"'privileged' \(critic is 'shared'\), got 3"):
+        PPOArgs(critic_warmup=3).validate()
+
+
 @pytest.mark.parametrize("backend", ["local", "processes"])
 def test_ctrl_c_saves_a_checkpoint_that_resumes(tmp_path, backend):
     """Ctrl-C in a terminal signals the whole process group, rollout workers included."""

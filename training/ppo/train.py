@@ -115,6 +115,9 @@ class PPOArgs:
     network that also reads the other seats' hidden cards and whom the learner faces gives the values for GAE
     (less noisy advantages; the policy still plays from its observation alone). The shared head is trained
     either way, so policy files and exports keep their value output."""
+    critic_warmup: int = 0
+    """with ``critic: privileged``: the first updates that train the critic alone (the policy and its value head
+    stay as they are), so that a fine-tune (``init_policy``) does not follow an untrained critic's advantages"""
     init_policy: str = "none"
     """a policy file (``.safetensors``) or shipped name (``argentine``) whose weights the learner starts from,
     or ``none``: fine-tuning a trained policy under another league or reward, without redoing its training"""
@@ -201,6 +204,10 @@ class PPOArgs:
                              "'opponent'")
         if self.critic not in CRITICS:
             raise ValueError(f"PPO option 'critic' = {self.critic!r}; choose one of {list(CRITICS)}")
+        if (isinstance(self.critic_warmup, bool) or not isinstance(self.critic_warmup, int) or self.critic_warmup < 0
+                or (self.critic_warmup and self.critic != "privileged")):
+            raise ValueError(f"PPO option 'critic_warmup' must be an integer >= 0, and 0 unless critic is "
+                             f"'privileged' (critic is {self.critic!r}), got {self.critic_warmup!r}")
         if self.init_policy != "none" and self.teacher != "none":
             raise ValueError(f"PPO options 'init_policy' ({self.init_policy!r}) and 'teacher' ({self.teacher!r}) "
                              "both choose the starting weights; set one of them to 'none'")
@@ -318,10 +325,12 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
                                         -adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
                     v_loss = 0.5 * ((values - b_returns[mb]) ** 2).mean()
                     if critic is not None:  # the shared head keeps learning too (policy files carry it)
-                        v_loss = v_loss + 0.5 * ((critic(b_obs[mb], b_priv[mb], b_opp[mb]) - b_returns[mb]) ** 2
-                                                 ).mean()
+                        critic_loss = 0.5 * ((critic(b_obs[mb], b_priv[mb], b_opp[mb]) - b_returns[mb]) ** 2).mean()
+                        v_loss = v_loss + critic_loss
                     entropy = masked_entropy(logits).mean()
                     loss = pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss
+                    if update < args.critic_warmup:  # the critic alone: nothing reaches the policy's weights
+                        loss = args.vf_coef * critic_loss
                     optimizer.zero_grad()
                     loss.backward()
                     nn.utils.clip_grad_norm_(params, args.max_grad_norm)
