@@ -17,8 +17,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from .model import Critic, PolicyNet, opponent_codes
-from .selfplay import League, advantages, collect_on_vector_env
+from .model import Critic, PolicyNet
+from .selfplay import League, advantages, collect_on_vector_env, critic_inputs
 
 
 def teacher_data(args: Any, config: Any, rng: np.random.Generator) -> dict[str, torch.Tensor]:
@@ -41,8 +41,7 @@ def teacher_data(args: Any, config: Any, rng: np.random.Generator) -> dict[str, 
         "returns": torch.from_numpy(np.concatenate(returns)),
     }
     if args.critic == "privileged":
-        data["privileged"] = torch.from_numpy(np.concatenate([t.privileged for t in trajectories]))
-        data["opponent"] = opponent_codes([t.opponent for t in trajectories for _ in t.actions])
+        data["privileged"], data["opponent"] = critic_inputs(trajectories)
     return data
 
 

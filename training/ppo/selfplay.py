@@ -28,7 +28,7 @@ from truco_env.encoding import (
 )
 from truco_env.engine import TrucoState
 
-from .model import PolicyNet
+from .model import PolicyNet, opponent_codes
 
 # ------------------------------------------------------------------------------------------------------------
 # The league
@@ -445,6 +445,13 @@ def _freeze(traj: dict[str, list], opponent: tuple[str, Any]) -> Trajectory:
                       np.array(traj["rewards"], dtype=np.float32), np.array(traj["ends"], dtype=np.bool_),
                       opponent[1] if opponent[0] == "agent" else opponent[0],
                       np.stack(traj["privileged"]) if traj["privileged"] else None)
+
+
+def critic_inputs(trajectories: list[Trajectory]) -> tuple[torch.Tensor, torch.Tensor]:
+    """A privileged critic's extra inputs for every decision of ``trajectories`` (collected with
+    ``task.privileged``), in order: the hidden cards and the opponent one-hot (``model.Critic``)."""
+    hidden = torch.from_numpy(np.concatenate([t.privileged for t in trajectories]))
+    return hidden, opponent_codes([t.opponent for t in trajectories for _ in t.actions])
 
 
 def advantages(traj: Trajectory, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:

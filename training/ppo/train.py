@@ -34,11 +34,10 @@ from .model import (
     load_policy,
     load_tensors,
     masked_entropy,
-    opponent_codes,
     save_policy,
 )
 from .rollouts import BACKENDS, make_rollouts
-from .selfplay import REWARDS, League, advantages
+from .selfplay import REWARDS, League, advantages, critic_inputs
 
 CHECKPOINT_FORMAT = "truco-rl-ppo-checkpoint"
 CRITICS = ("shared", "privileged")  # PPOArgs.critic
@@ -284,8 +283,7 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
             match_results = [r for _, part in results for r in part]
             b_obs = torch.from_numpy(np.concatenate([t.obs for t in trajectories]))
             if critic is not None:  # the privileged values replace the shared head's in GAE
-                b_priv = torch.from_numpy(np.concatenate([t.privileged for t in trajectories]))
-                b_opp = opponent_codes([t.opponent for t in trajectories for _ in t.actions])
+                b_priv, b_opp = critic_inputs(trajectories)
                 with torch.no_grad():
                     critic_values = critic(b_obs, b_priv, b_opp).numpy()
                 for t, part in zip(trajectories, np.split(critic_values, np.cumsum([len(t.actions)
