@@ -78,6 +78,15 @@ class CardStrength(nn.Module):
         return levels.flatten(1)
 
 
+def _relu_layers(width: int, hidden: tuple[int, ...]) -> tuple[list[nn.Module], int]:
+    """Linear + ReLU layers of the given sizes from ``width`` inputs, and the width they end with."""
+    layers: list[nn.Module] = []
+    for size in hidden:
+        layers += [nn.Linear(width, size), nn.ReLU()]
+        width = size
+    return layers, width
+
+
 class PolicyNet(nn.Module):
     """An MLP trunk shared by a policy head over every action and a value head; with ``features="card_strength"``
     the trunk also reads :class:`CardStrength` of the observation."""
@@ -89,11 +98,7 @@ class PolicyNet(nn.Module):
             raise ValueError(f"network features {features!r} are not known; choose one of {list(FEATURES)}")
         self.obs_size, self.num_actions, self.hidden, self.features = obs_size, num_actions, tuple(hidden), features
         self.strength = CardStrength() if features == "card_strength" else None
-        layers: list[nn.Module] = []
-        width = obs_size + (self.strength.size if self.strength is not None else 0)
-        for size in self.hidden:
-            layers += [nn.Linear(width, size), nn.ReLU()]
-            width = size
+        layers, width = _relu_layers(obs_size + (self.strength.size if self.strength is not None else 0), self.hidden)
         self.trunk = nn.Sequential(*layers)
         self.policy = nn.Linear(width, num_actions)
         self.value = nn.Linear(width, 1)
@@ -148,12 +153,8 @@ class Critic(nn.Module):
         width = obs_size + PRIVILEGED_SIZE + len(OPPONENT_KINDS)
         if self.strength is not None:
             width += self.strength.size + (PRIVILEGED_SIZE // C.NUM_CARDS) * STRENGTH_LEVELS
-        layers: list[nn.Module] = []
-        for size in hidden:
-            layers += [nn.Linear(width, size), nn.ReLU()]
-            width = size
-        layers.append(nn.Linear(width, 1))
-        self.mlp = nn.Sequential(*layers)
+        layers, width = _relu_layers(width, hidden)
+        self.mlp = nn.Sequential(*layers, nn.Linear(width, 1))
 
     def forward(self, obs: torch.Tensor, privileged: torch.Tensor, opponent: torch.Tensor) -> torch.Tensor:
         obs = obs[:, :self.obs_size]
