@@ -60,12 +60,13 @@ class League:
 
     def task(self, config: TrucoConfig, num_tables: int, min_steps: int, seed: int,
              points_reward: float, preset: str | None = None, reward: str = "match",
-             equity_edge: dict[str, float] | None = None, privileged: bool = False) -> RolloutTask:
+             equity_edge: dict[str, float] | None = None, privileged: bool = False,
+             guide: str = "none", guide_against: tuple[str, ...] = ()) -> RolloutTask:
         """One partition of an update's collection, as plain data (it may run in another process). With
         ``preset`` (and league agents that need nothing but observations) it runs on the vector env."""
         return RolloutTask(config, num_tables, min_steps, seed, points_reward, dict(self.kinds), self.sampling,
                            [self.win_rate(i, 200) for i in range(len(self.snapshots))], preset, reward,
-                           dict(equity_edge or {}), privileged)
+                           dict(equity_edge or {}), privileged, guide, tuple(guide_against))
 
 
 @dataclass
@@ -84,6 +85,8 @@ class RolloutTask:
     reward: str = "match"  # see REWARDS
     equity_edge: dict[str, float] = field(default_factory=dict)  # league agent spec -> learner's edge per hand
     privileged: bool = False  # record each learner decision's encode_privileged row (for a privileged critic)
+    guide: str = "none"  # agent spec whose choice is recorded at learner decisions against ``guide_against``
+    guide_against: tuple[str, ...] = ()  # league agent specs
 
     def sample_opponent(self, rng: np.random.Generator) -> tuple[str, Any]:
         """("self", None) | ("snapshot", index) | ("agent", spec)."""
@@ -112,7 +115,7 @@ class Table:
     state: TrucoState
     learner_seats: set[int]
     opponent: tuple[str, Any]
-    agents: dict[Any, Agent]  # seat -> league agent; ("teacher", seat) -> teacher
+    agents: dict[Any, Agent]  # seat -> league agent; ("teacher" or "guide", seat) -> that agent
     trajectories: dict[int, dict[str, list]]
     hand_index: int = 0
     hand_start: tuple[int, int] = (0, 0)  # the score when the current hand began
@@ -129,11 +132,12 @@ class Trajectory:
     ends: np.ndarray  # True at a decision after which no reward flows back (its hand closed, under match_equity)
     opponent: str = "self"  # who the learner faced: "self", "snapshot" or the league agent's spec
     privileged: np.ndarray | None = None  # per decision, encode_privileged of the learner seat (task.privileged)
+    guide: np.ndarray | None = None  # per decision, the guide agent's action there, or -1 (task.guide)
 
 
 def _new_trajectory() -> dict[str, list]:
     return {"obs": [], "masks": [], "actions": [], "logprobs": [], "values": [], "rewards": [], "ends": [],
-            "privileged": []}
+            "privileged": [], "guide": []}
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -269,6 +273,7 @@ class SelfPlayCollector:
                     traj["ends"].append(False)
                     if self.task.privileged:
                         traj["privileged"].append(encode_privileged(tables[i].state, tables[i].state.actor))
+                    traj["guide"].append(self._guide_action(tables[i], rng))
                     actions[i] = int(chosen[row])
             for index, rows in sorted(snapshot_rows.items()):
                 obs, masks = self._encode(tables, rows)
@@ -291,6 +296,14 @@ class SelfPlayCollector:
                     still_open.append(self._open_table(rng))
             tables = still_open
         return finished
+
+    def _guide_action(self, table: Table, rng: np.random.Generator) -> int:
+        """What ``task.guide`` would do at the learner's decision in ``table``, or -1 (not a guided match)."""
+        if not _guided(self.task, table):
+            return -1
+        seat = table.state.actor
+        agent = _seat_agent(table, "guide", self.task.guide, seat, rng)
+        return int(agent.act(observation_for(agent, table.state, seat)))
 
     def _encode(self, tables: list[Table], rows: list[int]) -> tuple[np.ndarray, np.ndarray]:
         obs = np.zeros((len(rows), OBSERVATION_SIZE), dtype=np.float32)
@@ -374,7 +387,7 @@ def collect_on_vector_env(task: RolloutTask, net: PolicyNet | None, snapshots: l
                     actions[i] = int(agent.act({"observation": obs[i], "action_mask": masks[i]}))
             if learner:
                 if teacher is not None:
-                    chosen = np.array([_teacher(tables[i], teacher, int(actors[i]), rng).act(
+                    chosen = np.array([_seat_agent(tables[i], "teacher", teacher, int(actors[i]), rng).act(
                         {"observation": obs[i], "action_mask": masks[i]}) for i in learner])
                     logprobs = values = np.zeros(len(learner), dtype=np.float32)
                 else:
@@ -392,6 +405,8 @@ def collect_on_vector_env(task: RolloutTask, net: PolicyNet | None, snapshots: l
                     traj["ends"].append(False)
                     if privileged is not None:
                         traj["privileged"].append(privileged[row])
+                    traj["guide"].append(int(_seat_agent(tables[i], "guide", task.guide, int(actors[i]), rng).act(
+                        {"observation": obs[i], "action_mask": masks[i]})) if _guided(task, tables[i]) else -1)
                     actions[i] = int(chosen[row])
             for index, group in sorted(by_snapshot.items()):
                 idx = np.array(group)
@@ -422,9 +437,14 @@ def collect_on_vector_env(task: RolloutTask, net: PolicyNet | None, snapshots: l
     return finished, results
 
 
-def _teacher(table: Table, spec: str, seat: int, rng: np.random.Generator) -> Agent:
-    """The teacher agent playing learner ``seat`` of ``table`` (made on its first decision)."""
-    key = ("teacher", seat)
+def _guided(task: RolloutTask, table: Table) -> bool:
+    """Is ``table`` a match whose learner decisions get the guide's choice recorded?"""
+    return table.opponent[0] == "agent" and table.opponent[1] in task.guide_against
+
+
+def _seat_agent(table: Table, role: str, spec: str, seat: int, rng: np.random.Generator) -> Agent:
+    """The ``role`` agent ("teacher" or "guide") of learner ``seat`` of ``table``, made on its first decision."""
+    key = (role, seat)
     if key not in table.agents:
         agent = make_agent(spec)
         agent.seed(int(rng.integers(2 ** 31)))
@@ -444,7 +464,8 @@ def _freeze(traj: dict[str, list], opponent: tuple[str, Any]) -> Trajectory:
                       np.array(traj["logprobs"], dtype=np.float32), np.array(traj["values"], dtype=np.float32),
                       np.array(traj["rewards"], dtype=np.float32), np.array(traj["ends"], dtype=np.bool_),
                       opponent[1] if opponent[0] == "agent" else opponent[0],
-                      np.stack(traj["privileged"]) if traj["privileged"] else None)
+                      np.stack(traj["privileged"]) if traj["privileged"] else None,
+                      np.array(traj["guide"], dtype=np.int64))
 
 
 def critic_inputs(trajectories: list[Trajectory]) -> tuple[torch.Tensor, torch.Tensor]:

@@ -123,6 +123,13 @@ class PPOArgs:
     teacher: str = "none"
     """agent spec whose decisions the network imitates before PPO starts (``heuristic``), or ``none``: a warm
     start at the teacher's strength (``training.ppo.imitation``)"""
+    guide: str = "heuristic"
+    """agent spec whose choices ``guide_coef`` pulls the policy toward during PPO"""
+    guide_coef: dict[str, float] = field(default_factory=dict)
+    """per league agent spec, the weight of a cross-entropy term toward ``guide``'s choice at the learner's
+    decisions in matches against that agent, e.g. ``{random: 0.5}``: where exploiting the opponent gains nothing
+    the guide already gets (against random, the heuristic's soundness), the policy stays near the guide instead
+    of drifting to plays that pay only against other opponents; empty: plain PPO"""
     teacher_decisions: int = 100_000
     """teacher decisions to imitate (played in the learner seats against the league, snapshots excepted)"""
     teacher_epochs: int = 20
@@ -215,6 +222,15 @@ class PPOArgs:
         if self.teacher != "none" and (make_agent(self.teacher).wants or not self.vector_env):
             raise ValueError(f"PPO option 'teacher' = {self.teacher!r}: the teacher must play from observations "
                              "alone on the vector env (vector_env: true), like 'heuristic' or 'random'")
+        for spec, coef in self.guide_coef.items():
+            if spec in ("self", "snapshot") or spec not in self.league:
+                raise ValueError(f"PPO option 'guide_coef' names {spec!r}, which is not a league agent; league "
+                                 f"agents: {[k for k in self.league if k not in ('self', 'snapshot')]}")
+            if isinstance(coef, bool) or not isinstance(coef, (int, float)) or coef < 0:
+                raise ValueError(f"PPO option 'guide_coef' for {spec!r} must be a number >= 0, got {coef!r}")
+        if self.guide_coef and make_agent(self.guide).wants and self.vector_env:
+            raise ValueError(f"PPO option 'guide' = {self.guide!r}: on the vector env (vector_env: true) the guide "
+                             "must play from observations alone, like 'heuristic' or 'random'")
         for spec in [k for k in self.league if k not in ("self", "snapshot")] + list(self.eval_opponents):
             make_agent(spec)  # ValueError naming the spec and the kinds available
 
@@ -276,7 +292,7 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
             tasks = [league.task(config, args.num_tables // workers + (i < args.num_tables % workers),
                                  -(-args.batch_steps // workers), int(seed), args.points_reward,
                                  args.preset if args.vector_env else None, args.reward, args.equity_edge,
-                                 critic is not None)
+                                 critic is not None, args.guide, tuple(args.guide_coef))
                      for i, seed in enumerate(rng.integers(2 ** 62, size=workers))]
             results = rollouts.run(tasks, net, league.snapshots)
             trajectories = [t for part, _ in results for t in part]
@@ -298,6 +314,7 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
             b_returns = torch.from_numpy(np.concatenate([p[1] for p in parts]))
             if args.advantage_norm == "opponent":
                 b_advantages = normalise_by_opponent(b_advantages, trajectories)
+            b_guide, b_guide_weight = guide_targets(trajectories, args.guide_coef)
             batch = len(b_actions)
             global_step += batch
 
@@ -327,6 +344,10 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
                         v_loss = v_loss + critic_loss
                     entropy = masked_entropy(logits).mean()
                     loss = pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss
+                    if args.guide_coef:  # pull toward the guide's choices where guide_coef says so
+                        guide_ce = nn.functional.cross_entropy(logits, b_guide[mb], reduction="none")
+                        guide_loss = (b_guide_weight[mb] * guide_ce).mean()
+                        loss = loss + guide_loss
                     if update < args.critic_warmup:  # the critic alone: nothing reaches the policy's weights
                         loss = args.vf_coef * critic_loss
                     optimizer.zero_grad()
@@ -359,6 +380,11 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
             writer.add_scalar("losses/clipfrac", float(np.mean(clipfracs)), step)
             writer.add_scalar("losses/explained_variance", float(explained_var), step)
             writer.add_scalar("charts/SPS", batch / max(time.time() - started, 1e-9), step)
+            if args.guide_coef:
+                guided = b_guide_weight > 0
+                writer.add_scalar("losses/guide_loss", guide_loss.item(), step)
+                writer.add_scalar("charts/guide_agreement", float((b_actions[guided] == b_guide[guided])
+                                                                  .float().mean()) if guided.any() else np.nan, step)
             writer.add_scalar("charts/global_step", global_step, step)
             writer.add_scalar("league/snapshots", len(league.snapshots), step)
             writer.add_scalar("league/win_rate_vs_latest", league.win_rate(latest, args.snapshot_window), step)
@@ -386,6 +412,16 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
     save_policy(net, policy_path, presets=[args.preset], training=dataclasses.asdict(args),
                 updates=updates_done, global_step=global_step)
     return policy_path
+
+
+def guide_targets(trajectories: list, guide_coef: dict[str, float]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per decision of the batch: the guide's action (0 where none was recorded) and the weight of its
+    cross-entropy term (``guide_coef`` of the opponent faced; 0 where no guide action was recorded)."""
+    actions = np.concatenate([t.guide for t in trajectories])
+    weights = np.concatenate([np.full(len(t.actions), guide_coef.get(t.opponent, 0.0), dtype=np.float32)
+                              for t in trajectories])
+    weights[actions < 0] = 0.0
+    return torch.from_numpy(np.maximum(actions, 0)), torch.from_numpy(weights)
 
 
 def normalise_by_opponent(adv: torch.Tensor, trajectories: list) -> torch.Tensor:
