@@ -225,7 +225,14 @@ def test_guide_coef_pulls_the_policy_toward_the_guide_against_its_opponents(tmp_
 
     assert agreement(guided) > agreement(plain) + 0.1  # measured: +0.14 to +0.23 over seeds 1-3
     no_label = dataclasses.replace(trajectories[0], guide=np.full_like(trajectories[0].guide, -1))
-    assert not guide_targets([no_label], {"random": 5.0})[1].any()  # unrecorded decisions weigh nothing
+    targets, weights = guide_targets([no_label], {"random": 5.0})
+    assert not weights.any() and targets.tolist() == no_label.actions.tolist()  # legal targets weighing nothing
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    log = EventAccumulator(str(tmp_path / "guided" / "tb"))
+    log.Reload()
+    losses = [event.value for event in log.Scalars("losses/guide_loss")]
+    assert len(losses) == 3 and np.isfinite(losses).all()  # unguided decisions' weight 0 never makes a NaN
     with pytest.raises(ValueError, match=r"'guide_coef' names 'heuristic', which is not a league agent; league "
                                          r"agents: \['random'\]"):
         PPOArgs(league={"random": 1.0}, guide_coef={"heuristic": 1.0}).validate()

@@ -415,13 +415,16 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
 
 
 def guide_targets(trajectories: list, guide_coef: dict[str, float]) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per decision of the batch: the guide's action (0 where none was recorded) and the weight of its
-    cross-entropy term (``guide_coef`` of the opponent faced; 0 where no guide action was recorded)."""
-    actions = np.concatenate([t.guide for t in trajectories])
+    """Per decision of the batch: the guide's action and the weight of its cross-entropy term (``guide_coef``
+    of the opponent faced). Where no guide action was recorded the target is the learner's own action with
+    weight 0: a legal target keeps the term finite (an illegal one has log-probability -inf, and 0 x inf is
+    NaN)."""
+    recorded = np.concatenate([t.guide for t in trajectories])
     weights = np.concatenate([np.full(len(t.actions), guide_coef.get(t.opponent, 0.0), dtype=np.float32)
                               for t in trajectories])
-    weights[actions < 0] = 0.0
-    return torch.from_numpy(np.maximum(actions, 0)), torch.from_numpy(weights)
+    weights[recorded < 0] = 0.0
+    targets = np.where(recorded < 0, np.concatenate([t.actions for t in trajectories]), recorded)
+    return torch.from_numpy(targets), torch.from_numpy(weights)
 
 
 def normalise_by_opponent(adv: torch.Tensor, trajectories: list) -> torch.Tensor:
