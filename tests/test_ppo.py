@@ -242,6 +242,26 @@ def test_guide_coef_pulls_the_policy_toward_the_guide_against_its_opponents(tmp_
         PPOArgs(league={"random": 1.0}, guide="oracle", guide_coef={"random": 1.0}).validate()
 
 
+def test_curves_read_the_logs_up_to_the_shipped_update(tmp_path, capsys):
+    from torch.utils.tensorboard import SummaryWriter
+
+    from training.ppo.curves import main, read_scalars
+
+    writer = SummaryWriter(str(tmp_path / "run" / "tb"))
+    for step in range(1, 11):
+        writer.add_scalar("losses/entropy", 1.0 / step, step)
+    writer.close()
+    assert [step for step, _ in read_scalars(str(tmp_path / "run"), until=6)["losses/entropy"]] == [1, 2, 3, 4, 5, 6]
+    assert len(read_scalars(str(tmp_path / "run"))["losses/entropy"]) == 10
+    assert main([str(tmp_path / "run"), "--out", str(tmp_path / "c.png"), "--until", "6"]) == 0
+    assert (tmp_path / "c.png").stat().st_size > 0
+    assert main([str(tmp_path / "missing"), "--out", str(tmp_path / "d.png")]) == 1
+    assert "no such run directory" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert main([str(tmp_path / "empty"), "--out", str(tmp_path / "d.png")]) == 1
+    assert "no TensorBoard scalars" in capsys.readouterr().err
+
+
 def test_privileged_critic_trains_resumes_exactly_and_stays_out_of_policy_files(tmp_path):
     from training.ppo.model import FORMAT, load_tensors
     from training.ppo.train import CHECKPOINT_FORMAT

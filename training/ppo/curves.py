@@ -13,14 +13,18 @@ DEFAULT_TAGS = ("eval/win_rate_vs_heuristic", "eval/win_rate_vs_random", "charts
                 "losses/explained_variance", "league/snapshots")
 
 
-def read_scalars(run_dir: str, tags: tuple[str, ...] = DEFAULT_TAGS) -> dict[str, list[tuple[int, float]]]:
+def read_scalars(run_dir: str, tags: tuple[str, ...] = DEFAULT_TAGS, until: int | None = None
+                 ) -> dict[str, list[tuple[int, float]]]:
+    """``(update, value)`` per tag present in the run's logs, up to update ``until`` (all when None): a run
+    planned longer than the update it shipped shows the curves that made the shipped policy."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     logs = os.path.join(run_dir, "tb") if os.path.isdir(os.path.join(run_dir, "tb")) else run_dir
     accumulator = EventAccumulator(logs)
     accumulator.Reload()
     available = set(accumulator.Tags()["scalars"])
-    return {tag: [(e.step, e.value) for e in accumulator.Scalars(tag)] for tag in tags if tag in available}
+    return {tag: [(e.step, e.value) for e in accumulator.Scalars(tag) if until is None or e.step <= until]
+            for tag in tags if tag in available}
 
 
 def plot(curves: dict[str, list[tuple[int, float]]], out: str, title: str) -> str:
@@ -51,12 +55,17 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run_dir")
     parser.add_argument("--out", required=True)
+    parser.add_argument("--until", type=int, default=None, help="plot updates up to this one (the shipped one)")
+    parser.add_argument("--title", default=None, help="figure title (default: the run directory's name)")
     args = parser.parse_args(argv)
-    curves = read_scalars(args.run_dir)
+    if not os.path.isdir(args.run_dir):
+        print(f"no such run directory: {args.run_dir}", file=sys.stderr)
+        return 1
+    curves = read_scalars(args.run_dir, until=args.until)
     if not curves:
         print(f"no TensorBoard scalars under {args.run_dir}", file=sys.stderr)
         return 1
-    print(plot(curves, args.out, os.path.basename(os.path.normpath(args.run_dir))))
+    print(plot(curves, args.out, args.title or os.path.basename(os.path.normpath(args.run_dir))))
     return 0
 
 
