@@ -227,6 +227,12 @@ def test_guide_coef_pulls_the_policy_toward_the_guide_against_its_opponents(tmp_
     no_label = dataclasses.replace(trajectories[0], guide=np.full_like(trajectories[0].guide, -1))
     targets, weights = guide_targets([no_label], {"random": 5.0})
     assert not weights.any() and targets.tolist() == no_label.actions.tolist()  # legal targets weighing nothing
+    from truco_env.actions import CALL_BASE
+
+    _, bet_weights = guide_targets(trajectories, {"random": 5.0}, bets_only=True)
+    guided_bets = (np.concatenate([t.guide for t in trajectories]) >= CALL_BASE)
+    assert 0 < guided_bets.sum() < len(guided_bets)
+    assert (bet_weights.numpy() == np.where(guided_bets, 5.0, 0.0)).all()  # card plays left to PPO
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     log = EventAccumulator(str(tmp_path / "guided" / "tb"))
@@ -240,6 +246,8 @@ def test_guide_coef_pulls_the_policy_toward_the_guide_against_its_opponents(tmp_
         PPOArgs(league={"random": 1.0}, guide_coef={"random": -1}).validate()
     with pytest.raises(ValueError, match="unknown agent kind"):
         PPOArgs(league={"random": 1.0}, guide="oracle", guide_coef={"random": 1.0}).validate()
+    with pytest.raises(ValueError, match=r"'guide_on' = 'cards'; choose one of \['all', 'bets'\]"):
+        PPOArgs(guide_on="cards").validate()
 
 
 def test_curves_read_the_logs_up_to_the_shipped_update(tmp_path, capsys):

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from truco_env.actions import CALL_BASE
 from truco_env.config import make_config
 from truco_env.encoding import OBSERVATION_VERSION
 
@@ -41,6 +42,7 @@ from .selfplay import REWARDS, League, advantages, critic_inputs
 
 CHECKPOINT_FORMAT = "truco-rl-ppo-checkpoint"
 CRITICS = ("shared", "privileged")  # PPOArgs.critic
+GUIDE_ON = ("all", "bets")  # PPOArgs.guide_on
 
 
 @dataclass
@@ -130,6 +132,9 @@ class PPOArgs:
     decisions in matches against that agent, e.g. ``{random: 0.5}``: where exploiting the opponent gains nothing
     the guide already gets (against random, the heuristic's soundness), the policy stays near the guide instead
     of drifting to plays that pay only against other opponents; empty: plain PPO"""
+    guide_on: str = "all"
+    """``all``: every guided decision; ``bets``: only those where the guide calls, answers a call or folds (its
+    card play is left to PPO, so the anchor does not undo what PPO learned about playing cards)"""
     teacher_decisions: int = 100_000
     """teacher decisions to imitate (played in the learner seats against the league, snapshots excepted)"""
     teacher_epochs: int = 20
@@ -228,6 +233,8 @@ class PPOArgs:
                                  f"agents: {[k for k in self.league if k not in ('self', 'snapshot')]}")
             if isinstance(coef, bool) or not isinstance(coef, (int, float)) or coef < 0:
                 raise ValueError(f"PPO option 'guide_coef' for {spec!r} must be a number >= 0, got {coef!r}")
+        if self.guide_on not in GUIDE_ON:
+            raise ValueError(f"PPO option 'guide_on' = {self.guide_on!r}; choose one of {list(GUIDE_ON)}")
         if self.guide_coef and make_agent(self.guide).wants and self.vector_env:
             raise ValueError(f"PPO option 'guide' = {self.guide!r}: on the vector env (vector_env: true) the guide "
                              "must play from observations alone, like 'heuristic' or 'random'")
@@ -314,7 +321,7 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
             b_returns = torch.from_numpy(np.concatenate([p[1] for p in parts]))
             if args.advantage_norm == "opponent":
                 b_advantages = normalise_by_opponent(b_advantages, trajectories)
-            b_guide, b_guide_weight = guide_targets(trajectories, args.guide_coef)
+            b_guide, b_guide_weight = guide_targets(trajectories, args.guide_coef, args.guide_on == "bets")
             batch = len(b_actions)
             global_step += batch
 
@@ -414,15 +421,18 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
     return policy_path
 
 
-def guide_targets(trajectories: list, guide_coef: dict[str, float]) -> tuple[torch.Tensor, torch.Tensor]:
+def guide_targets(trajectories: list, guide_coef: dict[str, float], bets_only: bool = False
+                  ) -> tuple[torch.Tensor, torch.Tensor]:
     """Per decision of the batch: the guide's action and the weight of its cross-entropy term (``guide_coef``
-    of the opponent faced). Where no guide action was recorded the target is the learner's own action with
-    weight 0: a legal target keeps the term finite (an illegal one has log-probability -inf, and 0 x inf is
-    NaN)."""
+    of the opponent faced; with ``bets_only``, 0 where the guide plays a card). Where no guide action was
+    recorded the target is the learner's own action with weight 0: a legal target keeps the term finite (an
+    illegal one has log-probability -inf, and 0 x inf is NaN)."""
     recorded = np.concatenate([t.guide for t in trajectories])
     weights = np.concatenate([np.full(len(t.actions), guide_coef.get(t.opponent, 0.0), dtype=np.float32)
                               for t in trajectories])
     weights[recorded < 0] = 0.0
+    if bets_only:
+        weights[recorded < CALL_BASE] = 0.0  # card plays (and unrecorded decisions)
     targets = np.where(recorded < 0, np.concatenate([t.actions for t in trajectories]), recorded)
     return torch.from_numpy(targets), torch.from_numpy(weights)
 
