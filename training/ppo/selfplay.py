@@ -273,7 +273,10 @@ class SelfPlayCollector:
                     traj["ends"].append(False)
                     if self.task.privileged:
                         traj["privileged"].append(encode_privileged(tables[i].state, tables[i].state.actor))
-                    traj["guide"].append(self._guide_action(tables[i], rng))
+                    seat = tables[i].state.actor
+                    guide = _guide(self.task, tables[i], seat, rng)
+                    traj["guide"].append(-1 if guide is None else
+                                         int(guide.act(observation_for(guide, tables[i].state, seat))))
                     actions[i] = int(chosen[row])
             for index, rows in sorted(snapshot_rows.items()):
                 obs, masks = self._encode(tables, rows)
@@ -296,14 +299,6 @@ class SelfPlayCollector:
                     still_open.append(self._open_table(rng))
             tables = still_open
         return finished
-
-    def _guide_action(self, table: Table, rng: np.random.Generator) -> int:
-        """What ``task.guide`` would do at the learner's decision in ``table``, or -1 (not a guided match)."""
-        if not _guided(self.task, table):
-            return -1
-        seat = table.state.actor
-        agent = _seat_agent(table, "guide", self.task.guide, seat, rng)
-        return int(agent.act(observation_for(agent, table.state, seat)))
 
     def _encode(self, tables: list[Table], rows: list[int]) -> tuple[np.ndarray, np.ndarray]:
         obs = np.zeros((len(rows), OBSERVATION_SIZE), dtype=np.float32)
@@ -405,8 +400,9 @@ def collect_on_vector_env(task: RolloutTask, net: PolicyNet | None, snapshots: l
                     traj["ends"].append(False)
                     if privileged is not None:
                         traj["privileged"].append(privileged[row])
-                    traj["guide"].append(int(_seat_agent(tables[i], "guide", task.guide, int(actors[i]), rng).act(
-                        {"observation": obs[i], "action_mask": masks[i]})) if _guided(task, tables[i]) else -1)
+                    guide = _guide(task, tables[i], int(actors[i]), rng)
+                    traj["guide"].append(-1 if guide is None else
+                                         int(guide.act({"observation": obs[i], "action_mask": masks[i]})))
                     actions[i] = int(chosen[row])
             for index, group in sorted(by_snapshot.items()):
                 idx = np.array(group)
@@ -437,9 +433,12 @@ def collect_on_vector_env(task: RolloutTask, net: PolicyNet | None, snapshots: l
     return finished, results
 
 
-def _guided(task: RolloutTask, table: Table) -> bool:
-    """Is ``table`` a match whose learner decisions get the guide's choice recorded?"""
-    return table.opponent[0] == "agent" and table.opponent[1] in task.guide_against
+def _guide(task: RolloutTask, table: Table, seat: int, rng: np.random.Generator) -> Agent | None:
+    """The guide agent of learner ``seat`` (its choice is recorded at each decision), or None where the match
+    is not against one of ``task.guide_against``."""
+    if not (table.opponent[0] == "agent" and table.opponent[1] in task.guide_against):
+        return None
+    return _seat_agent(table, "guide", task.guide, seat, rng)
 
 
 def _seat_agent(table: Table, role: str, spec: str, seat: int, rng: np.random.Generator) -> Agent:
