@@ -14,6 +14,7 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -204,12 +205,7 @@ class PPOArgs:
         if self.equity_edge and self.reward != "match_equity":
             raise ValueError(f"PPO option 'equity_edge' only applies to reward: match_equity (reward is "
                              f"{self.reward!r}); set reward=match_equity or leave equity_edge empty")
-        for spec, edge in self.equity_edge.items():
-            if spec in ("self", "snapshot") or spec not in self.league:
-                raise ValueError(f"PPO option 'equity_edge' names {spec!r}, which is not a league agent; league "
-                                 f"agents: {[k for k in self.league if k not in ('self', 'snapshot')]}")
-            if isinstance(edge, bool) or not isinstance(edge, (int, float)) or not 0.0 <= edge < 0.5:
-                raise ValueError(f"PPO option 'equity_edge' for {spec!r} must be a number in [0, 0.5), got {edge!r}")
+        self._check_per_league_agent("equity_edge", lambda edge: 0.0 <= edge < 0.5, "a number in [0, 0.5)")
         if self.advantage_norm not in ("minibatch", "opponent"):
             raise ValueError(f"PPO option 'advantage_norm' = {self.advantage_norm!r}; choose 'minibatch' or "
                              "'opponent'")
@@ -227,12 +223,7 @@ class PPOArgs:
         if self.teacher != "none" and (make_agent(self.teacher).wants or not self.vector_env):
             raise ValueError(f"PPO option 'teacher' = {self.teacher!r}: the teacher must play from observations "
                              "alone on the vector env (vector_env: true), like 'heuristic' or 'random'")
-        for spec, coef in self.guide_coef.items():
-            if spec in ("self", "snapshot") or spec not in self.league:
-                raise ValueError(f"PPO option 'guide_coef' names {spec!r}, which is not a league agent; league "
-                                 f"agents: {[k for k in self.league if k not in ('self', 'snapshot')]}")
-            if isinstance(coef, bool) or not isinstance(coef, (int, float)) or coef < 0:
-                raise ValueError(f"PPO option 'guide_coef' for {spec!r} must be a number >= 0, got {coef!r}")
+        self._check_per_league_agent("guide_coef", lambda coef: coef >= 0, "a number >= 0")
         if self.guide_on not in GUIDE_ON:
             raise ValueError(f"PPO option 'guide_on' = {self.guide_on!r}; choose one of {list(GUIDE_ON)}")
         if self.guide_coef and make_agent(self.guide).wants and self.vector_env:
@@ -240,6 +231,18 @@ class PPOArgs:
                              "must play from observations alone, like 'heuristic' or 'random'")
         for spec in [k for k in self.league if k not in ("self", "snapshot")] + list(self.eval_opponents):
             make_agent(spec)  # ValueError naming the spec and the kinds available
+
+
+    def _check_per_league_agent(self, name: str, in_range: Callable[[float], bool], allowed: str) -> None:
+        """Option ``name`` maps league agent specs to numbers: each key must be a league agent (not ``self`` or
+        ``snapshot``) and each value a number that ``in_range`` accepts (``allowed`` says which)."""
+        agents = [k for k in self.league if k not in ("self", "snapshot")]
+        for spec, value in getattr(self, name).items():
+            if spec not in agents:
+                raise ValueError(f"PPO option {name!r} names {spec!r}, which is not a league agent; league "
+                                 f"agents: {agents}")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not in_range(value):
+                raise ValueError(f"PPO option {name!r} for {spec!r} must be {allowed}, got {value!r}")
 
 
 def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
