@@ -177,6 +177,35 @@ def test_collectors_record_the_hidden_cards_for_a_privileged_critic(vector):
     assert all(t.privileged is None for t in collect_partition(plain, PolicyNet(), [])[0])
 
 
+def test_guide_on_envido_weighs_only_the_envido_bets():
+    """``guide_on: envido`` keeps the term where an envido call may be made or awaits an answer and the guide
+    or the learner bets, answers or folds there; card play on both sides and every later decision weigh 0."""
+    from training.ppo.train import envido_window, guide_targets
+
+    def window_after(*moves):
+        state = TrucoState.new(make_config("argentine"), seed=4)
+        for move in moves:
+            state.apply(move)
+        view = observation_for(RandomAgent(), state, state.actor)
+        return bool(envido_window(view["observation"][None], view["action_mask"][None].astype(bool))[0])
+
+    assert window_after()  # the first trick: envido may be called
+    assert window_after("envido", "falta_envido")  # answering a falta envido: no raise left, still envido
+    assert window_after("truco")  # the envido goes first: it may still be called over a truco
+    assert not window_after("envido", "quiero")  # envido settled: the truco and the cards are left to PPO
+    task = League({"random": 1.0}).task(make_config("argentine"), 8, 400, 3, 0.5, "argentine", "match_equity",
+                                        guide="heuristic", guide_against=("random",))
+    trajectories, _ = collect_partition(task, PolicyNet(), [])
+    window = envido_window(np.concatenate([t.obs for t in trajectories]),
+                           np.concatenate([t.masks for t in trajectories]))
+    guide = np.concatenate([t.guide for t in trajectories])
+    learner = np.concatenate([t.actions for t in trajectories])
+    _, weights = guide_targets(trajectories, {"random": 2.0}, on="envido")
+    bets = (guide >= A.CALL_BASE) | (learner >= A.CALL_BASE)
+    assert (weights.numpy() == np.where(window & bets, 2.0, 0.0)).all()
+    assert 0 < (weights > 0).sum() < (window & (guide >= 0)).sum() < len(weights)
+
+
 @pytest.mark.parametrize("vector", [True, False])
 def test_collectors_record_the_guides_choice_only_in_guided_matches(vector):
     """Against ``guide_against`` opponents each learner decision carries the guide's action on that very
@@ -229,7 +258,7 @@ def test_guide_coef_pulls_the_policy_toward_the_guide_against_its_opponents(tmp_
     assert not weights.any() and targets.tolist() == no_label.actions.tolist()  # legal targets weighing nothing
     from truco_env.actions import CALL_BASE
 
-    _, bet_weights = guide_targets(trajectories, {"random": 5.0}, bets_only=True)
+    _, bet_weights = guide_targets(trajectories, {"random": 5.0}, on="bets")
     guided_bets = (np.concatenate([t.guide for t in trajectories]) >= CALL_BASE)
     assert 0 < guided_bets.sum() < len(guided_bets)
     assert (bet_weights.numpy() == np.where(guided_bets, 5.0, 0.0)).all()  # card plays left to PPO
@@ -246,7 +275,7 @@ def test_guide_coef_pulls_the_policy_toward_the_guide_against_its_opponents(tmp_
         PPOArgs(league={"random": 1.0}, guide_coef={"random": -1}).validate()
     with pytest.raises(ValueError, match="unknown agent kind"):
         PPOArgs(league={"random": 1.0}, guide="oracle", guide_coef={"random": 1.0}).validate()
-    with pytest.raises(ValueError, match=r"'guide_on' = 'cards'; choose one of \['all', 'bets'\]"):
+    with pytest.raises(ValueError, match=r"'guide_on' = 'cards'; choose one of \['all', 'bets', 'envido'\]"):
         PPOArgs(guide_on="cards").validate()
 
 

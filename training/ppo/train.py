@@ -22,9 +22,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from truco_env.actions import CALL_BASE
+from truco_env.actions import CALL_BASE, CALLS
 from truco_env.config import make_config
-from truco_env.encoding import OBSERVATION_VERSION
+from truco_env.encoding import ENVIDO_STATUS, FLOR_STATUS, OBS_OFFSETS, OBSERVATION_VERSION
 
 from .imitation import imitate, teacher_data
 from .model import (
@@ -43,7 +43,7 @@ from .selfplay import REWARDS, League, advantages, critic_inputs
 
 CHECKPOINT_FORMAT = "truco-rl-ppo-checkpoint"
 CRITICS = ("shared", "privileged")  # PPOArgs.critic
-GUIDE_ON = ("all", "bets")  # PPOArgs.guide_on
+GUIDE_ON = ("all", "bets", "envido")  # PPOArgs.guide_on
 
 
 @dataclass
@@ -135,7 +135,9 @@ class PPOArgs:
     of drifting to plays that pay only against other opponents; empty: plain PPO"""
     guide_on: str = "all"
     """``all``: every guided decision; ``bets``: only those where the guide calls, answers a call or folds (its
-    card play is left to PPO, so the anchor does not undo what PPO learned about playing cards)"""
+    card play is left to PPO, so the anchor does not undo what PPO learned about playing cards); ``envido``: only
+    those where an envido (or flor) call is legal and the guide or the learner calls, answers or folds (the
+    envido bets alone, where a raise to falta envido loses whole matches to random)"""
     teacher_decisions: int = 100_000
     """teacher decisions to imitate (played in the learner seats against the league, snapshots excepted)"""
     teacher_epochs: int = 20
@@ -324,7 +326,7 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
             b_returns = torch.from_numpy(np.concatenate([p[1] for p in parts]))
             if args.advantage_norm == "opponent":
                 b_advantages = normalise_by_opponent(b_advantages, trajectories)
-            b_guide, b_guide_weight = guide_targets(trajectories, args.guide_coef, args.guide_on == "bets")
+            b_guide, b_guide_weight = guide_targets(trajectories, args.guide_coef, args.guide_on)
             batch = len(b_actions)
             global_step += batch
 
@@ -424,20 +426,37 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
     return policy_path
 
 
-def guide_targets(trajectories: list, guide_coef: dict[str, float], bets_only: bool = False
+def guide_targets(trajectories: list, guide_coef: dict[str, float], on: str = "all"
                   ) -> tuple[torch.Tensor, torch.Tensor]:
     """Per decision of the batch: the guide's action and the weight of its cross-entropy term (``guide_coef``
-    of the opponent faced; with ``bets_only``, 0 where the guide plays a card). Where no guide action was
+    of the opponent faced, kept where ``on`` says: see ``PPOArgs.guide_on``). Where no guide action was
     recorded the target is the learner's own action with weight 0: a legal target keeps the term finite (an
     illegal one has log-probability -inf, and 0 x inf is NaN)."""
     recorded = np.concatenate([t.guide for t in trajectories])
+    actions = np.concatenate([t.actions for t in trajectories])
     weights = np.concatenate([np.full(len(t.actions), guide_coef.get(t.opponent, 0.0), dtype=np.float32)
                               for t in trajectories])
     weights[recorded < 0] = 0.0
-    if bets_only:
+    if on == "bets":
         weights[recorded < CALL_BASE] = 0.0  # card plays (and unrecorded decisions)
-    targets = np.where(recorded < 0, np.concatenate([t.actions for t in trajectories]), recorded)
+    elif on == "envido":
+        window = envido_window(np.concatenate([t.obs for t in trajectories]),
+                               np.concatenate([t.masks for t in trajectories]))
+        weights[~window | ((recorded < CALL_BASE) & (actions < CALL_BASE))] = 0.0
+    targets = np.where(recorded < 0, actions, recorded)
     return torch.from_numpy(targets), torch.from_numpy(weights)
+
+
+#: Action ids of the envido and flor calls, and where the observation says such a call awaits an answer.
+_ENVIDO_CALLS = [CALL_BASE + CALLS.index(name) for name in
+                 ("envido", "real_envido", "falta_envido", "flor", "contraflor", "contraflor_al_resto")]
+_ENVIDO_PENDING = [OBS_OFFSETS["envido_status"][0] + ENVIDO_STATUS.index("pending"),
+                   OBS_OFFSETS["flor_status"][0] + FLOR_STATUS.index("pending")]
+
+
+def envido_window(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """Per decision: may an envido or flor call be made, or does one await an answer (``guide_on: envido``)."""
+    return masks[:, _ENVIDO_CALLS].any(axis=1) | (obs[:, _ENVIDO_PENDING] > 0).any(axis=1)
 
 
 def normalise_by_opponent(adv: torch.Tensor, trajectories: list) -> torch.Tensor:
