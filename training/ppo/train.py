@@ -22,7 +22,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from truco_env.actions import CALL_BASE, CALLS
+from truco_env.actions import CALL_BASE, TALLY_CLASS_OF, TALLY_CLASSES
 from truco_env.config import make_config
 from truco_env.encoding import ENVIDO_STATUS, FLOR_STATUS, OBS_OFFSETS, OBSERVATION_VERSION
 
@@ -448,8 +448,8 @@ def guide_targets(trajectories: list, guide_coef: dict[str, float], on: str = "a
 
 
 #: Action ids of the envido and flor calls, and where the observation says such a call awaits an answer.
-_ENVIDO_CALLS = [CALL_BASE + CALLS.index(name) for name in
-                 ("envido", "real_envido", "falta_envido", "flor", "contraflor", "contraflor_al_resto")]
+_ENVIDO_CALLS = [action for action, kind in enumerate(TALLY_CLASS_OF)
+                 if TALLY_CLASSES[kind] in ("envido_call", "falta_envido", "flor_call")]
 _ENVIDO_PENDING = [OBS_OFFSETS["envido_status"][0] + ENVIDO_STATUS.index("pending"),
                    OBS_OFFSETS["flor_status"][0] + FLOR_STATUS.index("pending")]
 
