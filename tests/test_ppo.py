@@ -206,6 +206,38 @@ def test_guide_on_envido_weighs_only_the_envido_bets():
     assert 0 < (weights > 0).sum() < (window & (guide >= 0)).sum() < len(weights)
 
 
+def test_guide_until_keeps_the_term_to_the_matchs_first_opponent_decisions():
+    """``guide_until: n`` reads the opponents' decision count from ``match_tally`` (checked against the engine's
+    own tally over whole random matches) and zeroes the term from their n-th decision on."""
+    import random as stdlib_random
+
+    from training.ppo.train import guide_targets, opponent_decisions
+
+    rng, most = stdlib_random.Random(0), 0
+    for preset, seed in [("argentine-2v2", 0), ("paulista", 1), ("argentine-3v3", 2)]:
+        state = TrucoState.new(make_config(preset), seed=seed)
+        seen = []
+        while not state.is_over:
+            seat = state.actor
+            view = observation_for(RandomAgent(), state, seat)
+            seen.append((int(opponent_decisions(view["observation"][None])[0]),
+                         sum(state.match_tally[1 - state.team_of(seat)])))
+            state.apply(rng.choice(state.legal_actions()))
+        assert all(got == true for got, true in seen), preset
+        most = max(most, *(true for _, true in seen))
+    assert most > 20  # counts past TALLY_SCALE are read back exactly too
+    task = League({"random": 1.0}).task(make_config("argentine-2v2"), 8, 600, 5, 0.5, "argentine-2v2",
+                                        "match_equity", guide="heuristic", guide_against=("random",))
+    trajectories, _ = collect_partition(task, PolicyNet(), [])
+    count = opponent_decisions(np.concatenate([t.obs for t in trajectories]))
+    _, everywhere = guide_targets(trajectories, {"random": 2.0}, on="envido")
+    _, early = guide_targets(trajectories, {"random": 2.0}, on="envido", until=6)
+    assert (early.numpy() == np.where(count < 6, everywhere.numpy(), 0.0)).all()
+    assert 0 < (early > 0).sum() < (everywhere > 0).sum()
+    with pytest.raises(ValueError, match=r"'guide_until' = -1; use a whole number of opponent decisions >= 0"):
+        PPOArgs(guide_until=-1).validate()
+
+
 @pytest.mark.parametrize("vector", [True, False])
 def test_collectors_record_the_guides_choice_only_in_guided_matches(vector):
     """Against ``guide_against`` opponents each learner decision carries the guide's action on that very

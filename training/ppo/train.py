@@ -24,7 +24,13 @@ from torch import nn
 
 from truco_env.actions import CALL_BASE, TALLY_CLASS_OF, TALLY_CLASSES
 from truco_env.config import make_config
-from truco_env.encoding import ENVIDO_STATUS, FLOR_STATUS, OBS_OFFSETS, OBSERVATION_VERSION
+from truco_env.encoding import (
+    ENVIDO_STATUS,
+    FLOR_STATUS,
+    OBS_OFFSETS,
+    OBSERVATION_VERSION,
+    TALLY_SCALE,
+)
 
 from .imitation import imitate, teacher_data
 from .model import (
@@ -138,6 +144,11 @@ class PPOArgs:
     card play is left to PPO, so the anchor does not undo what PPO learned about playing cards); ``envido``: only
     those where an envido (or flor) call is legal and the guide or the learner calls, answers or folds (the
     envido bets alone, where a raise to falta envido loses whole matches to random)"""
+    guide_until: int = 0
+    """if > 0, the guide's term only at decisions where the opponents have made fewer than this many decisions
+    in the match so far (read from the observation's ``match_tally``): the first hands, where the tally cannot
+    yet tell one opponent from another, so the anchor does not also reach the later hands in which the policy can
+    tell the heuristic from random and exploit it; 0: no limit"""
     teacher_decisions: int = 100_000
     """teacher decisions to imitate (played in the learner seats against the league, snapshots excepted)"""
     teacher_epochs: int = 20
@@ -228,6 +239,9 @@ class PPOArgs:
         self._check_per_league_agent("guide_coef", lambda coef: coef >= 0, "a number >= 0")
         if self.guide_on not in GUIDE_ON:
             raise ValueError(f"PPO option 'guide_on' = {self.guide_on!r}; choose one of {list(GUIDE_ON)}")
+        if isinstance(self.guide_until, bool) or not isinstance(self.guide_until, int) or self.guide_until < 0:
+            raise ValueError(f"PPO option 'guide_until' = {self.guide_until!r}; use a whole number of opponent "
+                             "decisions >= 0 (0: no limit)")
         if self.guide_coef and make_agent(self.guide).wants and self.vector_env:
             raise ValueError(f"PPO option 'guide' = {self.guide!r}: on the vector env (vector_env: true) the guide "
                              "must play from observations alone, like 'heuristic' or 'random'")
@@ -326,7 +340,8 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
             b_returns = torch.from_numpy(np.concatenate([p[1] for p in parts]))
             if args.advantage_norm == "opponent":
                 b_advantages = normalise_by_opponent(b_advantages, trajectories)
-            b_guide, b_guide_weight = guide_targets(trajectories, args.guide_coef, args.guide_on)
+            b_guide, b_guide_weight = guide_targets(trajectories, args.guide_coef, args.guide_on,
+                                                    args.guide_until)
             batch = len(b_actions)
             global_step += batch
 
@@ -426,12 +441,12 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
     return policy_path
 
 
-def guide_targets(trajectories: list, guide_coef: dict[str, float], on: str = "all"
+def guide_targets(trajectories: list, guide_coef: dict[str, float], on: str = "all", until: int = 0
                   ) -> tuple[torch.Tensor, torch.Tensor]:
     """Per decision of the batch: the guide's action and the weight of its cross-entropy term (``guide_coef``
-    of the opponent faced, kept where ``on`` says: see ``PPOArgs.guide_on``). Where no guide action was
-    recorded the target is the learner's own action with weight 0: a legal target keeps the term finite (an
-    illegal one has log-probability -inf, and 0 x inf is NaN)."""
+    of the opponent faced, kept where ``on`` and ``until`` say: see ``PPOArgs.guide_on`` and ``guide_until``).
+    Where no guide action was recorded the target is the learner's own action with weight 0: a legal target keeps
+    the term finite (an illegal one has log-probability -inf, and 0 x inf is NaN)."""
     recorded = np.concatenate([t.guide for t in trajectories])
     actions = np.concatenate([t.actions for t in trajectories])
     weights = np.concatenate([np.full(len(t.actions), guide_coef.get(t.opponent, 0.0), dtype=np.float32)
@@ -443,6 +458,8 @@ def guide_targets(trajectories: list, guide_coef: dict[str, float], on: str = "a
         window = envido_window(np.concatenate([t.obs for t in trajectories]),
                                np.concatenate([t.masks for t in trajectories]))
         weights[~window | ((recorded < CALL_BASE) & (actions < CALL_BASE))] = 0.0
+    if until:
+        weights[opponent_decisions(np.concatenate([t.obs for t in trajectories])) >= until] = 0.0
     targets = np.where(recorded < 0, actions, recorded)
     return torch.from_numpy(targets), torch.from_numpy(weights)
 
@@ -457,6 +474,16 @@ _ENVIDO_PENDING = [OBS_OFFSETS["envido_status"][0] + ENVIDO_STATUS.index("pendin
 def envido_window(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
     """Per decision: may an envido or flor call be made, or does one await an answer (``guide_on: envido``)."""
     return masks[:, _ENVIDO_CALLS].any(axis=1) | (obs[:, _ENVIDO_PENDING] > 0).any(axis=1)
+
+
+#: Where the observation holds the opponents' decision count d of the match, encoded as d / (d + TALLY_SCALE).
+_OPPONENT_DECISIONS = OBS_OFFSETS["match_tally"][0] + 2 * (len(TALLY_CLASSES) + 1) - 1
+
+
+def opponent_decisions(obs: np.ndarray) -> np.ndarray:
+    """Per decision: how many decisions the opponents have made in the match so far (``guide_until``)."""
+    x = obs[:, _OPPONENT_DECISIONS].astype(np.float64)
+    return np.rint(TALLY_SCALE * x / (1.0 - x)).astype(np.int64)
 
 
 def normalise_by_opponent(adv: torch.Tensor, trajectories: list) -> torch.Tensor:
