@@ -452,14 +452,14 @@ def guide_targets(trajectories: list, guide_coef: dict[str, float], on: str = "a
     weights = np.concatenate([np.full(len(t.actions), guide_coef.get(t.opponent, 0.0), dtype=np.float32)
                               for t in trajectories])
     weights[recorded < 0] = 0.0
+    obs = np.concatenate([t.obs for t in trajectories]) if on == "envido" or until else None
     if on == "bets":
         weights[recorded < CALL_BASE] = 0.0  # card plays (and unrecorded decisions)
     elif on == "envido":
-        window = envido_window(np.concatenate([t.obs for t in trajectories]),
-                               np.concatenate([t.masks for t in trajectories]))
+        window = envido_window(obs, np.concatenate([t.masks for t in trajectories]))
         weights[~window | ((recorded < CALL_BASE) & (actions < CALL_BASE))] = 0.0
     if until:
-        weights[opponent_decisions(np.concatenate([t.obs for t in trajectories])) >= until] = 0.0
+        weights[opponent_decisions(obs) >= until] = 0.0
     targets = np.where(recorded < 0, actions, recorded)
     return torch.from_numpy(targets), torch.from_numpy(weights)
 
