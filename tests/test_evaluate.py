@@ -191,3 +191,22 @@ def test_heuristic_beats_random_floors(preset, floor):
     """Issue 5: 2,000 matches (1,000 deals, seats swapped) against RandomAgent (several minutes each)."""
     summary, _ = run_tournament(["heuristic", "random"], [preset], 2000, seed=0, workers=2)
     assert summary["pairings"][0]["win_rate_a"] >= floor
+
+
+def test_in_process_matches_run_torch_on_one_thread_and_restore_it(monkeypatch):
+    """Two single-worker evaluations side by side ran 5.6x slower with torch's default thread count; the
+    in-process path uses one thread, like the workers, and gives the caller's setting back afterwards."""
+    import torch
+
+    from training import evaluate
+
+    seen = []
+    monkeypatch.setattr(evaluate, "run_task", lambda task: seen.append(torch.get_num_threads()) or {"task": task})
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        assert evaluate.play_tasks(["a", "b"], workers=1) == [{"task": "a"}, {"task": "b"}]
+        assert seen == [1, 1]
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
