@@ -380,18 +380,25 @@ def _init_worker() -> None:
 
 @contextlib.contextmanager
 def one_torch_thread():
-    """Torch on one intra-op thread for the block, as in the worker processes. Why: a match's forward passes are
-    one observation each, too small to gain from threads, and with torch's default (every core) two evaluations
-    side by side fought over the cores: 100 argentine-2v2 matches of ``ppo:argentine-2v2`` against the
-    heuristic took 18 s alone and 102 s each with two at once; with one thread, 18 s each."""
-    import torch
+    """Yields ``pin``: called before each match, it puts torch on one intra-op thread (as in the worker
+    processes) once an agent has loaded torch, and the caller's setting comes back at the end. Why: a match's
+    forward passes are one observation each, too small to gain from threads, and with torch's default (every
+    core) two evaluations side by side fought over the cores: 100 argentine-2v2 matches of ``ppo:argentine-2v2``
+    against the heuristic took 18 s alone and 102 s each with two at once; with one thread, 18 s each. Torch is
+    never imported here: ONNX and rule-based agents run without it."""
+    previous: list[int] = []
 
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
+    def pin() -> None:
+        torch = sys.modules.get("torch")
+        if torch is not None and not previous:
+            previous.append(torch.get_num_threads())
+            torch.set_num_threads(1)
+
     try:
-        yield
+        yield pin
     finally:
-        torch.set_num_threads(previous)
+        if previous:
+            sys.modules["torch"].set_num_threads(previous[0])
 
 
 def play_tasks(tasks: list[Task], workers: int = 1, progress: bool = False,
@@ -411,8 +418,9 @@ def play_tasks(tasks: list[Task], workers: int = 1, progress: bool = False,
     results: list[dict[str, Any]] = []
     try:
         if workers <= 1 or len(tasks) <= 1:
-            with one_torch_thread():
+            with one_torch_thread() as pin:
                 for task in tasks:
+                    pin()
                     results.append(run_task(task))
                     bar.update()
         else:
