@@ -211,7 +211,8 @@ def test_guide_until_keeps_the_term_to_the_matchs_first_opponent_decisions():
     own tally over whole random matches) and zeroes the term from their n-th decision on."""
     import random as stdlib_random
 
-    from training.ppo.train import guide_targets, opponent_decisions
+    from training.ppo.train import guide_targets
+    from truco_env.encoding import tally_decisions
 
     rng, most = stdlib_random.Random(0), 0
     for preset, seed in [("argentine-2v2", 0), ("paulista", 1), ("argentine-3v3", 2)]:
@@ -220,7 +221,7 @@ def test_guide_until_keeps_the_term_to_the_matchs_first_opponent_decisions():
         while not state.is_over:
             seat = state.actor
             view = observation_for(RandomAgent(), state, seat)
-            seen.append((int(opponent_decisions(view["observation"][None])[0]),
+            seen.append((int(tally_decisions(view["observation"][None], row=1)[0]),
                          sum(state.match_tally[1 - state.team_of(seat)])))
             state.apply(rng.choice(state.legal_actions()))
         assert all(got == true for got, true in seen), preset
@@ -229,7 +230,7 @@ def test_guide_until_keeps_the_term_to_the_matchs_first_opponent_decisions():
     task = League({"random": 1.0}).task(make_config("argentine-2v2"), 8, 600, 5, 0.5, "argentine-2v2",
                                         "match_equity", guide="heuristic", guide_against=("random",))
     trajectories, _ = collect_partition(task, PolicyNet(), [])
-    count = opponent_decisions(np.concatenate([t.obs for t in trajectories]))
+    count = tally_decisions(np.concatenate([t.obs for t in trajectories]), row=1)
     _, everywhere = guide_targets(trajectories, {"random": 2.0}, on="envido")
     _, early = guide_targets(trajectories, {"random": 2.0}, on="envido", until=6)
     assert (early.numpy() == np.where(count < 6, everywhere.numpy(), 0.0)).all()

@@ -245,6 +245,15 @@ def encode_observation(state: TrucoState, viewer: int, out: np.ndarray | None = 
     return obs
 
 
+def tally_decisions(obs: np.ndarray, row: int) -> np.ndarray:
+    """Per observation (rows of ``obs``): how many decisions team ``row`` (0: the viewer's, 1: the opponents')
+    has made in the match so far, read back from ``match_tally``'s d / (d + TALLY_SCALE). Why here: the
+    encoder owns the formula, so its inverse lives beside it."""
+    width = len(A.TALLY_CLASSES) + 1
+    x = obs[:, OBS_OFFSETS["match_tally"][0] + width * row + width - 1].astype(np.float64)
+    return np.rint(TALLY_SCALE * x / (1.0 - x)).astype(np.int64)
+
+
 def _encode_calls(view, calls, names, slots, state, team):
     per = view.reshape(slots, 5)
     for i, (seat, call) in enumerate(calls[:slots]):

@@ -29,7 +29,7 @@ from truco_env.encoding import (
     FLOR_STATUS,
     OBS_OFFSETS,
     OBSERVATION_VERSION,
-    TALLY_SCALE,
+    tally_decisions,
 )
 
 from .imitation import imitate, teacher_data
@@ -459,7 +459,7 @@ def guide_targets(trajectories: list, guide_coef: dict[str, float], on: str = "a
         window = envido_window(obs, np.concatenate([t.masks for t in trajectories]))
         weights[~window | ((recorded < CALL_BASE) & (actions < CALL_BASE))] = 0.0
     if until:
-        weights[opponent_decisions(obs) >= until] = 0.0
+        weights[tally_decisions(obs, row=1) >= until] = 0.0
     targets = np.where(recorded < 0, actions, recorded)
     return torch.from_numpy(targets), torch.from_numpy(weights)
 
@@ -474,16 +474,6 @@ _ENVIDO_PENDING = [OBS_OFFSETS["envido_status"][0] + ENVIDO_STATUS.index("pendin
 def envido_window(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
     """Per decision: may an envido or flor call be made, or does one await an answer (``guide_on: envido``)."""
     return masks[:, _ENVIDO_CALLS].any(axis=1) | (obs[:, _ENVIDO_PENDING] > 0).any(axis=1)
-
-
-#: Where the observation holds the opponents' decision count d of the match, encoded as d / (d + TALLY_SCALE).
-_OPPONENT_DECISIONS = OBS_OFFSETS["match_tally"][0] + 2 * (len(TALLY_CLASSES) + 1) - 1
-
-
-def opponent_decisions(obs: np.ndarray) -> np.ndarray:
-    """Per decision: how many decisions the opponents have made in the match so far (``guide_until``)."""
-    x = obs[:, _OPPONENT_DECISIONS].astype(np.float64)
-    return np.rint(TALLY_SCALE * x / (1.0 - x)).astype(np.int64)
 
 
 def normalise_by_opponent(adv: torch.Tensor, trajectories: list) -> torch.Tensor:
