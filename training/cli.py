@@ -132,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     train = sub.add_parser(
         "train",
-        help="train a policy (ppo, cfr)",
+        help="train a policy (ppo, gate, cfr)",
         description="Train a policy from a YAML config; every long run shows progress and writes checkpoints.",
         epilog="examples:\n  truco train ppo --config configs/ppo_argentine_base.yaml\n"
                "  truco train ppo --config configs/ppo_argentine_base.yaml --set total_updates=20 --resume",
@@ -151,6 +151,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     _ppo_arguments(ppo)
     ppo.set_defaults(func=_cmd_train_ppo)
+    gate = trainers.add_parser(
+        "gate",
+        help="mix PPO experts (one per opponent) under a gate that reads the match tally",
+        description="Fit the gate of an opponent-gated policy: each expert plays against the experts' opponents,\n"
+                    "and a small classifier learns from the match tally whom the table faces (training.ppo.gate).",
+        epilog="example:\n  truco train gate --config configs/ppo_argentine_2v2.yaml",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    from training.ppo.cli import add_gate_arguments as _gate_arguments
+
+    _gate_arguments(gate)
+    gate.set_defaults(func=_cmd_train_gate)
     # other trainers (cfr) add their parser to `trainers` here
     cfr_train = trainers.add_parser(
         "cfr",
@@ -300,6 +312,12 @@ def _cmd_train_ppo(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     from training.ppo.cli import run
 
     return run(args)
+
+
+def _cmd_train_gate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from training.ppo.cli import run_gate
+
+    return run_gate(args)
 
 
 def _cmd_train_cfr(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:

@@ -1,4 +1,4 @@
-"""``truco train ppo``: read a YAML config, apply ``--set key=value`` overrides, train with progress."""
+"""``truco train ppo`` and ``truco train gate``: read a YAML config, apply ``--set key=value`` overrides, train."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 
+from .gate import GateArgs, train_gate
 from .model import PolicyFileError
 from .train import PPOArgs, train
 
@@ -25,8 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-def load_args(config: str | None, overrides: list[str], run_dir: str | None, backend: str | None = None,
-              workers: int | None = None) -> PPOArgs:
+def read_options(config: str | None, overrides: list[str]) -> dict[str, Any]:
+    """The options of a YAML config with ``--set KEY=VALUE`` overrides applied (ValueError naming the problem)."""
     data: dict[str, Any] = {}
     if config:
         if not os.path.isfile(config):
@@ -37,13 +38,19 @@ def load_args(config: str | None, overrides: list[str], run_dir: str | None, bac
             except yaml.YAMLError as err:
                 raise ValueError(f"{config}: not valid YAML ({str(err).splitlines()[0]})") from None
         if loaded is not None and not isinstance(loaded, dict):
-            raise ValueError(f"{config}: expected a mapping of PPO options, got {type(loaded).__name__}")
+            raise ValueError(f"{config}: expected a mapping of options, got {type(loaded).__name__}")
         data.update(loaded or {})
     for item in overrides:
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
             raise ValueError(f"--set expects KEY=VALUE, got {item!r}")
         data[key.strip()] = yaml.safe_load(value)
+    return data
+
+
+def load_args(config: str | None, overrides: list[str], run_dir: str | None, backend: str | None = None,
+              workers: int | None = None) -> PPOArgs:
+    data = read_options(config, overrides)
     if run_dir:
         data["run_dir"] = run_dir
     if backend:
@@ -59,6 +66,31 @@ def run(args: argparse.Namespace) -> int:
         path = train(ppo_args, resume=args.resume, progress=not args.quiet)
     except (ValueError, PolicyFileError) as err:
         print(f"truco train ppo: error: {err}", file=sys.stderr)
+        return 2
+    print(f"policy written to {path}")
+    return 0
+
+
+def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", metavar="FILE.yaml", help="YAML file of gate options (configs/ppo_*_gated.yaml)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override one option (YAML value syntax), e.g. --set decisions=20000; repeatable")
+    parser.add_argument("--run-dir", help="where the gated policy goes (overrides the config)")
+    parser.add_argument("--quiet", action="store_true", help="no report")
+
+
+def load_gate_args(config: str | None, overrides: list[str], run_dir: str | None = None) -> GateArgs:
+    data = read_options(config, overrides)
+    if run_dir:
+        data["run_dir"] = run_dir
+    return GateArgs.from_dict(data)
+
+
+def run_gate(args: argparse.Namespace) -> int:
+    try:
+        path = train_gate(load_gate_args(args.config, args.set, args.run_dir), progress=not args.quiet)
+    except (ValueError, PolicyFileError) as err:
+        print(f"truco train gate: error: {err}", file=sys.stderr)
         return 2
     print(f"policy written to {path}")
     return 0

@@ -127,6 +127,53 @@ class PolicyNet(nn.Module):
                 "features": self.features}
 
 
+class GatedPolicy(nn.Module):
+    """Expert policies, one per opponent, mixed by a gate that guesses from the match tally whom the table faces.
+
+    Why: one network trained against a league plays a match's ambiguous first hands the same against everyone,
+    and every league, reward edge and anchor tried moved it along one trade, sound against random or exploiting
+    the heuristic (``docs/research.md``). Experts trained each for one opponent need not trade. The gate, a small
+    classifier fit on the ``match_tally`` of matches against each opponent (``training.ppo.gate``), gives the
+    probability of each opponent; the action probabilities are the experts' weighted by it. So the policy plays
+    the random expert's game while the tally looks like random, the heuristic expert's once it looks like the
+    heuristic, and a blend while it cannot tell. Forward returns log-probabilities as logits (illegal = -inf), so
+    everything that reads a :class:`PolicyNet` (agents, the ONNX export) reads this too."""
+
+    def __init__(self, experts: dict[str, PolicyNet], hidden: int = 32):
+        super().__init__()
+        if len(experts) < 2:
+            raise ValueError(f"a gated policy needs at least two experts, got {list(experts)}")
+        self.opponents = tuple(experts)
+        self.experts = nn.ModuleList(experts.values())
+        self.gate_hidden = hidden
+        self.tally = OBS_OFFSETS["match_tally"]
+        self.gate = nn.Sequential(nn.Linear(self.tally[1] - self.tally[0], hidden), nn.ReLU(),
+                                  nn.Linear(hidden, len(experts)))
+        self.obs_size, self.num_actions = OBSERVATION_SIZE, self.experts[0].num_actions
+
+    def gate_logits(self, obs: torch.Tensor) -> torch.Tensor:
+        """``[batch, opponents]`` logits of whom the table faces, from the observation's match tally."""
+        return self.gate(obs[:, self.tally[0]:self.tally[1]])
+
+    def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        weights = torch.softmax(self.gate_logits(obs), dim=-1)
+        probs, value = 0.0, 0.0
+        for k, expert in enumerate(self.experts):
+            logits, values = expert(obs, mask)
+            probs = probs + weights[:, k:k + 1] * torch.softmax(logits, dim=-1)
+            value = value + weights[:, k] * values
+        return torch.log(probs).masked_fill(~mask, float("-inf")), value
+
+    def probabilities(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        logits, _ = self(obs, mask)
+        return torch.softmax(logits, dim=-1)
+
+    def architecture(self) -> dict[str, Any]:
+        return {"kind": "gated", "obs_size": self.obs_size, "num_actions": self.num_actions,
+                "opponents": list(self.opponents), "experts": [e.architecture() for e in self.experts],
+                "gate_hidden": self.gate_hidden}
+
+
 #: Whom the learner faces, as a privileged critic reads it (one slot each; other league agents share the last).
 OPPONENT_KINDS = ("self", "snapshot", "random", "heuristic", "other")
 
@@ -202,14 +249,14 @@ def load_tensors(path: str, expected_format: str) -> tuple[dict[str, torch.Tenso
     return tensors, metadata
 
 
-def save_policy(net: PolicyNet, path: str, **metadata: Any) -> None:
+def save_policy(net: PolicyNet | GatedPolicy, path: str, **metadata: Any) -> None:
     """Save a policy (weights + JSON metadata: architecture, observation version, presets, config)."""
     meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "architecture": net.architecture(),
             "observation_version": OBSERVATION_VERSION, "action_names_family_independent": True, **metadata}
     atomic_save_tensors(net.state_dict(), meta, path)
 
 
-def load_policy(path: str) -> tuple[PolicyNet, dict[str, Any]]:
+def load_policy(path: str) -> tuple[PolicyNet | GatedPolicy, dict[str, Any]]:
     """Load a policy file; PolicyFileError naming what is wrong (format, layout version, shapes)."""
     tensors, meta = load_tensors(path, FORMAT)
     version = meta.get("observation_version")
@@ -219,13 +266,23 @@ def load_policy(path: str) -> tuple[PolicyNet, dict[str, Any]]:
                               f"inputs; this truco-rl reads versions {sorted(OBSERVATION_SIZES)} "
                               f"(sizes {OBSERVATION_SIZES}), current {OBSERVATION_VERSION}")
     try:
-        net = PolicyNet(arch["obs_size"], arch["num_actions"], tuple(arch["hidden"]), arch.get("features", "none"))
+        net = _network_of(arch)
         net.load_state_dict(tensors)
     except (KeyError, TypeError, RuntimeError, ValueError) as err:
         raise PolicyFileError(f"{path}: weights do not match the recorded architecture "
                               f"({str(err).splitlines()[0][:120]})") from None
     net.eval()
     return net, meta
+
+
+def _network_of(arch: dict[str, Any]) -> PolicyNet | GatedPolicy:
+    """An untrained network of a recorded architecture (a plain MLP, or experts under a gate)."""
+    if arch.get("kind", "mlp") == "gated":
+        experts = {name: _network_of(sub) for name, sub in zip(arch["opponents"], arch["experts"], strict=True)}
+        return GatedPolicy(experts, arch["gate_hidden"])
+    if arch.get("kind", "mlp") != "mlp":
+        raise ValueError(f"architecture kind {arch.get('kind')!r} is not known (mlp, gated)")
+    return PolicyNet(arch["obs_size"], arch["num_actions"], tuple(arch["hidden"]), arch.get("features", "none"))
 
 
 def numpy_mask(mask: np.ndarray) -> torch.Tensor:
