@@ -90,13 +90,15 @@ def win_rate_vs_random(net: PolicyNet, preset: str, matches: int = 200) -> float
 def test_short_run_learns_to_beat_random(tmp_path):
     torch.manual_seed(1)
     before = win_rate_vs_random(PolicyNet(), "argentine")
-    args = PPOArgs(preset="argentine", run_dir=str(tmp_path), total_updates=16, num_tables=32, batch_steps=2048,
+    # 24 updates: at 16 the result sat on the 65% line (it passed before, then gave 64% on a new machine with a
+    # fresh install, deterministically); at 24 it is about 83% there
+    args = PPOArgs(preset="argentine", run_dir=str(tmp_path), total_updates=24, num_tables=32, batch_steps=2048,
                    minibatch_size=512, learning_rate=1e-3, eval_every=0, eval_opponents=("random",),
                    checkpoint_every=100, league={"self": 0.5, "random": 0.5})
     net, meta = load_policy(train(args, progress=False))
     after = win_rate_vs_random(net, "argentine")
     assert after >= 0.65 and after >= before + 0.1, (before, after)
-    assert meta["presets"] == ["argentine"] and meta["training"]["total_updates"] == 16
+    assert meta["presets"] == ["argentine"] and meta["training"]["total_updates"] == 24
     assert os.listdir(tmp_path / "tb"), "no TensorBoard log written"
 
 
