@@ -1,6 +1,7 @@
 """PPO: masking, a short run that learns, exact resume, and checkpoints that are never unpickled."""
 
 import dataclasses
+import glob
 import os
 import pickle
 import signal
@@ -588,28 +589,66 @@ def test_policy_path_resolves_a_shipped_name_in_both_spellings(tmp_path):
     assert policy_path("ppo:nope") == "ppo:nope"
 
 
-@pytest.mark.parametrize("preset", SHIPPED)
-def test_each_shipped_policy_was_made_by_its_config(preset):
-    """The README says each config is the recipe that made its policy: the recorded arguments must agree."""
-    from training.ppo.cli import load_args
+def _configs_by_output() -> dict[str, str]:
+    """Every PPO or gate config in configs/, by the policy file its run writes."""
+    from training.ppo.cli import read_options
 
-    config = os.path.join(os.path.dirname(__file__), "..", "configs", f"ppo_{preset.replace('-', '_')}.yaml")
-    args = dataclasses.asdict(load_args(config, [], None))
-    meta = make_agent(f"ppo:{preset}").metadata
-    recorded, defaults = meta["training"], dataclasses.asdict(PPOArgs())
+    folder = os.path.join(os.path.dirname(__file__), "..", "configs")
+    out = {}
+    for name in sorted(os.listdir(folder)):
+        if name.startswith("ppo_") and name.endswith(".yaml"):
+            data = read_options(os.path.join(folder, name), [])
+            out[os.path.join(data["run_dir"], "policy.safetensors")] = os.path.join(folder, name)
+    return out
+
+
+def _assert_made_by(config: str, meta: dict) -> None:
+    """``meta`` (a policy's metadata) records the arguments of ``config``; the policies it starts from (a
+    fine-tune's ``init_policy``, a gate's experts) are made by configs too, with the arguments their files record."""
+    from training.ppo.cli import load_args, load_gate_args, read_options
+    from training.ppo.gate import GateArgs
+
+    gated = "experts" in read_options(config, [])
+    args = dataclasses.asdict(load_gate_args(config, []) if gated else load_args(config, [], None))
+    recorded, defaults = meta["training"], dataclasses.asdict(GateArgs() if gated else PPOArgs())
     for key, value in args.items():
         if key in ("run_dir", "stop_after"):
             continue
         value = list(value) if isinstance(value, tuple) else value
         expected = recorded.get(key, defaults[key])  # a field newer than the run: the run had its default
         expected = list(expected) if isinstance(expected, tuple) else expected
-        assert value == expected, (key, value, expected)
+        assert value == expected, (config, key, value, expected)
+    made_by = _configs_by_output()
+    if gated:  # each expert: some config makes it, and the expert's recorded arguments are that config's
+        for opponent, path in args["experts"].items():
+            assert path in made_by, (config, opponent, path)
+            _assert_made_by(made_by[path], {**meta["experts"][opponent], "experts": {}})
+        return
     assert meta["updates"] == (args["stop_after"] or args["total_updates"])
     if args["init_policy"] != "none":  # a fine-tune: some config in configs/ must make the policy it starts from
-        folder = os.path.dirname(config)
-        stages = [load_args(os.path.join(folder, name), [], None) for name in sorted(os.listdir(folder))
-                  if name.startswith("ppo_") and name.endswith(".yaml")]
-        assert any(os.path.join(stage.run_dir, "policy.safetensors") == args["init_policy"] for stage in stages)
+        assert args["init_policy"] in made_by, (config, args["init_policy"])
+
+
+def test_every_ppo_and_gate_config_validates():
+    from training.ppo.cli import load_args, load_gate_args, read_options
+
+    configs = sorted(set(_configs_by_output().values()))
+    assert len(configs) == len(glob.glob(os.path.join(os.path.dirname(__file__), "..", "configs", "ppo_*.yaml")))
+    gates = 0
+    for config in configs:
+        if "experts" in read_options(config, []):
+            load_gate_args(config, []).validate()
+            gates += 1
+        else:
+            load_args(config, [], None).validate()
+    assert gates == 2  # paulista and argentine-2v2 ship gated policies
+
+
+@pytest.mark.parametrize("preset", SHIPPED)
+def test_each_shipped_policy_was_made_by_its_config(preset):
+    """The README says each config is the recipe that made its policy: the recorded arguments must agree."""
+    config = os.path.join(os.path.dirname(__file__), "..", "configs", f"ppo_{preset.replace('-', '_')}.yaml")
+    _assert_made_by(config, make_agent(f"ppo:{preset}").metadata)
 
 
 @pytest.mark.parametrize("preset", ["argentine", "paulista", "paulista-clean", "paulista-2v2", "paulista-mini"])
