@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", metavar="FILE.yaml", help="YAML file of gate options (configs/ppo_*_gated.yaml)")
+    parser.add_argument("--config", metavar="FILE.yaml", help="YAML file of gate options (configs/ppo_paulista.yaml)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override one option (YAML value syntax), e.g. --set decisions=20000; repeatable")
     parser.add_argument("--run-dir", help="where the gated policy goes (overrides the config)")

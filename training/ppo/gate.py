@@ -4,9 +4,10 @@ Each expert is a trained PPO policy meant for one opponent (``experts: {random: 
 expert plays the learner seats on the vector environment against a league of those opponents, weighted by
 ``prior``; the gate, a small MLP over the observation's ``match_tally``, learns to tell from the tally whom the
 table faces (cross-entropy on the opponent of each recorded decision). The experts' weights are not touched.
-Matches are split by deal into a training and a held-out part; the held-out accuracy, by how many decisions the
-opponents have made so far, is printed and kept in the policy's metadata, since the gate's early mistakes are
-where the mixture plays the wrong expert.
+The recorded seat trajectories (one learner seat's decisions in one match; in 2v2 the two partners' trajectories
+of a match may fall on either side) are split into a training and a held-out part; the held-out accuracy, by how
+many decisions the opponents have made so far, is printed and kept in the policy's metadata, since the gate's
+early mistakes are where the mixture plays the wrong expert.
 """
 
 from __future__ import annotations
@@ -118,7 +119,7 @@ def load_experts(args: GateArgs) -> dict[str, tuple[PolicyNet, dict[str, Any]]]:
 def record_tallies(args: GateArgs, experts: dict[str, PolicyNet], rng: np.random.Generator
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Observations of every expert's decisions against the league of the experts' opponents, the index of the
-    opponent faced at each, and the match each belongs to (a running number, for the held-out split)."""
+    opponent faced at each, and the seat trajectory each belongs to (a running number, for the held-out split)."""
     from truco_env.config import make_config
 
     config = make_config(args.preset)
