@@ -26,6 +26,7 @@ from truco_env.encoding import tally_decisions
 
 from .model import GatedPolicy, PolicyFileError, PolicyNet, load_policy, save_policy
 from .selfplay import League, collect_on_vector_env
+from .train import reject_unknown_options
 
 #: Held-out accuracy is reported for these ranges of the opponents' decisions in the match so far.
 DECISION_BUCKETS = ((0, 3), (3, 10), (10, 25), (25, 50), (50, 10 ** 9))
@@ -60,16 +61,13 @@ class GateArgs:
     learning_rate: float = 1e-3
     """Adam step size"""
     holdout: float = 0.2
-    """share of the matches kept out of training to measure the gate"""
+    """share of the recorded seat trajectories kept out of training to measure the gate"""
     torch_threads: int = 1
     """CPU threads for torch (fixed, so that fits are reproducible)"""
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GateArgs:
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ValueError(f"unknown gate option(s) {unknown}; allowed: {sorted(known)}")
+        reject_unknown_options(cls, data, "gate")
         return cls(**data)
 
     def validate(self) -> None:

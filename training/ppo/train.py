@@ -180,10 +180,7 @@ class PPOArgs:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PPOArgs:
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - names)
-        if unknown:
-            raise ValueError(f"unknown PPO option(s) {unknown}; allowed: {sorted(names)}")
+        reject_unknown_options(cls, data, "PPO")
         values = dict(data)
         for key in ("hidden", "eval_opponents"):
             if key in values and isinstance(values[key], list):
@@ -259,6 +256,14 @@ class PPOArgs:
                                  f"agents: {agents}")
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not in_range(value):
                 raise ValueError(f"PPO option {name!r} for {spec!r} must be {allowed}, got {value!r}")
+
+
+def reject_unknown_options(kind: type, data: dict[str, Any], label: str) -> None:
+    """ValueError naming the keys of ``data`` that the arguments dataclass ``kind`` lacks, and those it has."""
+    names = {f.name for f in dataclasses.fields(kind)}
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise ValueError(f"unknown {label} option(s) {unknown}; allowed: {sorted(names)}")
 
 
 def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
