@@ -85,7 +85,8 @@ def observation_for(agent: Agent, state: Any, seat: int) -> dict[str, Any]:
 Factory = Callable[[str | None, dict[str, str]], Agent]
 _REGISTRY: dict[str, Factory] = {}
 #: Kinds whose module registers them on import (so that ``make_agent`` can load them lazily).
-_LAZY_MODULES = {"heuristic": "agents.heuristic", "cfr": "agents.cfr", "ppo": "agents.ppo", "onnx": "agents.onnx"}
+_LAZY_MODULES = {"heuristic": "agents.heuristic", "cfr": "agents.cfr", "ppo": "agents.ppo", "onnx": "agents.onnx",
+                 "swap": "agents.swap"}
 
 
 def register_agent(kind: str, factory: Factory) -> None:

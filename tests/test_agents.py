@@ -274,3 +274,36 @@ def test_heuristic_spec_parameters():
 def test_bad_specs_say_what_is_allowed(spec, message):
     with pytest.raises(ValueError, match=message):
         make_agent(spec)
+
+
+def test_swap_agent_hands_exactly_the_named_decisions_to_the_heuristic():
+    """``swap:POLICY,on=cards`` plays the heuristic's card where both would play a card and the policy's
+    choice everywhere else; ``on=none`` is the policy alone."""
+    from agents.swap import SWAP_KINDS, decision_kind
+
+    config = make_config("paulista-2v2")
+    agents = {on: make_agent(f"swap:paulista-2v2,on={on}") for on in ("cards", "bets+answers+onze", "none")}
+    policy, heuristic = make_agent("ppo:paulista-2v2,greedy"), make_agent("heuristic")
+    for agent in [*agents.values(), heuristic]:
+        agent.seed(3)
+        agent.reset(0)
+    seen = set()
+    state = TrucoState.new(config, seed=11)
+    rng = random.Random(0)
+    while not state.is_over and len(seen) < 3:
+        seat = state.actor
+        obs = {"observation": encode_observation(state, seat), "action_mask": encode_action_mask(state)}
+        own, other = policy.act(obs), heuristic.act(obs)
+        kind = decision_kind(decode(obs).phase, own, other)
+        assert kind in SWAP_KINDS
+        seen.add(kind)
+        assert agents["cards"].act(obs) == (other if kind == "cards" else own)
+        assert agents["bets+answers+onze"].act(obs) == (own if kind == "cards" else other)
+        assert agents["none"].act(obs) == own
+        state.apply(rng.choice(state.legal_actions()))
+    assert {"cards", "bets"} <= seen
+    with pytest.raises(ValueError, match=r"unknown decision kinds \['tricks'\]; choose from \['cards', 'bets', "
+                                         r"'answers', 'onze', 'none'\]"):
+        make_agent("swap:paulista-2v2,on=tricks")
+    with pytest.raises(ValueError, match=r"agent 'swap' needs swap:POLICY,on=KINDS"):
+        make_agent("swap:paulista-2v2")

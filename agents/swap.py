@@ -1,0 +1,72 @@
+"""SwapAgent: a PPO policy that hands one kind of decision to the heuristic, to find where it loses matches.
+
+A research instrument, not a player to ship. Spec: ``swap:POLICY,on=KINDS`` where ``POLICY`` is a policy file or
+shipped name (played greedily, as the shipped policies are measured) and ``KINDS`` joins with ``+`` the kinds of
+decision the heuristic makes instead:
+
+* ``cards``: a turn where the policy and the heuristic would both play a card (which card);
+* ``bets``: a turn of the play phase where either would call, raise or fold instead (whether to bet);
+* ``answers``: answering a call (quiero, no quiero, a raise);
+* ``onze``: the mão de onze choice (play or run);
+* ``none``: nothing (the policy alone, on the same deals: the baseline).
+
+``truco eval --agents swap:paulista-2v2,on=cards heuristic --preset paulista-2v2`` then says what the policy's
+card play costs against the heuristic's. The heuristic is asked at every decision, so that its per-match memory
+(the opponents' calls) stays what it would be had it played the whole match.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from truco_env.actions import CALL_BASE
+
+from .base import Agent, make_agent, register_agent
+from .view import decode
+
+SWAP_KINDS = ("cards", "bets", "answers", "onze", "none")
+
+
+def decision_kind(phase: str, policy_action: int, heuristic_action: int) -> str:
+    """The kind (``SWAP_KINDS``) of one decision, from the phase and the two candidate actions."""
+    if phase == "onze":
+        return "onze"
+    if phase != "play":
+        return "answers"
+    return "cards" if policy_action < CALL_BASE and heuristic_action < CALL_BASE else "bets"
+
+
+class SwapAgent(Agent):
+    """The policy's action, except at decisions of the ``on`` kinds, where the heuristic's."""
+
+    def __init__(self, policy: Agent, heuristic: Agent, on: frozenset[str]):
+        self.policy, self.heuristic, self.on = policy, heuristic, on
+
+    def seed(self, seed: int | None = None) -> None:
+        self.policy.seed(seed)
+        self.heuristic.seed(seed)
+
+    def reset(self, seat: int | None = None) -> None:
+        self.policy.reset(seat)
+        self.heuristic.reset(seat)
+
+    def act(self, observation: dict[str, Any]) -> int:
+        own = self.policy.act(observation)
+        other = self.heuristic.act(observation)
+        return other if decision_kind(decode(observation).phase, own, other) in self.on else own
+
+
+def _factory(arg: str | None, params: dict[str, str]) -> Agent:
+    usage = "swap:POLICY,on=KINDS (KINDS: any of " + "+".join(SWAP_KINDS) + ")"
+    policy, _, option = (arg or "").partition(",")
+    key, eq, value = option.partition("=")
+    if not policy or key.strip() != "on" or not eq:
+        raise ValueError(f"agent 'swap' needs {usage}, got {('swap:' + arg) if arg else 'swap'!r}")
+    on = frozenset(kind.strip() for kind in value.split("+"))
+    unknown = sorted(on - set(SWAP_KINDS))
+    if unknown:
+        raise ValueError(f"agent 'swap': unknown decision kinds {unknown}; choose from {list(SWAP_KINDS)}")
+    return SwapAgent(make_agent(f"ppo:{policy},greedy"), make_agent("heuristic"), on - {"none"})
+
+
+register_agent("swap", _factory)
