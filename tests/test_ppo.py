@@ -298,6 +298,11 @@ def test_guide_coef_pulls_the_policy_toward_the_guide_against_its_opponents(tmp_
     guided_bets = (np.concatenate([t.guide for t in trajectories]) >= CALL_BASE)
     assert 0 < guided_bets.sum() < len(guided_bets)
     assert (bet_weights.numpy() == np.where(guided_bets, 5.0, 0.0)).all()  # card plays left to PPO
+    _, card_weights = guide_targets(trajectories, {"random": 5.0}, on="cards")
+    learner_cards = np.concatenate([t.actions for t in trajectories]) < CALL_BASE
+    assert 0 < (learner_cards & guided_bets).sum()  # the learner plays a card where the guide bets: not guided
+    assert 0 < (~learner_cards & ~guided_bets).sum()  # ... and the converse
+    assert (card_weights.numpy() == np.where(learner_cards & ~guided_bets, 5.0, 0.0)).all()  # bets left to PPO
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     log = EventAccumulator(str(tmp_path / "guided" / "tb"))
@@ -311,8 +316,9 @@ def test_guide_coef_pulls_the_policy_toward_the_guide_against_its_opponents(tmp_
         PPOArgs(league={"random": 1.0}, guide_coef={"random": -1}).validate()
     with pytest.raises(ValueError, match="unknown agent kind"):
         PPOArgs(league={"random": 1.0}, guide="oracle", guide_coef={"random": 1.0}).validate()
-    with pytest.raises(ValueError, match=r"'guide_on' = 'cards'; choose one of \['all', 'bets', 'envido'\]"):
-        PPOArgs(guide_on="cards").validate()
+    with pytest.raises(ValueError, match=r"'guide_on' = 'tricks'; choose one of \['all', 'bets', 'cards', "
+                                         r"'envido'\]"):
+        PPOArgs(guide_on="tricks").validate()
 
 
 def test_curves_read_the_logs_up_to_the_shipped_update(tmp_path, capsys):

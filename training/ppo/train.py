@@ -49,7 +49,7 @@ from .selfplay import REWARDS, League, advantages, critic_inputs
 
 CHECKPOINT_FORMAT = "truco-rl-ppo-checkpoint"
 CRITICS = ("shared", "privileged")  # PPOArgs.critic
-GUIDE_ON = ("all", "bets", "envido")  # PPOArgs.guide_on
+GUIDE_ON = ("all", "bets", "cards", "envido")  # PPOArgs.guide_on
 
 
 @dataclass
@@ -141,7 +141,10 @@ class PPOArgs:
     of drifting to plays that pay only against other opponents; empty: plain PPO"""
     guide_on: str = "all"
     """``all``: every guided decision; ``bets``: only those where the guide calls, answers a call or folds (its
-    card play is left to PPO, so the anchor does not undo what PPO learned about playing cards); ``envido``: only
+    card play is left to PPO, so the anchor does not undo what PPO learned about playing cards); ``cards``: only
+    those where both the guide and the learner play a card (the guide's card play is copied, the bets are left to
+    PPO: the Paulista 2v2 heuristic's Monte Carlo card play is better than the policy's, its betting is not);
+    ``envido``: only
     those where an envido (or flor) call is legal and the guide or the learner calls, answers or folds (the
     envido bets alone, where a raise to falta envido loses whole matches to random)"""
     guide_until: int = 0
@@ -460,6 +463,8 @@ def guide_targets(trajectories: list, guide_coef: dict[str, float], on: str = "a
     obs = np.concatenate([t.obs for t in trajectories]) if on == "envido" or until else None
     if on == "bets":
         weights[recorded < CALL_BASE] = 0.0  # card plays (and unrecorded decisions)
+    elif on == "cards":
+        weights[(recorded >= CALL_BASE) | (actions >= CALL_BASE)] = 0.0  # a call, answer or fold on either side
     elif on == "envido":
         window = envido_window(obs, np.concatenate([t.masks for t in trajectories]))
         weights[~window | ((recorded < CALL_BASE) & (actions < CALL_BASE))] = 0.0
