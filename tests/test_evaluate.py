@@ -193,20 +193,26 @@ def test_heuristic_beats_random_floors(preset, floor):
     assert summary["pairings"][0]["win_rate_a"] >= floor
 
 
-def test_in_process_matches_run_torch_on_one_thread_and_restore_it(monkeypatch):
+@pytest.mark.parametrize("runner", ["in_process", "ray_chunk"])
+def test_in_process_matches_run_torch_on_one_thread_and_restore_it(monkeypatch, runner):
     """Two single-worker evaluations side by side ran 5.6x slower with torch's default thread count; the
-    in-process path uses one thread, like the workers, and gives the caller's setting back afterwards."""
+    in-process path and each Ray task's chunk use one thread, like the workers, and give the caller's setting
+    back afterwards."""
     import torch
 
     from training import evaluate
+
+    def play(tasks):
+        return evaluate.play_tasks(tasks, workers=1) if runner == "in_process" else evaluate._run_chunk(tasks)
 
     seen = []
     monkeypatch.setattr(evaluate, "run_task", lambda task: seen.append(torch.get_num_threads()) or {"task": task})
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
-        assert evaluate.play_tasks(["a", "b"], workers=1) == [{"task": "a"}, {"task": "b"}]
+        assert play(["a", "b"]) == [{"task": "a"}, {"task": "b"}]
         assert seen == [1, 1]
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+

@@ -461,7 +461,13 @@ def _play_tasks_on_ray(tasks: list[Task], workers: int, progress: bool) -> list[
 
 
 def _run_chunk(tasks: list[Task]) -> list[dict[str, Any]]:
-    return [run_task(task) for task in tasks]
+    """One Ray task's matches, with torch on one thread as in the local workers (``one_torch_thread``)."""
+    results = []
+    with one_torch_thread() as pin:
+        for task in tasks:
+            pin()
+            results.append(run_task(task))
+    return results
 
 
 def summarise(agents: list[str], presets: list[str], results: list[dict[str, Any]]) -> dict[str, Any]:
