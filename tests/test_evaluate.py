@@ -194,7 +194,7 @@ def test_heuristic_beats_random_floors(preset, floor):
 
 
 @pytest.mark.parametrize("runner", ["in_process", "ray_chunk"])
-def test_in_process_matches_run_torch_on_one_thread_and_restore_it(monkeypatch, runner):
+def test_matches_run_torch_on_one_thread_and_restore_it(monkeypatch, runner):
     """Two single-worker evaluations side by side ran 5.6x slower with torch's default thread count; the
     in-process path and each Ray task's chunk use one thread, like the workers, and give the caller's setting
     back afterwards."""
@@ -215,4 +215,3 @@ def test_in_process_matches_run_torch_on_one_thread_and_restore_it(monkeypatch, 
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
-

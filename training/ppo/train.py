@@ -144,9 +144,8 @@ class PPOArgs:
     card play is left to PPO, so the anchor does not undo what PPO learned about playing cards); ``cards``: only
     those where both the guide and the learner play a card (the guide's card play is copied, the bets are left to
     PPO: the Paulista 2v2 heuristic's Monte Carlo card play is better than the policy's, its betting is not);
-    ``envido``: only
-    those where an envido (or flor) call is legal and the guide or the learner calls, answers or folds (the
-    envido bets alone, where a raise to falta envido loses whole matches to random)"""
+    ``envido``: only those where an envido (or flor) call is legal and the guide or the learner calls, answers or
+    folds (the envido bets alone, where a raise to falta envido loses whole matches to random)"""
     guide_until: int = 0
     """if > 0, the guide's term only at decisions where the opponents have made fewer than this many decisions
     in the match so far (read from the observation's ``match_tally``): the first hands, where the tally cannot
