@@ -348,12 +348,7 @@ class HeuristicAgent(Agent):
             call = self._envido_open(v)
             if call:
                 return call
-        cards = sorted({int(c) for c in v.hand}, key=lambda c: (v.strength[c], c))
-        # distinct strengths only; the cheapest card of each strength
-        cands: list[int] = []
-        for c in cards:
-            if not cands or v.strength[cands[-1]] != v.strength[c]:
-                cands.append(c)
+        cands = _card_candidates(v)
         outcomes, opp_strength = self._evaluate(v, cands)
         ps = [self._p(o) for o in outcomes]
         best = max(range(len(cands)), key=lambda i: (ps[i] - 1e-3 * i, -i))
@@ -373,13 +368,32 @@ class HeuristicAgent(Agent):
     def _card_action(self, v: View, card: int, p: float, cands: list[int]) -> str:
         text = C.card_text(card, v.family)
         cover = f"cover:{text}"
-        # a card that cannot win or tie this trick is played face down when the rules allow it
-        if cover in v.legal_names:
-            t = min(v.trick_index, 2)
-            on_table = [v.strength[c] for c in v.table[t].values()]
-            if on_table and v.strength[card] < max(on_table):
-                return cover
+        if cover in v.legal_names and _cannot_win_trick(v, card):  # face down when the rules allow it
+            return cover
         return f"play:{text}"
+
+    def card_values(self, observation: dict[str, Any], samples: int | None = None) -> dict[int, float]:
+        """The look-ahead's value of each legal card action (play or cover): the own team's probability of
+        winning the hand when that card is played now and every seat then follows the rollout policy, over
+        ``samples`` (default: the agent's) sampled deals common to all cards. The agent's own tie-breaks are small
+        offsets (1e-3 less per step up in strength: the cheaper card wins a tie; 1e-4 between face up and face
+        down), so the best value is its choice. Empty where fewer than two card actions are legal (a call
+        pending, a blind mão de ferro). Why public: ``training.ppo.lookahead`` distils these values into a
+        policy's card play."""
+        v = decode(observation)
+        playable = [a for a in v.legal if a < A.SLOT_BASE]
+        cands = _card_candidates(v)
+        if len(playable) < 2 or not cands:
+            return {}
+        outcomes, _ = self._evaluate(v, cands, samples)
+        strength = v.strength
+        value_of = {strength[c]: self._p(o) - 1e-3 * i for i, (c, o) in enumerate(zip(cands, outcomes))}
+        values = {}
+        for action in playable:
+            card, face_down = action % C.NUM_CARDS, action >= A.COVER_BASE
+            agents_form = face_down == _cannot_win_trick(v, card)  # the form _card_action would choose
+            values[int(action)] = value_of[strength[card]] + (1e-4 if agents_form else -1e-4)
+        return values
 
     def _should_call(self, v: View, p: float, p_accept: float, p_reraise: float) -> bool:
         """Call or raise the ladder on our own turn: expected match equity against playing on."""
@@ -619,6 +633,23 @@ class HeuristicAgent(Agent):
                 total += 1
                 wins += value < mine or (value == mine and i_win_ties)
         return wins / total if total else 1.0
+
+
+def _card_candidates(v: View) -> list[int]:
+    """The own cards worth comparing: one card (the lowest index) of each distinct trick strength, weakest
+    first."""
+    cands: list[int] = []
+    for c in sorted({int(c) for c in v.hand}, key=lambda c: (v.strength[c], c)):
+        if not cands or v.strength[cands[-1]] != v.strength[c]:
+            cands.append(c)
+    return cands
+
+
+def _cannot_win_trick(v: View, card: int) -> bool:
+    """Whether ``card`` can neither win nor tie the current trick (a card the agent plays face down where the
+    rules allow it)."""
+    on_table = [v.strength[c] for c in v.table[min(v.trick_index, 2)].values()]
+    return bool(on_table) and v.strength[card] < max(on_table)
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -771,3 +771,94 @@ def test_imitation_warm_start_copies_the_teacher_and_learns_its_returns():
         PPOArgs(teacher="heuristic", vector_env=False).validate()
     with pytest.raises(ValueError, match="'teacher_decisions' must be a positive integer"):
         PPOArgs(teacher="heuristic", teacher_decisions=0).validate()
+
+
+def test_heuristic_card_values_rank_its_own_card_choice_first():
+    """``card_values`` is the look-ahead the heuristic plays by: with the same seed its best value is the card
+    the heuristic plays, and every legal card action (face up or down) has a value."""
+    from agents.base import observation_for
+    from agents.heuristic import HeuristicAgent
+    from truco_env.actions import SLOT_BASE
+
+    config = make_config("paulista-2v2")
+    checked = 0
+    for match in range(6):
+        state = TrucoState.new(config, seed=100 + match)
+        rng = np.random.default_rng(match)
+        while not state.is_over and checked < 40:
+            seat = state.actor
+            player, looker = HeuristicAgent(seed=match), HeuristicAgent(seed=match)
+            observation = observation_for(player, state, seat)
+            values = looker.card_values(observation)
+            action = player.act(observation)
+            legal_cards = [a for a in np.flatnonzero(observation["action_mask"]) if a < SLOT_BASE]
+            if values:
+                assert sorted(values) == sorted(int(a) for a in legal_cards) and len(legal_cards) > 1
+                assert all(0.0 - 0.01 <= v <= 1.0 + 0.01 for v in values.values())
+                if action < SLOT_BASE:  # it played a card: the best value is that card
+                    assert max(values, key=values.get) == action
+                    checked += 1
+            else:
+                assert len(legal_cards) < 2 or observation["action_mask"][SLOT_BASE:SLOT_BASE + 3].any()
+            state.apply(str(rng.choice(state.legal_actions())))
+    assert checked >= 20
+
+
+def test_lookahead_targets_keep_the_bets_and_share_the_card_mass_by_value():
+    from training.ppo.lookahead import distillation_targets
+    from truco_env.actions import CALL_BASE, NUM_ACTIONS
+
+    probs = torch.zeros(2, NUM_ACTIONS)
+    probs[0, [3, 7, CALL_BASE]] = torch.tensor([0.5, 0.2, 0.3])  # a card decision: cards 3, 7; a truco call
+    probs[1, [5, CALL_BASE + 1]] = torch.tensor([0.6, 0.4])  # no card values recorded: kept as it is
+    cards = torch.full((2, NUM_ACTIONS), float("nan"))
+    cards[0, 3], cards[0, 7] = 0.40, 0.40 + 0.03 * np.log(3.0)  # card 7 three times as likely at T = 0.03
+    target = distillation_targets({"probs": probs, "card_values": cards}, temperature=0.03)
+    assert target[0, CALL_BASE] == pytest.approx(0.3)  # the bet keeps its probability
+    assert target[0, 3] == pytest.approx(0.7 * 0.25, abs=1e-5) and target[0, 7] == pytest.approx(0.7 * 0.75, abs=1e-5)
+    assert torch.equal(target[1], probs[1])
+    assert target.sum(1).tolist() == pytest.approx([1.0, 1.0])
+
+
+def test_lookahead_distillation_moves_the_card_play_toward_the_look_ahead_and_keeps_the_bets():
+    from training.ppo.lookahead import card_regret, distil_cards, lookahead_data
+    from truco_env.actions import CALL_BASE
+
+    torch.manual_seed(0)
+    net = PolicyNet(hidden=(64,), features="card_strength")
+    data = lookahead_data(net, "paulista", {"heuristic": 1.0, "snapshot": 1.0}, card_decisions=400, samples=16,
+                          workers=2, rng=np.random.default_rng(0))  # two processes, 200 card decisions each
+    carded = ~torch.isnan(data["card_values"]).all(1)
+    assert int(carded.sum()) >= 400 and len(carded) > int(carded.sum())  # bets and answers are recorded too
+    legal_cards = data["masks"][:, :CALL_BASE]
+    assert torch.equal(~torch.isnan(data["card_values"][carded, :CALL_BASE]), legal_cards[carded])
+    assert torch.isnan(data["card_values"][:, CALL_BASE:]).all()
+    everything = torch.arange(len(carded))[carded]
+    before = card_regret(net, data, everything)
+    stats = distil_cards(net, data, temperature=0.01, epochs=40, minibatch=64, learning_rate=1e-3, vf_coef=0.5,
+                         holdout=0.1, rng=np.random.default_rng(0))
+    assert card_regret(net, data, everything) < 0.5 * before  # fit on (most of) these decisions
+    assert stats["lookahead/card_decisions"] == int(carded.sum()) and stats["lookahead/decisions"] == len(carded)
+    assert stats["lookahead/regret_after"] < stats["lookahead/regret_before"]  # on the held-out tenth too
+    with torch.no_grad():
+        after = net.probabilities(data["obs"], data["masks"])
+    moved = 0.5 * (after - data["probs"]).abs().sum(1)  # total variation from the starting policy
+    assert float(moved[~carded].mean()) < 0.1  # elsewhere the policy stays as it was
+    bets = slice(CALL_BASE, None)
+    card_mass_moved = (after[carded, bets].sum(1) - data["probs"][carded, bets].sum(1)).abs()
+    assert float(card_mass_moved.mean()) < 0.1  # whether to bet rather than play a card, too
+
+
+def test_lookahead_options_are_checked():
+    with pytest.raises(ValueError, match="'lookahead_card_decisions' distils the card play of a trained policy: "
+                                         "set 'init_policy'"):
+        PPOArgs(lookahead_card_decisions=10).validate()
+    with pytest.raises(ValueError, match="'total_updates' is 0, which trains nothing without a warm start"):
+        PPOArgs(total_updates=0).validate()
+    with pytest.raises(ValueError, match="'lookahead_temperature' must be a number > 0, got 0"):
+        PPOArgs(lookahead_card_decisions=10, init_policy="paulista", lookahead_temperature=0).validate()
+    with pytest.raises(ValueError, match="'lookahead_samples' must be an integer in 8..10000, got 4"):
+        PPOArgs(lookahead_card_decisions=10, init_policy="paulista", lookahead_samples=4).validate()
+    with pytest.raises(ValueError, match="has only snapshots"):
+        PPOArgs(lookahead_card_decisions=10, init_policy="paulista", league={"snapshot": 1.0}).validate()
+    PPOArgs(preset="paulista", total_updates=0, lookahead_card_decisions=10, init_policy="paulista").validate()

@@ -19,18 +19,20 @@ from .selfplay import RolloutTask, collect_partition
 BACKENDS = ("local", "processes", "ray")
 
 
-def _weights(net: PolicyNet) -> dict[str, np.ndarray]:
+def network_weights(net: PolicyNet) -> dict[str, np.ndarray]:
+    """The weights as plain arrays, to send to a worker process or a Ray actor."""
     return {k: v.detach().cpu().numpy() for k, v in net.state_dict().items()}
 
 
-def _net(arch: dict[str, Any], weights: dict[str, np.ndarray]) -> PolicyNet:
+def network_from(arch: dict[str, Any], weights: dict[str, np.ndarray]) -> PolicyNet:
+    """The network rebuilt in that worker from its architecture and ``network_weights``."""
     net = PolicyNet(arch["obs_size"], arch["num_actions"], tuple(arch["hidden"]), arch.get("features", "none"))
     net.load_state_dict({k: torch.from_numpy(v) for k, v in weights.items()})
     return net.eval()
 
 
 def _remote_collect(task: RolloutTask, arch: dict, learner: dict, snapshots: list[dict]):
-    return collect_partition(task, _net(arch, learner), [_net(arch, w) for w in snapshots])
+    return collect_partition(task, network_from(arch, learner), [network_from(arch, w) for w in snapshots])
 
 
 class LocalRollouts:
@@ -52,8 +54,8 @@ class ProcessRollouts:
         self._pool = spawn_pool(workers)
 
     def run(self, tasks: list[RolloutTask], net: PolicyNet, snapshots: list[PolicyNet]) -> list:
-        arch, learner = net.architecture(), _weights(net)
-        others = [_weights(s) for s in snapshots]
+        arch, learner = net.architecture(), network_weights(net)
+        others = [network_weights(s) for s in snapshots]
         return self._pool.starmap(_remote_collect, [(task, arch, learner, others) for task in tasks])
 
     def close(self) -> None:
@@ -81,8 +83,8 @@ class RayRollouts:
     def run(self, tasks: list[RolloutTask], net: PolicyNet, snapshots: list[PolicyNet]) -> list:
         ray = self._ray
         arch = net.architecture()
-        learner = ray.put(_weights(net))
-        others = ray.put([_weights(s) for s in snapshots])
+        learner = ray.put(network_weights(net))
+        others = ray.put([network_weights(s) for s in snapshots])
         futures = [self._actors[i % len(self._actors)].collect.remote(task, arch, learner, others)
                    for i, task in enumerate(tasks)]
         return ray.get(futures)

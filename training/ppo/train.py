@@ -33,6 +33,7 @@ from truco_env.encoding import (
 )
 
 from .imitation import imitate, teacher_data
+from .lookahead import distil_cards, lookahead_data
 from .model import (
     FEATURES,
     Critic,
@@ -63,7 +64,7 @@ class PPOArgs:
     seed: int = 1
     """seeds matches, sampling and initialisation: the same seed gives the same run"""
     total_updates: int = 200
-    """number of PPO updates"""
+    """number of PPO updates (0: the warm start alone, a `teacher` or `lookahead_card_decisions` stage)"""
     stop_after: int = 0
     """stop after this update, checkpoint and policy written (0, or past ``total_updates``: run to the end); the
     learning rate still anneals over ``total_updates``, so a run stopped early can be reproduced exactly"""
@@ -151,6 +152,19 @@ class PPOArgs:
     in the match so far (read from the observation's ``match_tally``): the first hands, where the tally cannot
     yet tell one opponent from another, so the anchor does not also reach the later hands in which the policy can
     tell the heuristic from random and exploit it; 0: no limit"""
+    lookahead_card_decisions: int = 0
+    """if > 0, before the first update the starting policy (``init_policy``) keeps its bets and takes its card
+    choice from the heuristic's look-ahead, distilled from this many of its own card decisions against the
+    league's agents (``training.ppo.lookahead``); 0: off"""
+    lookahead_samples: int = 128
+    """sampled deals per look-ahead (the heuristic plays with 48; more make the values less noisy)"""
+    lookahead_temperature: float = 0.03
+    """the card target is softmax(value / temperature): cards within about this much hand-win probability of the
+    best share the probability, clearly worse ones get almost none"""
+    lookahead_epochs: int = 12
+    """passes over the recorded decisions"""
+    lookahead_learning_rate: float = 3e-4
+    """Adam step size of the distillation (``teacher_minibatch`` decisions per step)"""
     teacher_decisions: int = 100_000
     """teacher decisions to imitate (played in the learner seats against the league, snapshots excepted)"""
     teacher_epochs: int = 20
@@ -193,11 +207,34 @@ class PPOArgs:
 
     def validate(self) -> None:
         make_config(self.preset)  # ValueError naming the preset and the allowed ones
-        for name in ("total_updates", "num_tables", "batch_steps", "minibatch_size", "update_epochs",
-                     "teacher_decisions", "teacher_epochs", "teacher_minibatch"):
+        for name in ("num_tables", "batch_steps", "minibatch_size", "update_epochs", "teacher_decisions",
+                     "teacher_epochs", "teacher_minibatch", "lookahead_epochs"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"PPO option {name!r} must be a positive integer, got {value!r}")
+        for name in ("total_updates", "lookahead_card_decisions"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"PPO option {name!r} must be an integer >= 0, got {value!r}")
+        warm_start = self.teacher != "none" or self.lookahead_card_decisions > 0
+        if self.total_updates == 0 and not warm_start:
+            raise ValueError("PPO option 'total_updates' is 0, which trains nothing without a warm start; give a "
+                             "positive number of updates, or a 'teacher' or 'lookahead_card_decisions' stage")
+        if self.lookahead_card_decisions:
+            if self.init_policy == "none":
+                raise ValueError("PPO option 'lookahead_card_decisions' distils the card play of a trained "
+                                 "policy: set 'init_policy' to a policy file or shipped name")
+            if not any(spec != "snapshot" and w > 0 for spec, w in self.league.items()):
+                raise ValueError(f"PPO option 'lookahead_card_decisions' plays the league's agents or 'self'; the "
+                                 f"league {self.league} has only snapshots")
+            if isinstance(self.lookahead_samples, bool) or not isinstance(self.lookahead_samples, int) or not (
+                    8 <= self.lookahead_samples <= 10_000):
+                raise ValueError(f"PPO option 'lookahead_samples' must be an integer in 8..10000, got "
+                                 f"{self.lookahead_samples!r}")
+            for name in ("lookahead_temperature", "lookahead_learning_rate"):
+                value = getattr(self, name)
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+                    raise ValueError(f"PPO option {name!r} must be a number > 0, got {value!r}")
         if not isinstance(self.stop_after, int) or isinstance(self.stop_after, bool) or self.stop_after < 0:
             raise ValueError(f"PPO option 'stop_after' must be an integer >= 0 (0: run to total_updates), "
                              f"got {self.stop_after!r}")
@@ -308,6 +345,17 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
         net.load_state_dict(start_net.state_dict())
         if progress:
             print(f"started from the weights of {args.init_policy}", flush=True)
+        if args.lookahead_card_decisions:  # the card play from the look-ahead, the bets kept
+            data = lookahead_data(net, args.preset, args.league, args.lookahead_card_decisions,
+                                  args.lookahead_samples, args.rollout_workers, rng)
+            stats = distil_cards(net, data, args.lookahead_temperature, args.lookahead_epochs,
+                                 args.teacher_minibatch, args.lookahead_learning_rate, args.vf_coef, 0.1, rng)
+            for name, value in stats.items():
+                writer.add_scalar(name, value, 0)
+            if progress:
+                print(f"distilled the look-ahead's card play: {int(stats['lookahead/card_decisions'])} card "
+                      f"decisions, held-out regret {stats['lookahead/regret_before']:.4f} -> "
+                      f"{stats['lookahead/regret_after']:.4f}", flush=True)
     if not league.snapshots:
         league.add_snapshot(net)  # the starting policy anchors the league
     rollouts = make_rollouts(args.backend, args.rollout_workers)
