@@ -647,7 +647,7 @@ def test_every_ppo_and_gate_config_validates():
             gates += 1
         else:
             load_args(config, [], None).validate()
-    assert gates == 2  # paulista and argentine-2v2 ship gated policies
+    assert gates == 3  # paulista, argentine-2v2 and paulista-2v2 ship gated policies
 
 
 @pytest.mark.parametrize("preset", SHIPPED)
