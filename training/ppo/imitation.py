@@ -46,14 +46,17 @@ def teacher_data(args: Any, config: Any, rng: np.random.Generator) -> dict[str, 
 
 
 def imitate(net: PolicyNet, data: dict[str, torch.Tensor], epochs: int, minibatch: int, learning_rate: float,
-            vf_coef: float, rng: np.random.Generator, critic: Critic | None = None) -> dict[str, float]:
-    """Fit the policy head to the teacher's actions and the value head (and ``critic``) to the returns; returns
-    the final epoch's mean loss and the share of decisions where the network's most likely action is the
-    teacher's."""
+            vf_coef: float, rng: np.random.Generator, critic: Critic | None = None,
+            index: np.ndarray | None = None) -> dict[str, float]:
+    """Fit the policy head to the teacher's actions and the value head (and ``critic``) to the returns, on the
+    decisions in ``index`` (default: all); returns the final epoch's mean loss and the share of decisions where
+    the network's most likely action is the teacher's. ``data["actions"]`` holds the teacher's action ids, or, as
+    floats, one distribution over the actions per decision, fit by soft cross-entropy (``training.ppo.lookahead``)."""
     params = list(net.parameters()) + (list(critic.parameters()) if critic is not None else [])
     optimizer = torch.optim.Adam(params, lr=learning_rate, eps=1e-5)
-    count = len(data["actions"])
-    order = np.arange(count)
+    soft = data["actions"].is_floating_point()
+    order = np.arange(len(data["actions"])) if index is None else np.array(index)
+    count = len(order)
     stats: dict[str, float] = {}
     for _epoch in range(epochs):
         rng.shuffle(order)
@@ -61,7 +64,12 @@ def imitate(net: PolicyNet, data: dict[str, torch.Tensor], epochs: int, minibatc
         for start in range(0, count, minibatch):
             mb = torch.from_numpy(order[start:start + minibatch])
             logits, values = net(data["obs"][mb], data["masks"][mb])
-            policy_loss = nn.functional.cross_entropy(logits, data["actions"][mb])
+            target = data["actions"][mb]
+            if soft:  # illegal actions: a 0 target times a -inf log-probability, clamped so it stays 0
+                policy_loss = -(target * torch.log_softmax(logits, -1).clamp_min(-1e4)).sum(1).mean()
+                target = target.argmax(-1)
+            else:
+                policy_loss = nn.functional.cross_entropy(logits, target)
             value_loss = 0.5 * ((values - data["returns"][mb]) ** 2).mean()
             if critic is not None:
                 value_loss = value_loss + 0.5 * ((critic(data["obs"][mb], data["privileged"][mb],
@@ -71,7 +79,7 @@ def imitate(net: PolicyNet, data: dict[str, torch.Tensor], epochs: int, minibatc
             loss.backward()
             optimizer.step()
             losses.append(loss.item())
-            agree += int((logits.argmax(-1) == data["actions"][mb]).sum())
+            agree += int((logits.argmax(-1) == target).sum())
         stats = {"imitation/loss": float(np.mean(losses)), "imitation/agreement": agree / count,
                  "imitation/decisions": float(count)}
     return stats

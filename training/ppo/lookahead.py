@@ -34,6 +34,7 @@ from truco_env.actions import CALL_BASE, NUM_ACTIONS
 
 from ..evaluate import play_match
 from ..workers import spawn_pool
+from .imitation import imitate
 from .model import PolicyNet
 from .rollouts import network_from, network_weights
 
@@ -144,8 +145,9 @@ def card_regret(net: PolicyNet, data: dict[str, torch.Tensor], index: torch.Tens
 
 def distil_cards(net: PolicyNet, data: dict[str, torch.Tensor], temperature: float, epochs: int, minibatch: int,
                  learning_rate: float, vf_coef: float, holdout: float, rng: np.random.Generator) -> dict[str, float]:
-    """Fit ``net`` to the distillation targets (and its value head to its starting values); statistics: the
-    card regret of the starting and the fitted network on a held-out share of the card decisions, the losses."""
+    """Fit ``net`` to the distillation targets (and its value head to its starting values) with the imitation
+    warm start's loop; statistics: the card regret of the starting and the fitted network on a held-out share
+    (``holdout``) of the card decisions, the final loss and the agreement with the targets' most likely action."""
     target = distillation_targets(data, temperature)
     count = len(target)
     order = rng.permutation(count)
@@ -155,21 +157,8 @@ def distil_cards(net: PolicyNet, data: dict[str, torch.Tensor], temperature: flo
     held_cards = held[carded[held]]
     stats = {"lookahead/decisions": float(count), "lookahead/card_decisions": float(carded.sum()),
              "lookahead/regret_before": card_regret(net, data, held_cards)}
-    optimizer = torch.optim.Adam(net.parameters(), lr=learning_rate, eps=1e-5)
-    for _epoch in range(epochs):
-        rng.shuffle(train)
-        losses = []
-        for start in range(0, len(train), minibatch):
-            mb = torch.from_numpy(train[start:start + minibatch])
-            logits, values = net(data["obs"][mb], data["masks"][mb])
-            log_probs = torch.log_softmax(logits, -1).clamp_min(-1e4)  # illegal actions: -inf times a 0 target
-            policy_loss = -(target[mb] * log_probs).sum(1).mean()
-            value_loss = 0.5 * ((values - data["values"][mb]) ** 2).mean()
-            loss = policy_loss + vf_coef * value_loss
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            losses.append(policy_loss.item())
-        stats["lookahead/loss"] = float(np.mean(losses))
+    fit = imitate(net, {"obs": data["obs"], "masks": data["masks"], "actions": target, "returns": data["values"]},
+                  epochs, minibatch, learning_rate, vf_coef, rng, index=train)
+    stats["lookahead/loss"], stats["lookahead/agreement"] = fit["imitation/loss"], fit["imitation/agreement"]
     stats["lookahead/regret_after"] = card_regret(net, data, held_cards)
     return stats
