@@ -42,13 +42,21 @@ from .rollouts import network_from, network_weights
 FIELDS = ("obs", "masks", "probs", "values", "card_values")
 
 
-class _Recorder(Agent):
-    """The policy, played greedily in a learner seat; records each decision into ``rows``, with the
-    look-ahead's card values where it plays a card and could play another (NaN elsewhere; ``rows["count"]``
-    counts those card decisions)."""
+class _Log:
+    """What the learner seats of one worker have recorded: a list per ``FIELDS`` name, and how many of the
+    decisions are card decisions with look-ahead values (the quota the worker plays until)."""
 
-    def __init__(self, net: PolicyNet, lookahead: HeuristicAgent, samples: int, rows: dict[str, list]):
-        self.net, self.lookahead, self.samples, self.rows = net, lookahead, samples, rows
+    def __init__(self) -> None:
+        self.rows: dict[str, list] = {name: [] for name in FIELDS}
+        self.card_decisions = 0
+
+
+class _Recorder(Agent):
+    """The policy, played greedily in a learner seat; records each decision into ``log``, with the
+    look-ahead's card values where it plays a card and could play another (NaN elsewhere)."""
+
+    def __init__(self, net: PolicyNet, lookahead: HeuristicAgent, samples: int, log: _Log):
+        self.net, self.lookahead, self.samples, self.log = net, lookahead, samples, log
 
     def act(self, observation: dict[str, Any]) -> int:
         obs = torch.as_tensor(observation["observation"], dtype=torch.float32)[None]
@@ -62,8 +70,8 @@ class _Recorder(Agent):
             for card_action, card_value in self.lookahead.card_values(observation, self.samples).items():
                 cards[card_action] = card_value
         for name, row in zip(FIELDS, (obs[0].numpy(), mask[0].numpy(), probs.numpy(), float(value[0]), cards)):
-            self.rows[name].append(row)
-        self.rows["count"][0] += int(not np.isnan(cards).all())
+            self.log.rows[name].append(row)
+        self.log.card_decisions += int(not np.isnan(cards).all())
         return action
 
 
@@ -76,24 +84,23 @@ def collect_part(arch: dict[str, Any], weights: dict[str, np.ndarray], preset: s
     net = network_from(arch, weights)
     config = make_config(preset)
     rng = np.random.default_rng(seed)
-    rows: dict[str, list] = {name: [] for name in FIELDS}
-    rows["count"] = [0]  # card decisions recorded
+    log = _Log()
     lookahead = HeuristicAgent(seed=int(rng.integers(2 ** 32)))
     specs, weights_ = [s for s, _ in opponents], np.array([w for _, w in opponents], dtype=float)
     match = 0
-    while rows["count"][0] < card_decisions:
+    while log.card_decisions < card_decisions:
         spec = specs[int(rng.choice(len(specs), p=weights_ / weights_.sum()))]
         learner_team = match % 2
         agents: list[Agent] = []
         for seat in range(config.num_players):
-            agent = (_Recorder(net, lookahead, samples, rows) if seat % 2 == learner_team
+            agent = (_Recorder(net, lookahead, samples, log) if seat % 2 == learner_team
                      else PPOAgent(net, greedy=True) if spec == "self" else make_agent(spec))
             agent.seed(int(rng.integers(2 ** 32)))
             agent.reset(seat)
             agents.append(agent)
         play_match(config, agents, int(rng.integers(2 ** 48)))
         match += 1
-    return {name: np.stack([np.asarray(r) for r in rows[name]]) for name in FIELDS}
+    return {name: np.stack([np.asarray(r) for r in log.rows[name]]) for name in FIELDS}
 
 
 def lookahead_data(net: PolicyNet, preset: str, league: dict[str, float], card_decisions: int, samples: int,
