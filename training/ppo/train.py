@@ -71,7 +71,8 @@ class PPOArgs:
     num_tables: int = 32
     """matches played at once during collection (split over the rollout workers)"""
     rollout_workers: int = 1
-    """collection partitions per update; the results depend on this number, not on the backend"""
+    """collection partitions per update; the results depend on this number, not on the backend. On backend
+    "local" the partitions run one after another in this process: for speed on several cores, use "processes" or "ray"."""
     backend: str = "local"
     """where the partitions run: "local" (this process), "processes" (a worker pool) or "ray" (Ray actors)"""
     vector_env: bool = True
@@ -359,6 +360,9 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
     if not league.snapshots:
         league.add_snapshot(net)  # the starting policy anchors the league
     rollouts = make_rollouts(args.backend, args.rollout_workers)
+    if progress and args.backend == "local" and args.rollout_workers > 1:
+        print(f"note: {args.rollout_workers} rollout partitions on backend 'local' run one after another in this "
+              "process; --set backend=processes runs them in parallel, with the same results", flush=True)
     bar = _progress(args.total_updates, start_update, progress)
     updates_done = start_update
     stop = _CtrlC()
