@@ -72,7 +72,8 @@ class PPOArgs:
     """matches played at once during collection (split over the rollout workers)"""
     rollout_workers: int = 1
     """collection partitions per update; the results depend on this number, not on the backend. On backend
-    "local" the partitions run one after another in this process: for speed on several cores, use "processes" or "ray"."""
+    "local" the partitions run one after another in this process; for speed on several cores, use "processes"
+    or "ray"."""
     backend: str = "local"
     """where the partitions run: "local" (this process), "processes" (a worker pool) or "ray" (Ray actors)"""
     vector_env: bool = True
