@@ -608,6 +608,19 @@ def _configs_by_output() -> dict[str, str]:
     return out
 
 
+def _run_relative(key: str, value):
+    """A policy path as ``runs/RUN/FILE``: scripts/train_paulista_2v2.sh runs a chain's configs under another runs
+    folder (``runs/c2/RUN/FILE``), which changes where the stages start from, not the recipe."""
+    def relative(path):
+        return "/".join(["runs", *path.split("/")[-2:]]) if path.endswith(".safetensors") else path
+
+    if key == "init_policy":
+        return relative(value)
+    if key == "experts":
+        return {opponent: relative(path) for opponent, path in value.items()}
+    return value
+
+
 def _assert_made_by(config: str, meta: dict) -> None:
     """``meta`` (a policy's metadata) records the arguments of ``config``; the policies it starts from (a
     fine-tune's ``init_policy``, a gate's experts) are made by configs too, with the arguments their files record."""
@@ -623,7 +636,7 @@ def _assert_made_by(config: str, meta: dict) -> None:
         value = list(value) if isinstance(value, tuple) else value
         expected = recorded.get(key, defaults[key])  # a field newer than the run: the run had its default
         expected = list(expected) if isinstance(expected, tuple) else expected
-        assert value == expected, (config, key, value, expected)
+        assert _run_relative(key, value) == _run_relative(key, expected), (config, key, value, expected)
     made_by = _configs_by_output()
     if gated:  # each expert: some config makes it, and the expert's recorded arguments are that config's
         for opponent, path in args["experts"].items():
@@ -648,6 +661,38 @@ def test_every_ppo_and_gate_config_validates():
         else:
             load_args(config, [], None).validate()
     assert gates == 3  # paulista, argentine-2v2 and paulista-2v2 ship gated policies
+
+
+def test_paulista_2v2_chain_script_runs_every_stage_in_the_order_the_configs_name():
+    """scripts/train_paulista_2v2.sh is the recipe end to end: it must run every paulista-2v2 config, and each
+    stage after the first must start from the stage its config's ``init_policy`` names."""
+    import re
+    import subprocess
+
+    from training.ppo.cli import read_options
+
+    root = os.path.join(os.path.dirname(__file__), "..")
+    script = os.path.join(root, "scripts", "train_paulista_2v2.sh")
+    subprocess.run(["bash", "-n", script], check=True)  # parses
+    with open(script, encoding="utf-8") as file:
+        text = file.read()
+    stages = re.findall(r"^stage (\w+) (configs/\S+\.yaml) ?(\w*)$", text, flags=re.MULTILINE)
+    configs = {os.path.join("configs", name) for name in os.listdir(os.path.join(root, "configs"))
+               if name.startswith("ppo_paulista_2v2_")}
+    assert {config for _, config, _ in stages} == configs
+    done = set()
+    for name, config, init in stages:
+        options = read_options(os.path.join(root, config), [])
+        assert options["run_dir"] == f"runs/ppo_paulista_2v2_{name}", config
+        expected = options.get("init_policy", "none")
+        assert (f"runs/ppo_paulista_2v2_{init}/policy.safetensors" if init else "none") == expected, config
+        assert not init or init in done, (name, init)  # a stage starts from one that ran before it
+        done.add(name)
+    gate = read_options(os.path.join(root, "configs", "ppo_paulista_2v2.yaml"), [])
+    assert {path.split("/")[1].removeprefix("ppo_paulista_2v2_") for path in gate["experts"].values()} <= done
+    assert "configs/ppo_paulista_2v2.yaml" in text
+    for opponent, path in gate["experts"].items():  # the script's gate uses the config's experts
+        assert f"{opponent}: $runs/{path.removeprefix('runs/')}" in text, (opponent, path)
 
 
 @pytest.mark.parametrize("preset", SHIPPED)
