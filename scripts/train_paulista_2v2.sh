@@ -6,7 +6,8 @@
 #   bash scripts/train_paulista_2v2.sh            # run dirs as in the configs (runs/ppo_paulista_2v2_*)
 #   bash scripts/train_paulista_2v2.sh runs/c2    # the same stages under runs/c2/ (leaves runs/ untouched)
 #
-# An interrupted stage resumes from its checkpoint when the script is run again; finished stages are skipped.
+# An interrupted stage resumes from its checkpoint when the script is run again; finished stages are skipped
+# (so the last line of chain_times.tsv, this_invocation, is the whole chain only on an uninterrupted run).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -43,5 +44,5 @@ echo "gate: configs/ppo_paulista_2v2.yaml -> $runs/ppo_paulista_2v2 ($(date -u +
 "$truco" train gate --config configs/ppo_paulista_2v2.yaml --run-dir "$runs/ppo_paulista_2v2" --quiet \
     --set "experts={random: $runs/ppo_paulista_2v2_random/policy.safetensors, heuristic: $runs/ppo_paulista_2v2_heuristic_tuned/policy.safetensors}"
 printf '%s\t%s\n' gate "$(( $(date +%s) - start ))" >> "$times"
-printf '%s\t%s\n' total "$(( $(date +%s) - chain_start ))" >> "$times"
+printf '%s\t%s\n' this_invocation "$(( $(date +%s) - chain_start ))" >> "$times"
 echo "chain done in $(( ($(date +%s) - chain_start) / 60 )) min; policy: $runs/ppo_paulista_2v2/policy.safetensors"
