@@ -31,10 +31,20 @@ class Agent:
     wants: ClassVar[frozenset[str]] = frozenset()
     #: The spec that rebuilds this agent (set by :func:`make_agent`).
     spec: str = ""
+    #: True when one instance can play many tables at once through :meth:`act_batch` (no state kept between
+    #: decisions, such as a network); batched self-play and best-response training then make one call per step.
+    batched: ClassVar[bool] = False
+    #: The presets this agent was made for (a trained policy's or checkpoint's), or None for any preset.
+    presets: tuple[str, ...] | None = None
 
     def act(self, observation: dict[str, Any]) -> int:
         """Choose a legal action id given ``{"observation", "action_mask", ...extras}``."""
         raise NotImplementedError
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """One legal action id per row of ``observations`` [batch, obs] and ``masks`` [batch, actions], each row
+        a table of its own. Only agents with ``batched = True`` implement it."""
+        raise NotImplementedError(f"{type(self).__name__} plays one table at a time (batched = False)")
 
     def reset(self, seat: int | None = None) -> None:
         """Called at the start of every match (``seat`` is the agent's seat, when known)."""
@@ -49,6 +59,8 @@ class Agent:
 class RandomAgent(Agent):
     """Uniform over the legal actions: the floor every other agent must clear."""
 
+    batched = True
+
     def __init__(self, seed: int | None = None):
         self._rng = np.random.default_rng(seed)
 
@@ -60,6 +72,29 @@ class RandomAgent(Agent):
         if legal.size == 0:
             raise ValueError("RandomAgent.act: the action mask has no legal action")
         return int(self._rng.choice(legal))
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        legal = np.asarray(masks) > 0
+        if not legal.any(axis=1).all():
+            raise ValueError("RandomAgent.act_batch: a row of the action masks has no legal action")
+        return sample_rows(legal / legal.sum(axis=1, keepdims=True), self._rng)
+
+
+def sample_rows(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One draw per row of a [batch, actions] probability array (inverse CDF with one uniform per row)."""
+    cdf = np.cumsum(probs, axis=1)
+    draws = rng.random(len(probs))[:, None] * cdf[:, -1:]
+    chosen = np.minimum((cdf <= draws).sum(axis=1), probs.shape[1] - 1)
+    rounded = probs[np.arange(len(probs)), chosen] <= 0  # a draw that rounded onto the top of the cdf
+    chosen[rounded] = np.argmax(probs[rounded], axis=1)
+    return chosen.astype(np.int64)
+
+
+def check_preset(agent: Agent, preset: str) -> None:
+    """ValueError when ``agent`` was made for other presets (a policy or checkpoint trained on another game)."""
+    if agent.presets is not None and preset not in agent.presets:
+        raise ValueError(f"agent {agent.spec or agent!r} was made for preset(s) {list(agent.presets)}, "
+                         f"not {preset!r}")
 
 
 def observation_for(agent: Agent, state: Any, seat: int) -> dict[str, Any]:

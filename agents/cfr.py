@@ -28,6 +28,7 @@ import numpy as np
 from agents.base import Agent, register_agent
 from training.cfr.policy import MCCFR_THRESHOLD, StrategyTable, default_play
 from truco_env import actions as A
+from truco_env.config import PRESETS
 
 __all__ = ["MCCFR_THRESHOLD", "CFRAgent"]
 
@@ -39,6 +40,7 @@ class CFRAgent(Agent):
                  threshold: float | None = None):
         self.table = StrategyTable.load(path)
         self.config = self.table.config
+        self.presets = tuple(name for name, config in PRESETS.items() if config == self.config)
         play = default_play(self.table.meta)
         self.greedy = play["mode"] == "greedy" if greedy is None else bool(greedy)
         self.threshold = float(play.get("threshold", 0.0) if threshold is None else threshold)

@@ -14,11 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from .base import PLAY_MODES, Agent, register_agent
+from .base import PLAY_MODES, Agent, register_agent, sample_rows
 
 
 class OnnxAgent(Agent):
     """Samples from (or with ``greedy=True`` takes the argmax of) the exported masked probabilities."""
+
+    batched = True
 
     def __init__(self, path: str, greedy: bool = False, seed: int | None = None):
         try:
@@ -37,6 +39,7 @@ class OnnxAgent(Agent):
         width = next(i for i in self.session.get_inputs() if i.name == "observation").shape[-1]
         self._obs_size = width if isinstance(width, int) else None  # an older layout's model reads a prefix
         self.greedy = greedy
+        self.presets = tuple(_metadata(path).get("presets") or ()) or None
         self._rng = np.random.default_rng(seed)
 
     def seed(self, seed: int | None = None) -> None:
@@ -62,6 +65,12 @@ class OnnxAgent(Agent):
         probs = np.where(mask > 0, probs, 0.0)
         return int(self._rng.choice(len(probs), p=probs / probs.sum()))
 
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        probs = self.probabilities(observations, masks).astype(np.float64)
+        if self.greedy:
+            return np.argmax(probs, axis=1)
+        return sample_rows(np.where(np.asarray(masks) > 0, probs, 0.0), self._rng)
+
 
 def _factory(arg: str | None, params: dict[str, str]) -> Agent:
     if arg is None:
@@ -73,13 +82,20 @@ def _factory(arg: str | None, params: dict[str, str]) -> Agent:
     return OnnxAgent(path, greedy=mode == "greedy")
 
 
-def _recorded_play_mode(model_path: str) -> str:
-    """``play.mode`` from the export's metadata JSON, or ``sample`` when it is missing or unreadable."""
+def _metadata(model_path: str) -> dict:
+    """The export's metadata JSON beside the model, or {} when it is missing or unreadable."""
     try:
         with open(os.path.splitext(model_path)[0] + ".json", encoding="utf-8") as handle:
-            mode = json.load(handle).get("play", {}).get("mode", "sample")
-    except (OSError, ValueError, AttributeError):
-        return "sample"
+            meta = json.load(handle)
+    except (OSError, ValueError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def _recorded_play_mode(model_path: str) -> str:
+    """``play.mode`` from the export's metadata JSON, or ``sample`` when it is missing or unreadable."""
+    play = _metadata(model_path).get("play", {})
+    mode = play.get("mode", "sample") if isinstance(play, dict) else "sample"
     return mode if mode in PLAY_MODES else "sample"
 
 

@@ -16,7 +16,7 @@ import torch
 
 from training.ppo.model import PolicyFileError, PolicyNet, load_policy
 
-from .base import PLAY_MODES, Agent, register_agent
+from .base import PLAY_MODES, Agent, register_agent, sample_rows
 
 SHIPPED_DIR = os.path.join(os.path.dirname(__file__), "policies")
 
@@ -30,22 +30,29 @@ def shipped_policies() -> list[str]:
 
 def policy_path(arg: str) -> str:
     """A policy file path as given, or the shipped policy of that name (``argentine`` or, as the agent spec
-    writes it, ``ppo:argentine``) when no such file exists."""
+    writes it, ``ppo:argentine``; ``gauntlet/argentine-br-heuristic`` for the held-out gauntlet's networks)
+    when no such file exists."""
     if os.path.exists(arg):
         return arg
     name = arg.removeprefix("ppo:")
     if name in shipped_policies():
         return os.path.join(SHIPPED_DIR, f"ppo_{name}.safetensors")
+    packaged = os.path.join(SHIPPED_DIR, f"{name}.safetensors")
+    if "/" in name and ".." not in name.split("/") and os.path.isfile(packaged):
+        return packaged
     return arg
 
 
 class PPOAgent(Agent):
     """Samples from (or, with ``greedy=True``, takes the argmax of) the masked policy."""
 
+    batched = True
+
     def __init__(self, net: PolicyNet, greedy: bool = False, seed: int | None = None, metadata: dict | None = None):
         self.net = net.eval()
         self.greedy = greedy
         self.metadata = metadata or {}
+        self.presets = tuple(self.metadata["presets"]) if self.metadata.get("presets") else None
         self._rng = np.random.default_rng(seed)
 
     def seed(self, seed: int | None = None) -> None:
@@ -62,6 +69,14 @@ class PPOAgent(Agent):
             return int(np.argmax(probs))
         probs = np.where(mask, probs, 0.0)
         return int(self._rng.choice(len(probs), p=probs / probs.sum()))
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        legal = np.asarray(masks) > 0
+        with torch.no_grad():
+            probs = self.net.probabilities(torch.as_tensor(observations), torch.as_tensor(legal)).double().numpy()
+        if self.greedy:
+            return np.argmax(probs, axis=1)
+        return sample_rows(np.where(legal, probs, 0.0), self._rng)
 
 
 def _factory(arg: str | None, params: dict[str, str]) -> Agent:
