@@ -121,7 +121,8 @@ Factory = Callable[[str | None, dict[str, str]], Agent]
 _REGISTRY: dict[str, Factory] = {}
 #: Kinds whose module registers them on import (so that ``make_agent`` can load them lazily).
 _LAZY_MODULES = {"heuristic": "agents.heuristic", "cfr": "agents.cfr", "ppo": "agents.ppo", "onnx": "agents.onnx",
-                 "swap": "agents.swap"}
+                 "swap": "agents.swap", "threshold": "agents.scripted", "station": "agents.scripted",
+                 "maniac": "agents.scripted"}
 
 
 def register_agent(kind: str, factory: Factory) -> None:
