@@ -93,8 +93,8 @@ def sample_rows(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 def check_preset(agent: Agent, preset: str) -> None:
     """ValueError when ``agent`` was made for other presets (a policy or checkpoint trained on another game)."""
     if agent.presets is not None and preset not in agent.presets:
-        raise ValueError(f"agent {agent.spec or agent!r} was made for preset(s) {list(agent.presets)}, "
-                         f"not {preset!r}")
+        made_for = f"preset(s) {list(agent.presets)}" if agent.presets else "rules that are no preset"
+        raise ValueError(f"agent {agent.spec or agent!r} was made for {made_for}, not {preset!r}")
 
 
 def observation_for(agent: Agent, state: Any, seat: int) -> dict[str, Any]:

@@ -362,11 +362,12 @@ def pairings_of(agents: list[str]) -> list[tuple[str, str]]:
     return [(a, b) for i, a in enumerate(agents) for b in agents[i + 1:]]
 
 
-def make_tasks(agents: list[str], presets: list[str], matches: int, seed: int) -> list[Task]:
+def make_tasks(agents: list[str], presets: list[str], matches: int, seed: int,
+               pairs: list[tuple[str, str]] | None = None) -> list[Task]:
     deals = matches // 2
     tasks = []
     for preset in presets:
-        for p, (a, b) in enumerate(pairings_of(agents)):
+        for p, (a, b) in enumerate(pairings_of(agents) if pairs is None else pairs):
             for deal in range(deals):
                 for swapped in (False, True):
                     tasks.append(Task(preset, p, a, b, deal, swapped, match_seed_for(seed, deal), seed))
@@ -470,9 +471,10 @@ def _run_chunk(tasks: list[Task]) -> list[dict[str, Any]]:
     return results
 
 
-def summarise(agents: list[str], presets: list[str], results: list[dict[str, Any]]) -> dict[str, Any]:
+def summarise(agents: list[str], presets: list[str], results: list[dict[str, Any]],
+              pairs: list[tuple[str, str]] | None = None) -> dict[str, Any]:
     """Pairing tables, ratings and behaviour statistics from the ordered match results."""
-    pairs = pairings_of(agents)
+    pairs = pairings_of(agents) if pairs is None else pairs
     pairing_rows = []
     behaviour: dict[tuple[str, str], Counter] = {}
     for preset in presets:
@@ -655,14 +657,16 @@ def write_plots(out: Path, summary: dict[str, Any], agents: list[str], presets: 
 
 
 def run_tournament(agents: list[str], presets: list[str], matches: int, seed: int = 0, workers: int = 1,
-                   progress: bool = False, backend: str = "local") -> tuple[dict[str, Any], dict[str, Any]]:
-    """Validate, play and summarise; returns ``(summary, meta)``."""
+                   progress: bool = False, backend: str = "local", pairs: list[tuple[str, str]] | None = None
+                   ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Validate, play and summarise; returns ``(summary, meta)``. Every pair of ``agents`` meets, or only the
+    given ``pairs`` (of specs among ``agents``): one agent against a field, say."""
     validate(agents, presets, matches)
-    tasks = make_tasks(agents, presets, matches, seed)
+    tasks = make_tasks(agents, presets, matches, seed, pairs)
     start = time.perf_counter()
     results = play_tasks(tasks, workers=workers, progress=progress, backend=backend)
     elapsed = time.perf_counter() - start
-    summary = summarise(agents, presets, results)
+    summary = summarise(agents, presets, results, pairs)
     summary["matches"] = results
     meta = {"agents": agents, "presets": presets, "matches_per_pairing": matches, "seed": seed,
             "workers": workers, "seconds": round(elapsed, 2),

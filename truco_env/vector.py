@@ -324,3 +324,92 @@ class VectorEnv:
 
 def default_workers() -> int:
     return max(1, min(2, os.cpu_count() or 1))
+
+
+class EngineVectorEnv:
+    """:class:`VectorEnv`'s batched cycle (``reset``, ``step``, ``info``) over reference-engine states.
+
+    Why: an agent that needs more than the observation (a tabular CFR policy reads its seat's information-state
+    string, ``agents.base.observation_for``) cannot be served from the compiled kernel's int32 states. This class
+    keeps one :class:`~truco_env.engine.TrucoState` per row, so ``state(i)`` can be shown to such an agent, at
+    the reference engine's speed. Rewards, ``info`` columns and auto-reset follow :class:`VectorEnv`; match ``k``
+    of row ``i`` is dealt from the seeds of a numpy generator seeded with ``seed``."""
+
+    def __init__(self, preset: str = "argentine", num_envs: int = 64, seed: int | None = None,
+                 reward: str = "match", **overrides: Any):
+        from .engine import TrucoState
+
+        if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        if reward not in REWARDS:
+            raise ValueError(f"reward={reward!r} is not allowed; choose one of {list(REWARDS)}")
+        self.config = make_config(preset, **overrides)
+        self.preset, self.num_envs, self.num_players = preset, num_envs, self.config.num_players
+        self.reward_mode = reward
+        self.action_names = A.action_names(self.config.family)
+        self._new = TrucoState.new
+        self._rng = np.random.default_rng(seed)
+        self._states: list[Any] = []
+        self.obs = np.zeros((num_envs, K.OBS_SIZE), dtype=np.float32)
+        self.masks = np.zeros((num_envs, A.NUM_ACTIONS), dtype=np.int8)
+        self.actors = np.zeros(num_envs, dtype=np.int32)
+        self.rewards = np.zeros((num_envs, self.num_players), dtype=np.float32)
+        self.info = np.zeros((num_envs, K.INFO_SIZE), dtype=np.int32)
+
+    def state(self, i: int) -> Any:
+        """The engine state of row ``i`` (read it, do not change it)."""
+        return self._states[i]
+
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        self._states = [self._new(self.config, seed=int(self._rng.integers(2 ** 62))) for _ in range(self.num_envs)]
+        for i in range(self.num_envs):
+            self._encode(i)
+        return self.obs, self.masks, self.actors
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        acts = np.asarray(actions)
+        if acts.shape != (self.num_envs,):
+            raise ValueError(f"actions must be {self.num_envs} integer action ids, got shape {acts.shape}")
+        for i, action in enumerate(acts):
+            if not self.masks[i, action]:
+                legal = [self.action_names[a] for a in np.flatnonzero(self.masks[i])]
+                raise ValueError(f"illegal action {int(action)} for env {i}; legal actions: {legal}")
+        self.rewards[:] = 0.0
+        self.info[:, K.INFO_CLOSED] = 0
+        self.info[:, K.INFO_DONE] = 0
+        for i, action in enumerate(acts):
+            state = self._states[i]
+            hand, before = state.hand_index, state.score
+            state.apply(self.action_names[int(action)])
+            if state.is_over or state.hand_index != hand:
+                after = state.score
+                points = (after[0] - before[0], after[1] - before[1])
+                self.info[i, K.INFO_CLOSED] = 1
+                self.info[i, K.INFO_HP:K.INFO_HP + 2] = points
+                self.info[i, K.INFO_SCORE:K.INFO_SCORE + 2] = after
+                if self.reward_mode == "points":
+                    for s in range(self.num_players):
+                        self.rewards[i, s] = points[s % 2] - points[1 - s % 2]
+                if state.is_over:
+                    winner = -1 if state.winner is None else int(state.winner)
+                    self.info[i, K.INFO_WINNER] = winner
+                    self.info[i, K.INFO_DONE] = 1
+                    if self.reward_mode == "match" and winner >= 0:
+                        for s in range(self.num_players):
+                            self.rewards[i, s] = 1.0 if s % 2 == winner else -1.0
+                    self._states[i] = self._new(self.config, seed=int(self._rng.integers(2 ** 62)))
+            self._encode(i)
+        return self.obs, self.masks, self.rewards, self.actors, self.info[:, K.INFO_DONE].astype(bool)
+
+    def _encode(self, i: int) -> None:
+        from .encoding import encode_action_mask, encode_observation
+
+        state = self._states[i]
+        self.actors[i] = state.actor
+        encode_observation(state, state.actor, self.obs[i])
+        self.masks[i] = encode_action_mask(state)
+
+    def close(self) -> None:
+        """Nothing to release (no worker processes); for symmetry with :class:`VectorEnv`."""
