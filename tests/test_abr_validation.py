@@ -1,0 +1,74 @@
+"""The ABR learner against exact best responses (training/abr_validation.py).
+
+The fast tests run the machinery on ``paulista-mini`` with a tiny budget and check that the exact value is what a
+tournament measures; the full validation (every check of both research presets) runs only with ``-m slow``."""
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from training.abr_validation import TARGETS, exact_values, make_target, run_validation
+from training.cfr.checkpoint import load_checkpoint, save_checkpoint
+from training.cfr.solver import best_response_value
+from training.cfr.tree import tree_for
+from training.evaluate import run_tournament
+from training.exploit import value_per_deal
+from truco_env import make_config
+
+PRESET = "paulista-mini"
+
+
+@pytest.fixture(scope="module")
+def tree():
+    return tree_for(make_config(PRESET))
+
+
+def test_validation_runs_end_to_end(tmp_path, tree):
+    report = run_validation(tmp_path, presets=(PRESET,), targets=("random",), decisions=5_000, matches=200,
+                            workers=1, progress=False)
+    (row,) = report["rows"]
+    assert row["status"] == "complete" and row["matches"] == 200
+    assert row["exact_seat0"] == pytest.approx(row["exact_seat1"])  # random plays both seats alike
+    assert row["exact"] > 0 and row["abr"] is not None and row["utility_range"] == 24
+    assert json.loads((tmp_path / "validation.json").read_text())["rows"][0]["exact"] == row["exact"]
+    assert "| paulista-mini | random |" in (tmp_path / "validation.md").read_text()
+
+    converged = make_target("converged", PRESET, tree, tmp_path / "converged")
+    exact = sum(exact_values(tree, converged.policy)) / 2
+    assert (tmp_path / "converged" / "checkpoint.npz").is_file()
+    assert exact == pytest.approx(converged.nash_conv / 2, abs=1e-9)  # the checkpoint plays the solver's average
+    assert 0 <= exact <= 5e-4 * tree.utility_range < row["exact"]
+
+
+def test_exact_value_is_what_the_tournament_measures(tmp_path, tree):
+    """The exact best response to a CFR checkpoint, itself played as a checkpoint, scores its exact value per deal
+    (both seats averaged, random first dealer) within the tournament's interval."""
+    target = make_target("cfr10", PRESET, tree, tmp_path)
+    value0, br0 = best_response_value(tree, target.policy, 0, return_policy=True)
+    value1, br1 = best_response_value(tree, target.policy, 1, return_policy=True)
+    base = load_checkpoint(tmp_path / "checkpoint.npz")
+    save_checkpoint(tmp_path / "br.npz", dataclasses.replace(base, cumulative=br0 + br1))
+    summary, _ = run_tournament([f"cfr:{tmp_path / 'br.npz'}", target.spec], [PRESET], 2000, seed=1, workers=1,
+                                progress=False)
+    _, low, high = value_per_deal(summary["matches"])
+    assert low <= (value0 + value1) / 2 <= high
+    assert np.isclose((value0 + value1) / 2, target.nash_conv / 2)
+
+
+@pytest.mark.slow
+def test_abr_matches_exact_best_responses(tmp_path):
+    report = run_validation(tmp_path, progress=False)
+    rows = {(r["preset"], r["target"]): r for r in report["rows"]}
+    assert len(rows) == 2 * len(TARGETS)
+    for row in rows.values():
+        assert row["status"] == "complete" and row["not_above"] and row["close"], row
+        if row["nash_conv"] is not None:  # both seats averaged, the game value cancels: NashConv / 2
+            assert row["exact"] == pytest.approx(row["nash_conv"] / 2, abs=1e-9)
+    for preset in ("argentine-mini", "paulista-mini"):
+        random, cfr10, converged = (rows[preset, name] for name in TARGETS)
+        assert random["exact"] > cfr10["exact"] > converged["exact"] >= 0
+        assert converged["exact"] <= 5e-4 * converged["utility_range"]
+    assert report["passed"]

@@ -1,0 +1,212 @@
+"""Does ``truco exploit`` measure exploitability? Its learner against exact best responses on the research presets.
+
+Why: an ABR figure (:mod:`training.exploit`) is only a lower bound on a target's exploitability, and only useful if
+the learner gets close to the best response. On the one-hand research presets (``argentine-mini``,
+``paulista-mini``) the exact best-response value is known (:mod:`training.cfr.solver`), so the learner can be
+checked where the answer is known before it is trusted where it is not.
+
+For each preset, three targets of decreasing exploitability:
+
+* ``random``: the uniform random agent (exact policy: ``uniform_policy(tree)``);
+* ``cfr10``: the CFR+ average policy after exactly 10 iterations;
+* ``converged``: the CFR+ average policy that first reaches NashConv <= 1e-3 x the utility range.
+
+The CFR targets are trained by :func:`training.cfr.train.train_exact` with the preset's own run config
+(``configs/cfr_<preset>.yaml``: CFR+, alternating, NashConv checked every 10 iterations), only with the checkpoint
+written into the output folder. The exact value is computed from the checkpoint as read back from disk, i.e. the
+average policy the ``cfr:PATH`` agent samples from.
+
+The exact value is the best response's value against the target with both seats averaged:
+``(best_response_value(tree, p, 0) + best_response_value(tree, p, 1)) / 2``. The tree's roots are every deal
+(dealer, both hands, the vira) with equal probability, as the engine deals a match (first dealer and cards uniform
+from the match seed), and ``value_per_deal`` of :func:`training.exploit.run_exploit` averages each deal over its two
+seatings: both estimate the same number. It is NashConv / 2 (the game value cancels), so it is never negative
+and is at most 5e-4 x the utility range for ``converged``.
+
+Checks per (preset, target), all must pass:
+
+* ``not_above``: the ABR value does not exceed the exact value beyond its interval (``value_low <= exact``);
+* ``random``, ``cfr10``: the ABR value is at least ``RATIO`` (0.75) of the exact value;
+* ``converged``: ``|ABR value - exact| <= CLOSE`` (0.02) x the utility range.
+
+``python -m training.abr_validation [--presets ...] [--decisions N] [--matches N] [--seed S] [--workers N]
+[--out DIR]`` writes ``validation.json`` and ``validation.md`` into ``--out`` (plus each target's checkpoint and
+its ``truco exploit`` files under ``PRESET/TARGET/``), prints the table and exits 0 when every check passes,
+1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import io
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from truco_env.config import make_config
+
+from .atomic import atomic_write, atomic_write_json
+from .best_response import BRArgs
+from .cfr.checkpoint import load_checkpoint
+from .cfr.runconfig import RunConfig, load_config
+from .cfr.solver import best_response_value, uniform_policy
+from .cfr.train import train_exact
+from .cfr.tree import GameTree, tree_for
+from .exploit import run_exploit
+
+MINI_PRESETS = ("argentine-mini", "paulista-mini")
+TARGETS = ("random", "cfr10", "converged")
+#: Learner decisions per (preset, target): one hand per match is cheap, and the learner must get close.
+MINI_DECISIONS = 300_000
+#: Duplicate matches of the ABR evaluation: a tight interval is needed for the 2%-of-range check.
+MATCHES = 20_000
+RATIO = 0.75
+CLOSE = 0.02
+CFR10_ITERATIONS = 10
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+
+@dataclasses.dataclass
+class Target:
+    """A target policy: its agent spec and the exact policy that spec plays (per tree slot)."""
+
+    name: str
+    spec: str
+    policy: np.ndarray
+    iterations: int | None = None
+    nash_conv: float | None = None
+
+
+def cfr_config(preset: str, checkpoint: Path, name: str) -> RunConfig:
+    """The preset's exact CFR run config, writing into ``checkpoint``; ``cfr10`` stops after 10 iterations."""
+    cfg = load_config(CONFIGS / f"cfr_{preset.replace('-', '_')}.yaml")
+    cfg = dataclasses.replace(cfg, checkpoint=str(checkpoint), logdir=None, progress=False, resume=False)
+    if name == "cfr10":
+        cfg = dataclasses.replace(cfg, iterations=CFR10_ITERATIONS, target_nash_conv=None)
+    return cfg
+
+
+def make_target(name: str, preset: str, tree: GameTree, folder: Path) -> Target:
+    """Build target ``name``: train and save its checkpoint under ``folder`` for the CFR targets."""
+    if name == "random":
+        return Target(name, "random", uniform_policy(tree))
+    checkpoint = (folder / "checkpoint.npz").resolve()
+    if any(c in str(checkpoint) for c in ",="):
+        raise ValueError(f"{checkpoint}: an agent spec cannot hold ',' or '='; choose another --out")
+    summary = train_exact(cfr_config(preset, checkpoint, name), out=io.StringIO(), tree=tree)
+    if name == "converged" and not summary["target_reached"]:
+        raise RuntimeError(f"{preset}: CFR+ stopped at NashConv {summary['nash_conv']:.3g} without reaching the "
+                           f"configured target")
+    return Target(name, f"cfr:{checkpoint}", played_policy(checkpoint, tree), summary["iterations"],
+                  summary["nash_conv"])
+
+
+def played_policy(checkpoint: Path, tree: GameTree) -> np.ndarray:
+    """The average policy ``cfr:checkpoint`` samples from (:class:`training.cfr.policy.StrategyTable`), per slot
+    of ``tree``."""
+    ckpt = load_checkpoint(checkpoint)
+    if ckpt.keys != tree.infoset_keys or not np.array_equal(ckpt.slot_action, tree.slot_action):
+        raise RuntimeError(f"{checkpoint}: its information sets are not this tree's")
+    return ckpt.average_policy()
+
+
+def exact_values(tree: GameTree, policy: np.ndarray) -> tuple[float, float]:
+    """The best response's value in seat 0 and in seat 1 (each averaged over every deal, dealer included)."""
+    return best_response_value(tree, policy, 0), best_response_value(tree, policy, 1)
+
+
+def check(name: str, exact: float, abr: dict[str, Any], urange: float) -> dict[str, Any]:
+    """The two checks of one row (module docstring); a run without an ABR value fails both."""
+    value = abr.get("value_per_deal")
+    if value is None:
+        return {"not_above": False, "close": False, "close_rule": "no ABR value"}
+    if name == "converged":
+        close, rule = abs(value - exact) <= CLOSE * urange, f"abs(ABR - exact) <= {CLOSE:g} x range"
+    else:
+        close, rule = value >= RATIO * exact, f"ABR >= {RATIO:g} x exact"
+    return {"not_above": bool(abr["value_low"] <= exact), "close": bool(close), "close_rule": rule}
+
+
+def validate_target(preset: str, name: str, tree: GameTree, out: Path, decisions: int, matches: int, seed: int,
+                    workers: int, progress: bool) -> dict[str, Any]:
+    """One row: build the target, compute its exact value, train and evaluate the learner, check."""
+    folder = out / preset / name
+    target = make_target(name, preset, tree, folder)
+    seat0, seat1 = exact_values(tree, target.policy)
+    exact = (seat0 + seat1) / 2
+    recipe = BRArgs(preset=preset, target=target.spec, decisions=decisions, seed=seed, workers=workers)
+    result = run_exploit(recipe, folder / "exploit", matches=matches, progress=progress)
+    abr = result.get("abr") or {}
+    value = abr.get("value_per_deal")
+    urange = tree.utility_range
+    row = {"preset": preset, "target": name, "spec": target.spec, "cfr_iterations": target.iterations,
+           "nash_conv": target.nash_conv, "exact": exact, "exact_seat0": seat0, "exact_seat1": seat1,
+           "abr": value, "abr_low": abr.get("value_low"), "abr_high": abr.get("value_high"),
+           "ratio": value / exact if value is not None and exact > 0 else None, "utility_range": urange,
+           "status": result["status"], "decisions": result["training"]["decisions"], "matches": abr.get("matches"),
+           **check(name, exact, abr, urange)}
+    row["passed"] = row["not_above"] and row["close"]
+    return row
+
+
+def run_validation(out: Path, presets: tuple[str, ...] = MINI_PRESETS, targets: tuple[str, ...] = TARGETS,
+                   decisions: int = MINI_DECISIONS, matches: int = MATCHES, seed: int = 0, workers: int = 2,
+                   progress: bool = True) -> dict[str, Any]:
+    """Every (preset, target) row; writes ``validation.json`` and ``validation.md`` into ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for preset in presets:
+        tree = tree_for(make_config(preset))
+        for name in targets:
+            rows.append(validate_target(preset, name, tree, out, decisions, matches, seed, workers, progress))
+    report = {"settings": {"presets": list(presets), "targets": list(targets), "decisions": decisions,
+                           "matches": matches, "seed": seed, "ratio": RATIO, "close": CLOSE},
+              "rows": rows, "passed": all(r["passed"] for r in rows)}
+    atomic_write_json(out / "validation.json", report, indent=1)
+    text = markdown(rows)
+    atomic_write(out / "validation.md", lambda tmp: Path(tmp).write_text(text), ".md")
+    return report
+
+
+def _num(x: float | None, fmt: str = "+.4f") -> str:
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, fmt)
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    """The report table: values in points per deal, both seats averaged."""
+    header = ("| preset | target | exact BR value | ABR value [95%] | ABR / exact | utility range | "
+              "ABR low <= exact | closeness | pass |")
+    lines = [header, "|---|---|---:|---:|---:|---:|---|---|---|"]
+    for r in rows:
+        abr = f"{_num(r['abr'])} [{_num(r['abr_low'])}, {_num(r['abr_high'])}]"
+        close = f"{'ok' if r['close'] else 'FAIL'} ({r['close_rule']})"
+        lines.append(f"| {r['preset']} | {r['target']} | {_num(r['exact'])} | {abr} | {_num(r['ratio'], '.3f')} | "
+                     f"{r['utility_range']:g} | {'ok' if r['not_above'] else 'FAIL'} | {close} | "
+                     f"{'PASS' if r['passed'] else 'FAIL'} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m training.abr_validation", description=__doc__.split("\n")[0])
+    parser.add_argument("--presets", nargs="+", default=list(MINI_PRESETS), choices=MINI_PRESETS)
+    parser.add_argument("--decisions", type=int, default=MINI_DECISIONS, help="learner decisions per target")
+    parser.add_argument("--matches", type=int, default=MATCHES, help="duplicate matches of each ABR evaluation")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--out", default="runs/abr_validation", help="output folder (default: %(default)s)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    args = parser.parse_args(argv)
+    report = run_validation(Path(args.out), tuple(args.presets), decisions=args.decisions, matches=args.matches,
+                            seed=args.seed, workers=args.workers, progress=not args.no_progress)
+    print(markdown(report["rows"]), end="")
+    print(f"{'all checks pass' if report['passed'] else 'some checks FAIL'}; wrote {args.out}/validation.json, "
+          f"validation.md")
+    return 0 if report["passed"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
