@@ -285,6 +285,13 @@ class PPOArgs:
                              "must play from observations alone, like 'heuristic' or 'random'")
         for spec in [k for k in self.league if k not in ("self", "snapshot")] + list(self.eval_opponents):
             make_agent(spec)  # ValueError naming the spec and the kinds available
+        from training.gauntlet import all_gauntlet_specs
+
+        trained_with = set(self.league) | {self.teacher} | ({self.guide} if self.guide_coef else set())
+        held_out = sorted(trained_with & all_gauntlet_specs())
+        if held_out:
+            raise ValueError(f"PPO options name {held_out} as league member, teacher or guide; they are held-out "
+                             "gauntlet opponents (training/gauntlet.py), never trained against")
 
 
     def _check_per_league_agent(self, name: str, in_range: Callable[[float], bool], allowed: str) -> None:

@@ -1,0 +1,168 @@
+"""The held-out gauntlet (training/gauntlet.py) and the strength report (training/report.py): the population is
+what its documentation says, no training config or test trains against it, and the commands report honestly."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from agents.base import make_agent
+from training.cli import main
+from training.gauntlet import (
+    GAUNTLET_PRESETS,
+    OPPONENTS,
+    all_gauntlet_specs,
+    gauntlet_specs,
+    run_gauntlet,
+    summarise_gauntlet,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+#: Test files that name gauntlet opponents to test the opponents themselves (never as a league, teacher, guide).
+GAUNTLET_TESTS = {"test_gauntlet.py", "test_scripted.py"}
+
+
+def _strings(node):
+    """Every string in a parsed YAML document: keys and values, at any depth."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _strings(key)
+            yield from _strings(value)
+    elif isinstance(node, (list, tuple)):
+        for item in node:
+            yield from _strings(item)
+    elif isinstance(node, str):
+        yield node
+
+
+def test_population_has_eight_opponents_in_four_families_not_all_heuristic():
+    families = {o.family for o in OPPONENTS}
+    assert len(OPPONENTS) >= 8 and len(families) >= 4
+    heuristic_based = [o for o in OPPONENTS if o.spec.startswith("heuristic")]
+    assert len(heuristic_based) <= len(OPPONENTS) // 4
+    for preset in GAUNTLET_PRESETS:
+        specs = gauntlet_specs(preset)
+        assert len(set(specs)) == len(specs)
+        assert "heuristic" not in specs and "random" not in specs  # training configs use both
+
+
+@pytest.mark.parametrize("preset", GAUNTLET_PRESETS)
+def test_every_opponent_is_packaged_and_plays_its_preset(preset):
+    for spec in gauntlet_specs(preset):
+        agent = make_agent(spec)  # a trained opponent must be packaged under agents/policies/gauntlet/
+        assert agent.presets is None or agent.presets == (preset,), spec
+
+
+def test_no_training_config_names_a_gauntlet_opponent():
+    held_out = all_gauntlet_specs()
+    configs = sorted((ROOT / "configs").rglob("*.yaml"))
+    assert configs
+    for path in configs:
+        named = set(_strings(yaml.safe_load(path.read_text())))
+        assert not named & held_out, f"{path.name} names gauntlet opponents {sorted(named & held_out)}"
+
+
+TRAINED_WITH = ("league", "teacher", "guide")
+
+
+def _trained_with(tree: ast.AST):
+    """Strings a test passes as a league, teacher or guide: keyword arguments and dict entries of those names
+    (their keys and values at any depth), and ``--set league=...`` style strings."""
+    for node in ast.walk(tree):
+        values = []
+        if isinstance(node, ast.keyword) and node.arg in TRAINED_WITH:
+            values.append(node.value)
+        if isinstance(node, ast.Dict):
+            values += [v for k, v in zip(node.keys, node.values)
+                       if isinstance(k, ast.Constant) and k.value in TRAINED_WITH]
+        for value in values:
+            yield from (n.value for n in ast.walk(value) if isinstance(n, ast.Constant) and isinstance(n.value, str))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith(
+                tuple(f"{name}=" for name in TRAINED_WITH)):
+            yield from node.value.split("=", 1)[1].strip("{}").replace(":", ",").replace(" ", "").split(",")
+
+
+def test_no_other_test_trains_against_a_gauntlet_opponent():
+    held_out = all_gauntlet_specs()
+    for path in sorted((ROOT / "tests").glob("test_*.py")):
+        if path.name in GAUNTLET_TESTS:
+            continue
+        named = set(_trained_with(ast.parse(path.read_text())))
+        assert not named & held_out, f"{path.name} trains against gauntlet opponents {sorted(named & held_out)}"
+
+
+def test_the_check_of_tests_would_catch_a_gauntlet_league():
+    source = 'PPOArgs.from_dict({"league": {"station": 1.0}}); run(league={"threshold": 0.5}); "--set", "guide=maniac"'
+    assert {"station", "threshold", "maniac"} <= set(_trained_with(ast.parse(source)))
+
+
+def test_the_ppo_trainer_refuses_to_train_against_the_gauntlet():
+    from training.ppo.train import PPOArgs
+
+    for spec in ("threshold", "station", "heuristic:bluff=0.35"):
+        with pytest.raises(ValueError, match="held-out gauntlet opponents"):
+            PPOArgs.from_dict({"preset": "argentine", "league": {spec: 1.0}})
+    with pytest.raises(ValueError, match="held-out gauntlet opponents"):
+        PPOArgs.from_dict({"preset": "argentine", "league": {"self": 1.0}, "teacher": "maniac"})
+
+
+def test_summary_mean_and_worst_case():
+    rows = [{"agent_b": o.spec_for("paulista"), "matches": 100, "win_rate_a": 0.3 + 0.05 * k, "ci_low": 0.0,
+             "ci_high": 1.0, "points_per_hand_a": 1.0, "points_per_hand_b": 1.0} for k, o in enumerate(OPPONENTS)]
+    result = summarise_gauntlet("x", "paulista", rows)
+    rates = [0.3 + 0.05 * k for k in range(len(OPPONENTS))]
+    assert result["mean"] == pytest.approx(sum(rates) / len(rates))
+    assert result["mean_low"] < result["mean"] < result["mean_high"]
+    assert result["worst"]["spec"] == OPPONENTS[0].spec_for("paulista")
+    assert result["worst"]["win_rate"] == pytest.approx(0.3)
+
+
+def test_a_small_gauntlet_writes_its_files(tmp_path):
+    out = tmp_path / "g"
+    result = run_gauntlet("random", "paulista", matches=2, seed=0, workers=1, out=out, progress=False)
+    assert [r["opponent"] for r in result["opponents"]] == [o.name for o in OPPONENTS]
+    assert all(r["matches"] == 2 for r in result["opponents"])
+    assert min(r["win_rate"] for r in result["opponents"]) == result["worst"]["win_rate"]
+    for name in ("gauntlet.json", "gauntlet.csv", "gauntlet.png", "eval/pairings.csv"):
+        assert (out / name).is_file(), name
+    assert json.loads((out / "gauntlet.json").read_text())["mean"] == pytest.approx(result["mean"])
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["gauntlet", "random", "--preset", "argentine-mini"], "the gauntlet covers presets"),
+    (["gauntlet", "ppo:paulista", "--preset", "argentine"], "made for preset(s) ['paulista']"),
+    (["gauntlet", "station", "--preset", "argentine"], "is itself a gauntlet opponent"),
+    (["gauntlet", "random", "--matches", "5"], "matches must be an even number"),
+    (["gauntlet", "--preset", "argentine"], "give the AGENT spec"),
+    (["report", "--preset", "argentine-mini"], "the report covers presets"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, message):
+    out = tmp_path / "never"
+    assert main([*argv, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_report_reuses_only_complete_stages_made_with_the_same_settings(tmp_path):
+    from training.report import _stage
+
+    path = tmp_path / "stage.json"
+    calls = []
+
+    def run():
+        calls.append(1)
+        return {"value": len(calls)}
+
+    assert _stage(path, {"seed": 0}, run, print)["value"] == 1
+    assert _stage(path, {"seed": 0}, run, print)["value"] == 1  # reused
+    assert _stage(path, {"seed": 1}, run, print)["value"] == 2  # other settings: run again
+    path.write_text(json.dumps({"value": 9, "status": "interrupted", "settings": {"seed": 1}}))
+    assert _stage(path, {"seed": 1}, run, print)["value"] == 3  # a partial stage never counts
+    with pytest.raises(KeyboardInterrupt):
+        _stage(tmp_path / "other.json", {}, lambda: {"status": "interrupted"}, print)
+    assert not (tmp_path / "other.json").exists()

@@ -1,0 +1,245 @@
+"""``truco report``: the strength report of every shipped agent, written to docs/strength.md.
+
+For each of the four main presets and each agent that ships for it (the heuristic, which is a target too, and
+the shipped ``ppo:<preset>`` policy), one command measures:
+
+* the **ABR win rate** (``truco exploit``, the same standard budget of learner decisions for every agent): how
+  much a best response trained against the agent alone wins; lower is harder to exploit;
+* the **gauntlet** (``truco gauntlet``): mean and worst win rate against the held-out population;
+* the win rates against ``heuristic`` and ``random`` (2,000 duplicate matches each), the figures the project
+  reported before, kept for comparison.
+
+Every stage writes its files under ``--runs`` (``runs/report/<preset>/<agent>/``) and is skipped when its
+finished result is already there with the same settings, so an interrupted report resumes where it stopped and
+a report is remade from its runs at no cost. A stage's result counts only when it is complete (``truco exploit``
+marks an interrupted run), so a partial run never enters the report.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from .atomic import atomic_write, atomic_write_json
+from .best_response import STANDARD_DECISIONS, BRArgs
+from .evaluate import run_tournament
+from .exploit import run_exploit
+from .gauntlet import GAUNTLET_PRESETS, OPPONENTS, markdown_table, run_gauntlet
+
+DEFAULT_OUT = "docs/strength.md"
+
+
+def agents_of(preset: str) -> list[str]:
+    """The agents the report covers on ``preset``: the heuristic and the shipped PPO policy."""
+    from agents.ppo import shipped_policies
+
+    return ["heuristic"] + ([f"ppo:{preset}"] if preset in shipped_policies() else [])
+
+
+def _safe(spec: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in spec)
+
+
+def _cached(path: Path, settings: dict[str, Any]) -> dict[str, Any] | None:
+    """A stage's stored result when it is complete and was made with ``settings``."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if data.get("status") != "complete" or data.get("settings") != settings:
+        return None
+    return data
+
+
+def _stage(path: Path, settings: dict[str, Any], run: Any, log: Any) -> dict[str, Any]:
+    found = _cached(path, settings)
+    if found is not None:
+        log(f"  reuse {path}")
+        return found
+    log(f"  run   {path.parent.name}/{path.name}")
+    data = run()
+    if data.get("status", "complete") != "complete":
+        raise KeyboardInterrupt  # an interrupted stage ends the report; what is done stays for the next run
+    data = {**data, "status": "complete", "settings": settings}
+    atomic_write_json(path, data, indent=1)
+    return data
+
+
+def measure(agent: str, preset: str, runs: Path, decisions: int, seed: int, workers: int, gauntlet_matches: int,
+            eval_matches: int, progress: bool, log: Any) -> dict[str, Any]:
+    """The three stages for one agent (each reused when already done)."""
+    folder = runs / preset / _safe(agent)
+    exploit = _stage(folder / "exploit.json", {"decisions": decisions, "seed": seed, "matches": eval_matches},
+                     lambda: run_exploit(BRArgs(preset=preset, target=agent, decisions=decisions, seed=seed,
+                                                workers=workers), folder / "exploit", matches=eval_matches,
+                                         progress=progress,
+                                         command=f"truco exploit {agent} --preset {preset} --seed {seed}"),
+                     log)
+    gauntlet = _stage(folder / "gauntlet.json", {"matches": gauntlet_matches, "seed": seed},
+                      lambda: run_gauntlet(agent, preset, gauntlet_matches, seed, workers, folder / "gauntlet",
+                                           progress=progress), log)
+    opponents = [spec for spec in ("heuristic", "random") if spec != agent]
+
+    def baselines() -> dict[str, Any]:
+        summary, _meta = run_tournament([agent, *opponents], [preset], eval_matches, seed=seed, workers=workers,
+                                       progress=progress, pairs=[(agent, o) for o in opponents])
+        return {r["agent_b"]: {k: r[k] for k in ("matches", "win_rate_a", "ci_low", "ci_high")}
+                for r in summary["pairings"]}
+
+    versus = _stage(folder / "baselines.json", {"matches": eval_matches, "seed": seed}, baselines, log)
+    return {"agent": agent, "preset": preset, "exploit": exploit, "gauntlet": gauntlet, "versus": versus}
+
+
+def _pct(rate: float, low: float, high: float) -> str:
+    return f"{100 * rate:.1f}% [{100 * low:.1f}, {100 * high:.1f}]"
+
+
+def machine() -> dict[str, Any]:
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as handle:
+            model = next(line.split(":", 1)[1].strip() for line in handle if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    import torch
+
+    return {"cpu": model, "cores": os.cpu_count(), "python": platform.python_version(), "torch": torch.__version__,
+            "system": f"{platform.system()} {platform.release()}"}
+
+
+def render(rows: list[dict[str, Any]], settings: dict[str, Any], host: dict[str, Any], command: str,
+           figure: str | None) -> str:
+    decisions = settings["decisions"]
+    lines = [
+        "# Strength report",
+        "",
+        "How strong is each shipped agent, measured against opponents it never trained against and by a trained",
+        "best response? Made by one command (resumable: finished stages are reused from `--runs`):",
+        "",
+        "```bash",
+        command,
+        "```",
+        "",
+        (f"Machine: {host['cpu']}, {host['cores']} cores; Python {host['python']}, torch {host['torch']}, "
+        f"{host['system']}. Finished {settings['finished']}."),
+        "",
+        "Columns:",
+        (f"* **ABR win rate**: a fresh best-response learner (`truco exploit`, the fixed recipe of "
+        f"`training/best_response.py`) trains against the agent alone for **{decisions:,} learner decisions**, "
+        f"then plays it greedily over {settings['eval_matches']:,} duplicate matches; its win rate with the 95% "
+        "Wilson interval. Lower is harder to exploit; 50% would mean the learner found nothing to exploit."),
+        (f"* **Gauntlet mean / worst**: win rate of the agent over {settings['gauntlet_matches']} duplicate matches "
+        "against each of the held-out opponents below (no shipped recipe trains against any of them): the mean "
+        "over opponents (normal interval) and the opponent it does worst against."),
+        (f"* **vs heuristic / vs random**: {settings['eval_matches']:,} duplicate matches each (seed "
+        f"{settings['seed']})."),
+        "",
+        ("Budgets are in learner decisions, not minutes, so that every agent faces the same amount of learning: a "
+        "minutes budget would give a fast network target ten times the experience of the slow heuristic."),
+        "",
+    ]
+    if figure:
+        lines += [f"![strength]({figure})", ""]
+    lines += [("| preset | agent | ABR win rate (lower is better) | gauntlet mean | gauntlet worst | vs heuristic "
+              "| vs random |"), "|---|---|---|---|---|---|---|"]
+    for row in rows:
+        abr = row["exploit"]["abr"]
+        g = row["gauntlet"]
+        w = g["worst"]
+        vs = row["versus"]
+        heur = _pct(vs["heuristic"]["win_rate_a"], vs["heuristic"]["ci_low"], vs["heuristic"]["ci_high"]) \
+            if "heuristic" in vs else "(itself)"
+        rnd = vs["random"]
+        lines.append(f"| {row['preset']} | `{row['agent']}` | {_pct(abr['win_rate'], abr['ci_low'], abr['ci_high'])} "
+                     f"| {_pct(g['mean'], g['mean_low'], g['mean_high'])} "
+                     f"| {_pct(w['win_rate'], w['ci_low'], w['ci_high'])} vs {w['opponent']} "
+                     f"| {heur} | {_pct(rnd['win_rate_a'], rnd['ci_low'], rnd['ci_high'])} |")
+    lines += ["", "Training cost of each best response (the budget above, on this machine):", "",
+              "| preset | target | decisions | training time | decisions/s |", "|---|---|---:|---:|---:|"]
+    for row in rows:
+        t = row["exploit"]["training"]
+        lines.append(f"| {row['preset']} | `{row['agent']}` | {t['decisions']:,} | {t['seconds'] / 60:.1f} min "
+                     f"| {t['decisions_per_second']:,.0f} |")
+    lines += ["", "## The gauntlet", "",
+              ("Fixed per preset (`training/gauntlet.py`); `ppo:gauntlet/...` are networks trained by "
+              "`truco exploit` (seed 1) against the opponent named, packaged under `agents/policies/gauntlet/`."),
+              "", "| opponent | family | spec | what it is |", "|---|---|---|---|"]
+    for o in OPPONENTS:
+        lines.append(f"| {o.name} | {o.family} | `{o.spec}` | {o.about} |")
+    for row in rows:
+        lines += ["", f"### `{row['agent']}` on {row['preset']}", "", markdown_table(row["gauntlet"])]
+    return "\n".join(lines) + "\n"
+
+
+def plot(rows: list[dict[str, Any]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    presets = list(dict.fromkeys(r["preset"] for r in rows))
+    fig, axes = plt.subplots(1, len(presets), figsize=(3.6 * len(presets), 3.4), squeeze=False, sharey=True)
+    measures = [("ABR win rate", lambda r: r["exploit"]["abr"]["win_rate"]),
+                ("gauntlet mean", lambda r: r["gauntlet"]["mean"]),
+                ("gauntlet worst", lambda r: r["gauntlet"]["worst"]["win_rate"])]
+    for ax, preset in zip(axes[0], presets):
+        mine = [r for r in rows if r["preset"] == preset]
+        width = 0.8 / len(mine)
+        for k, r in enumerate(mine):
+            ax.bar([i + k * width for i in range(len(measures))], [f(r) for _, f in measures], width,
+                   label=r["agent"])
+        ax.set_xticks([i + 0.4 - width / 2 for i in range(len(measures))], [m for m, _ in measures], fontsize=8)
+        ax.axhline(0.5, color="grey", lw=0.8, ls="--")
+        ax.set_ylim(0, 1)
+        ax.set_title(preset, fontsize=10)
+        ax.legend(fontsize=7)
+    axes[0][0].set_ylabel("win rate")
+    atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=110, bbox_inches="tight", format="png"), ".png")
+    plt.close(fig)
+
+
+def cli_main(args: Any) -> int:
+    """``truco report``: exit 0 when the report is written, 2 on bad input, 130 when interrupted."""
+    presets = args.preset or list(GAUNTLET_PRESETS)
+    bad = [p for p in presets if p not in GAUNTLET_PRESETS]
+    out = Path(args.out)
+    if bad:
+        print(f"truco report: error: the report covers presets {list(GAUNTLET_PRESETS)}, not {bad[0]!r}",
+              file=sys.stderr)
+        return 2
+    if out.exists() and out.is_dir():
+        print(f"truco report: error: --out {str(out)!r} is a folder; give the Markdown file to write",
+              file=sys.stderr)
+        return 2
+    runs = Path(args.runs)
+    settings = {"decisions": args.budget_decisions or STANDARD_DECISIONS, "seed": args.seed,
+                "gauntlet_matches": args.gauntlet_matches, "eval_matches": args.matches}
+    command = "truco report" + "".join(f" --preset {p}" for p in (args.preset or []))
+
+    def log(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    rows = []
+    try:
+        for preset in presets:
+            for agent in agents_of(preset):
+                log(f"{preset}: {agent}")
+                rows.append(measure(agent, preset, runs, settings["decisions"], args.seed, args.workers,
+                                    args.gauntlet_matches, args.matches, not args.no_progress, log))
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: finished stages are kept under {runs}; run the same command to resume "
+              f"({out} is not written)", file=sys.stderr)
+        return 130
+    settings["finished"] = time.strftime("%Y-%m-%d")
+    figure = out.parent / "img" / "strength.png"
+    plot(rows, figure)
+    text = render(rows, settings, machine(), command, os.path.relpath(figure, out.parent))
+    atomic_write(out, lambda tmp: Path(tmp).write_text(text), ".md")
+    print(text)
+    print(f"wrote {out} and {figure}", file=sys.stderr)
+    return 0
