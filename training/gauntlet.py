@@ -14,9 +14,11 @@ the families differ in kind, not only in parameters:
   strength thresholds, its own envido and truco rules), at its defaults and loose (``bet=0.6,call=0.4``).
 * **archetypes**: a calling station (never bets, accepts everything) and a maniac (raises whenever it can):
   a policy that folds too much loses to the first, one that bluffs too much to the second.
-* **trained best responses**: two networks trained by ``truco exploit`` with seed 1 at the standard budget,
-  one against the default heuristic and one against ``threshold``: learned play of another style. They are
-  packaged under ``agents/policies/gauntlet/`` and made by ``truco gauntlet --make-opponents --preset P``.
+* **trained best responses**: two networks trained by ``truco exploit`` (seed 0, the standard budget), one
+  against the default heuristic and one against ``threshold``: learned play of another style. The first is the
+  very run that measures the heuristic's ABR win rate in the strength report (so the heuristic's own gauntlet
+  holds its exploiter). They are packaged under ``agents/policies/gauntlet/`` and made by
+  ``truco gauntlet --make-opponents --preset P``.
 
 ``random`` is not in it either: training configs use it. The win rates against ``heuristic`` and ``random`` are
 reported beside the gauntlet, never inside it. The mean is over the opponents, each weighing the same; the worst
@@ -63,9 +65,9 @@ OPPONENTS = (
     Opponent("station", "archetypes", "station", "a calling station: never bets, accepts every call"),
     Opponent("maniac", "archetypes", "maniac", "raises and calls envido whenever it can, never refuses"),
     Opponent("br-heuristic", "trained best responses", "ppo:gauntlet/{preset}-br-heuristic",
-             "a network trained by truco exploit against the default heuristic (seed 1)"),
+             "the best response truco exploit trains against the default heuristic (seed 0)"),
     Opponent("br-threshold", "trained best responses", "ppo:gauntlet/{preset}-br-threshold",
-             "a network trained by truco exploit against threshold (seed 1)"),
+             "the best response truco exploit trains against threshold (seed 0)"),
 )
 
 
@@ -80,25 +82,24 @@ def all_gauntlet_specs() -> set[str]:
 
 def make_trained_opponents(preset: str, workers: int = 2, progress: bool = True) -> list[str]:
     """Train the gauntlet's two networks of ``preset`` (``truco exploit`` against ``heuristic`` and against
-    ``threshold``, seed 1, the standard budget, under ``runs/gauntlet/``) and package their learners under
+    ``threshold``, seed 0, the standard budget, kept under ``runs/exploit/``) and package their learners under
     ``agents/policies/gauntlet/``. Returns the files written."""
     from agents.ppo import SHIPPED_DIR
 
     from .best_response import BRArgs
-    from .exploit import run_exploit
+    from .exploit import cached_exploit
     from .ppo.model import load_policy, save_policy
 
     written = []
     for target, name in (("heuristic", "br-heuristic"), ("threshold", "br-threshold")):
-        run = Path("runs") / "gauntlet" / f"{preset}-{name}"
-        result = run_exploit(BRArgs(preset=preset, target=target, seed=1, workers=workers), run, progress=progress,
-                             command=f"truco exploit {target} --preset {preset} --seed 1 --out {run}")
+        result, run = cached_exploit(BRArgs(preset=preset, target=target, seed=0, workers=workers),
+                                     progress=progress)
         if result["status"] != "complete":
             raise KeyboardInterrupt
         net, meta = load_policy(str(run / "learner.safetensors"))
         path = os.path.join(SHIPPED_DIR, "gauntlet", f"{preset}-{name}.safetensors")
         save_policy(net, path, presets=[preset], play="greedy", best_response=meta["best_response"],
-                    gauntlet={"name": name, "abr": result["abr"]})
+                    gauntlet={"name": name, "command": result["command"], "abr": result["abr"]})
         written.append(path)
     return written
 

@@ -28,7 +28,7 @@ from typing import Any
 from .atomic import atomic_write, atomic_write_json
 from .best_response import STANDARD_DECISIONS, BRArgs
 from .evaluate import run_tournament
-from .exploit import run_exploit
+from .exploit import cached_exploit
 from .gauntlet import GAUNTLET_PRESETS, OPPONENTS, markdown_table, run_gauntlet
 
 DEFAULT_OUT = "docs/strength.md"
@@ -75,11 +75,8 @@ def measure(agent: str, preset: str, runs: Path, decisions: int, seed: int, work
     """The three stages for one agent (each reused when already done)."""
     folder = runs / preset / _safe(agent)
     exploit = _stage(folder / "exploit.json", {"decisions": decisions, "seed": seed, "matches": eval_matches},
-                     lambda: run_exploit(BRArgs(preset=preset, target=agent, decisions=decisions, seed=seed,
-                                                workers=workers), folder / "exploit", matches=eval_matches,
-                                         progress=progress,
-                                         command=f"truco exploit {agent} --preset {preset} --seed {seed}"),
-                     log)
+                     lambda: cached_exploit(BRArgs(preset=preset, target=agent, decisions=decisions, seed=seed,
+                                                   workers=workers), eval_matches, progress=progress)[0], log)
     gauntlet = _stage(folder / "gauntlet.json", {"matches": gauntlet_matches, "seed": seed},
                       lambda: run_gauntlet(agent, preset, gauntlet_matches, seed, workers, folder / "gauntlet",
                                            progress=progress), log)
@@ -166,8 +163,10 @@ def render(rows: list[dict[str, Any]], settings: dict[str, Any], host: dict[str,
         lines.append(f"| {row['preset']} | `{row['agent']}` | {t['decisions']:,} | {t['seconds'] / 60:.1f} min "
                      f"| {t['decisions_per_second']:,.0f} |")
     lines += ["", "## The gauntlet", "",
-              ("Fixed per preset (`training/gauntlet.py`); `ppo:gauntlet/...` are networks trained by "
-              "`truco exploit` (seed 1) against the opponent named, packaged under `agents/policies/gauntlet/`."),
+              ("Fixed per preset (`training/gauntlet.py`); `ppo:gauntlet/...` are the best responses `truco exploit` "
+               "trains (seed 0, the standard budget) against the opponent named, packaged under "
+               "`agents/policies/gauntlet/`; the one against the heuristic is the very run of the heuristic's ABR "
+               "figure above, so the heuristic's own gauntlet holds its exploiter."),
               "", "| opponent | family | spec | what it is |", "|---|---|---|---|"]
     for o in OPPONENTS:
         lines.append(f"| {o.name} | {o.family} | `{o.spec}` | {o.about} |")
