@@ -229,8 +229,13 @@ def cli_main(args: Any) -> int:
     except (ValueError, OSError) as exc:
         print(f"truco gauntlet: error: {exc}", file=sys.stderr)
         return 2
-    result = run_gauntlet(args.agent, args.preset, args.matches, args.seed, args.workers, out,
-                          progress=not args.no_progress)
+    try:
+        result = run_gauntlet(args.agent, args.preset, args.matches, args.seed, args.workers, out,
+                              progress=not args.no_progress)
+    except KeyboardInterrupt:
+        print("\ninterrupted: no gauntlet file was written (they are written once every match is played)",
+              file=sys.stderr)
+        return 130
     print(markdown_table(result))
     print(f"\n{len(result['opponents']) * args.matches} matches in {result['seconds']:.0f} s; wrote {out}/"
           "gauntlet.json, gauntlet.csv, gauntlet.png, eval/")
