@@ -31,6 +31,9 @@ The learner
   from any decision is the match result minus a function of the score when it was taken, so the best response
   is unchanged while each hand's worth reaches its decisions at once. One-hand presets (the research variants)
   have no match: the reward is the hand's point difference / target, the game's own utility.
+* **Critic.** The advantages come from a training-only critic that also sees the cards the learner cannot
+  (:class:`DealCritic`), which takes the luck of the deal out of them; the policy acts from its observation
+  alone, and its own value head learns the same returns for exporters.
 * **Update.** Clipped PPO with masked logits (CleanRL's ``ppo.py``): GAE with gamma 1, advantages normalised per
   minibatch, value and entropy terms, gradient clipping. TensorBoard tags are CleanRL's with the learner's
   decisions as the global step, plus ``charts/win_rate_vs_target``.
@@ -57,10 +60,12 @@ from torch import nn
 
 from agents.base import Agent, make_agent, observation_for
 from truco_env import _kernel as K
+from truco_env import cards as C
 from truco_env.config import make_config
+from truco_env.encoding import OBSERVATION_SIZE, PRIVILEGED_SIZE
 from truco_env.vector import EngineVectorEnv, VectorEnv
 
-from .ppo.model import PolicyNet, masked_entropy
+from .ppo.model import STRENGTH_LEVELS, CardStrength, PolicyNet, masked_entropy
 
 #: The standard budget: learner decisions (see docs/strength.md for why decisions, not minutes).
 STANDARD_DECISIONS = 600_000
@@ -210,7 +215,8 @@ class Partition:
             seats = actor[learner]
             gids = np.arange(self.next_gid, self.next_gid + learner.size)
             self.next_gid += learner.size
-            self.chunks.append({"obs": obs[learner].copy(), "masks": legal.numpy(), "actions": chosen.numpy(),
+            self.chunks.append({"obs": obs[learner].copy(), "hidden": self.env.privileged(learner),
+                                "masks": legal.numpy(), "actions": chosen.numpy(),
                                 "logprobs": log_probs.gather(1, chosen[:, None]).squeeze(1).numpy(),
                                 "traj": self.traj_of[learner, seats], "gid": gids})
             self.last[learner, seats] = gids
@@ -388,6 +394,32 @@ def new_network(args: BRArgs) -> PolicyNet:
     return PolicyNet(hidden=args.hidden, features=args.features)
 
 
+class DealCritic(nn.Module):
+    """A training-only value network that also sees the cards the learner cannot (``encode_privileged``: the other
+    seats' unplayed cards), with their trick strengths under the vira.
+
+    Why: most of a hand's outcome is the deal. A value that knows the deal takes that luck out of each decision's
+    advantage, so the same number of decisions teaches the policy much more (on argentine-mini against CFR+
+    after 10 iterations, 300,000 decisions without it recovered under a tenth of the exact best response's
+    value). The policy still reads only its own observation, so it stays a legal player; the critic is never
+    saved with it."""
+
+    def __init__(self, hidden: tuple[int, ...]):
+        super().__init__()
+        self.strength = CardStrength()
+        width = OBSERVATION_SIZE + PRIVILEGED_SIZE + self.strength.size + (PRIVILEGED_SIZE // C.NUM_CARDS) * STRENGTH_LEVELS
+        layers: list[nn.Module] = []
+        for size in hidden:
+            layers += [nn.Linear(width, size), nn.ReLU()]
+            width = size
+        self.mlp = nn.Sequential(*layers, nn.Linear(width, 1))
+
+    def forward(self, obs: torch.Tensor, hidden_cards: torch.Tensor) -> torch.Tensor:
+        cards = hidden_cards.reshape(len(hidden_cards), -1, C.NUM_CARDS)
+        parts = [obs, hidden_cards, self.strength(obs), self.strength.levels(obs, cards)]
+        return self.mlp(torch.cat(parts, 1)).squeeze(-1)
+
+
 def advantages(rewards: np.ndarray, values: np.ndarray, last: np.ndarray, lam: float) -> np.ndarray:
     """GAE (gamma 1) over decisions grouped by trajectory; ``last`` marks each trajectory's final decision, after
     which the value is 0 (its match is over)."""
@@ -442,7 +474,9 @@ def train_best_response(args: BRArgs, logdir: str | None = None, progress: bool 
     args.validate()
     torch.manual_seed(int(np.random.SeedSequence([args.seed, 1 << 20]).generate_state(1)[0]))
     net = new_network(args)
-    optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
+    critic = DealCritic(args.hidden)
+    params = list(net.parameters()) + list(critic.parameters())
+    optimizer = torch.optim.Adam(params, lr=args.learning_rate, eps=1e-5)
     rng = np.random.default_rng(np.random.SeedSequence([args.seed, 1 << 21]))
     writer = SummaryWriter(logdir) if logdir else None
     state = Progress()
@@ -477,11 +511,12 @@ def train_best_response(args: BRArgs, logdir: str | None = None, progress: bool 
             batch = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
             results = batch.pop("results")
             b_obs = torch.from_numpy(batch["obs"])
+            b_hidden = torch.from_numpy(batch["hidden"])
             b_masks = torch.from_numpy(batch["masks"])
             b_actions = torch.from_numpy(batch["actions"])
             b_logprobs = torch.from_numpy(batch["logprobs"])
-            with torch.no_grad():
-                values = torch.cat([net(b_obs[i:i + 8192], b_masks[i:i + 8192])[1]
+            with torch.no_grad():  # the deal-aware critic's values, recomputed by the current weights
+                values = torch.cat([critic(b_obs[i:i + 8192], b_hidden[i:i + 8192])
                                     for i in range(0, len(b_obs), 8192)]).numpy()
             adv = advantages(batch["rewards"], values, batch["last"], args.gae_lambda)
             b_advantages = torch.from_numpy(adv)
@@ -508,12 +543,14 @@ def train_best_response(args: BRArgs, logdir: str | None = None, progress: bool 
                         mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
                     pg_loss = torch.max(-mb_adv * ratio,
                                         -mb_adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
-                    v_loss = 0.5 * ((new_values - b_returns[mb]) ** 2).mean()
+                    # the critic's loss, and the policy's own value head (kept for exporters) on the same returns
+                    v_loss = 0.5 * ((critic(b_obs[mb], b_hidden[mb]) - b_returns[mb]) ** 2).mean() \
+                        + 0.5 * ((new_values - b_returns[mb]) ** 2).mean()
                     entropy = masked_entropy(logits).mean()
                     loss = pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss
                     optimizer.zero_grad()
                     loss.backward()
-                    nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+                    nn.utils.clip_grad_norm_(params, args.max_grad_norm)
                     optimizer.step()
 
             # --- bookkeeping and CleanRL's TensorBoard tags ------------------------------------------------------

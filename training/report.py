@@ -28,7 +28,7 @@ from typing import Any
 from .atomic import atomic_write, atomic_write_json
 from .best_response import STANDARD_DECISIONS, BRArgs
 from .evaluate import run_tournament
-from .exploit import cached_exploit
+from .exploit import cached_exploit, recipe_key
 from .gauntlet import GAUNTLET_PRESETS, OPPONENTS, markdown_table, run_gauntlet
 
 DEFAULT_OUT = "docs/strength.md"
@@ -74,9 +74,9 @@ def measure(agent: str, preset: str, runs: Path, decisions: int, seed: int, work
             eval_matches: int, progress: bool, log: Any) -> dict[str, Any]:
     """The three stages for one agent (each reused when already done)."""
     folder = runs / preset / _safe(agent)
-    exploit = _stage(folder / "exploit.json", {"decisions": decisions, "seed": seed, "matches": eval_matches},
-                     lambda: cached_exploit(BRArgs(preset=preset, target=agent, decisions=decisions, seed=seed,
-                                                   workers=workers), eval_matches, progress=progress)[0], log)
+    recipe = BRArgs(preset=preset, target=agent, decisions=decisions, seed=seed, workers=workers)
+    exploit = _stage(folder / "exploit.json", {"recipe": recipe_key(recipe), "matches": eval_matches},
+                     lambda: cached_exploit(recipe, eval_matches, progress=progress)[0], log)
     gauntlet = _stage(folder / "gauntlet.json", {"matches": gauntlet_matches, "seed": seed},
                       lambda: run_gauntlet(agent, preset, gauntlet_matches, seed, workers, folder / "gauntlet",
                                            progress=progress), log)

@@ -360,6 +360,16 @@ class EngineVectorEnv:
         """The engine state of row ``i`` (read it, do not change it)."""
         return self._states[i]
 
+    def privileged(self, rows: Any = None) -> np.ndarray:
+        """As :meth:`VectorEnv.privileged`: what the actor of each row cannot see, for a training critic only."""
+        from .encoding import encode_privileged
+
+        rows = np.arange(self.num_envs) if rows is None else np.asarray(rows, dtype=np.int64)
+        out = np.zeros((len(rows), PRIVILEGED_SIZE), dtype=np.float32)
+        for k, i in enumerate(rows):
+            encode_privileged(self._states[i], int(self.actors[i]), out[k])
+        return out
+
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if seed is not None:
             self._rng = np.random.default_rng(seed)
