@@ -65,7 +65,7 @@ from truco_env.config import make_config
 from truco_env.encoding import OBSERVATION_SIZE, PRIVILEGED_SIZE
 from truco_env.vector import EngineVectorEnv, VectorEnv
 
-from .ppo.model import STRENGTH_LEVELS, CardStrength, PolicyNet, masked_entropy
+from .ppo.model import STRENGTH_LEVELS, CardStrength, PolicyNet, clipped_surrogate, masked_entropy
 
 #: The standard budget: learner decisions (see docs/strength.md for why decisions, not minutes).
 STANDARD_DECISIONS = 600_000
@@ -99,7 +99,8 @@ class BRArgs:
     features: str = "card_strength"
     """Input features added to the observation (card strengths under the vira)."""
     learning_rate: float = 1e-3
-    """Adam step size (constant: a minutes budget has no known end to anneal to)."""
+    """Adam's initial step size, annealed linearly to 0 over the budget (decisions, or minutes if that ends first):
+    a best response is read off the final weights, and a step size still large at the end leaves them noisy."""
     update_epochs: int = 4
     """Passes over each batch."""
     minibatch_size: int = 1024
@@ -507,6 +508,9 @@ def train_best_response(args: BRArgs, logdir: str | None = None, progress: bool 
                 state.status = "interrupted"
                 break
             tick = time.perf_counter()
+            done_share = max(state.decisions / args.decisions if args.decisions is not None else 0.0,
+                             (tick - started) / (60.0 * args.minutes) if args.minutes is not None else 0.0)
+            optimizer.param_groups[0]["lr"] = args.learning_rate * max(0.0, 1.0 - done_share)
             parts = collectors.collect(net)
             batch = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
             results = batch.pop("results")
@@ -531,18 +535,9 @@ def train_best_response(args: BRArgs, logdir: str | None = None, progress: bool 
                 for start in range(0, size, args.minibatch_size):
                     mb = torch.from_numpy(order[start:start + args.minibatch_size])
                     logits, new_values = net(b_obs[mb], b_masks[mb])
-                    logprob = torch.log_softmax(logits, -1).gather(1, b_actions[mb, None]).squeeze(1)
-                    log_ratio = logprob - b_logprobs[mb]
-                    ratio = log_ratio.exp()
-                    with torch.no_grad():
-                        old_approx_kl = (-log_ratio).mean()
-                        approx_kl = ((ratio - 1) - log_ratio).mean()
-                        clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
-                    mb_adv = b_advantages[mb]
-                    if len(mb) > 1:
-                        mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
-                    pg_loss = torch.max(-mb_adv * ratio,
-                                        -mb_adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
+                    pg_loss, stats = clipped_surrogate(logits, b_actions[mb], b_logprobs[mb], b_advantages[mb],
+                                                       args.clip_coef)
+                    clipfracs.append(stats["clipfrac"])
                     # the critic's loss, and the policy's own value head (kept for exporters) on the same returns
                     v_loss = 0.5 * ((critic(b_obs[mb], b_hidden[mb]) - b_returns[mb]) ** 2).mean() \
                         + 0.5 * ((new_values - b_returns[mb]) ** 2).mean()
@@ -572,8 +567,8 @@ def train_best_response(args: BRArgs, logdir: str | None = None, progress: bool 
                 writer.add_scalar("losses/value_loss", v_loss.item(), step)
                 writer.add_scalar("losses/policy_loss", pg_loss.item(), step)
                 writer.add_scalar("losses/entropy", entropy.item(), step)
-                writer.add_scalar("losses/old_approx_kl", old_approx_kl.item(), step)
-                writer.add_scalar("losses/approx_kl", approx_kl.item(), step)
+                writer.add_scalar("losses/old_approx_kl", stats["old_approx_kl"].item(), step)
+                writer.add_scalar("losses/approx_kl", stats["approx_kl"].item(), step)
                 writer.add_scalar("losses/clipfrac", float(np.mean(clipfracs)), step)
                 writer.add_scalar("losses/explained_variance", explained, step)
             if args.decisions is not None:

@@ -219,6 +219,23 @@ def masked_entropy(logits: torch.Tensor) -> torch.Tensor:
     return -(probs * torch.where(torch.isfinite(log_probs), log_probs, torch.zeros_like(log_probs))).sum(-1)
 
 
+def clipped_surrogate(logits: torch.Tensor, actions: torch.Tensor, old_logprobs: torch.Tensor,
+                      advantages: torch.Tensor, clip: float, normalise: bool = True
+                      ) -> tuple[torch.Tensor, dict[str, torch.Tensor | float]]:
+    """PPO's clipped policy loss over one minibatch, and CleanRL's diagnostics of it (``old_approx_kl``,
+    ``approx_kl``, ``clipfrac``); with ``normalise`` the advantages are standardised within the minibatch."""
+    logprob = torch.log_softmax(logits, -1).gather(1, actions[:, None]).squeeze(1)
+    log_ratio = logprob - old_logprobs
+    ratio = log_ratio.exp()
+    with torch.no_grad():
+        stats = {"old_approx_kl": (-log_ratio).mean(), "approx_kl": ((ratio - 1) - log_ratio).mean(),
+                 "clipfrac": ((ratio - 1.0).abs() > clip).float().mean().item()}
+    if normalise and len(advantages) > 1:
+        advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+    loss = torch.max(-advantages * ratio, -advantages * ratio.clamp(1 - clip, 1 + clip)).mean()
+    return loss, stats
+
+
 class PolicyFileError(ValueError):
     """A policy or checkpoint file that is missing, corrupt, of another format, or does not match."""
 

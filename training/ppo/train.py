@@ -40,6 +40,7 @@ from .model import (
     PolicyFileError,
     PolicyNet,
     atomic_save_tensors,
+    clipped_surrogate,
     load_policy,
     load_tensors,
     masked_entropy,
@@ -420,18 +421,10 @@ def train(args: PPOArgs, resume: bool = False, progress: bool = True) -> str:
                 for start in range(0, batch, args.minibatch_size):
                     mb = torch.from_numpy(order[start:start + args.minibatch_size])
                     logits, values = net(b_obs[mb], b_masks[mb])
-                    logprob = torch.log_softmax(logits, -1).gather(1, b_actions[mb, None]).squeeze(1)
-                    log_ratio = logprob - b_logprobs[mb]
-                    ratio = log_ratio.exp()
-                    with torch.no_grad():
-                        old_approx_kl = (-log_ratio).mean()
-                        approx_kl = ((ratio - 1) - log_ratio).mean()
-                        clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
-                    adv = b_advantages[mb]
-                    if args.advantage_norm == "minibatch" and len(mb) > 1:
-                        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                    pg_loss = torch.max(-adv * ratio,
-                                        -adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
+                    pg_loss, stats = clipped_surrogate(logits, b_actions[mb], b_logprobs[mb], b_advantages[mb],
+                                                       args.clip_coef, args.advantage_norm == "minibatch")
+                    old_approx_kl, approx_kl = stats["old_approx_kl"], stats["approx_kl"]
+                    clipfracs.append(stats["clipfrac"])
                     v_loss = 0.5 * ((values - b_returns[mb]) ** 2).mean()
                     if critic is not None:  # the shared head keeps learning too (policy files carry it)
                         critic_loss = 0.5 * ((critic(b_obs[mb], b_priv[mb], b_opp[mb]) - b_returns[mb]) ** 2).mean()
