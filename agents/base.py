@@ -159,6 +159,38 @@ def parse_spec(spec: str) -> tuple[str, str | None, dict[str, str]]:
     return kind, arg, params
 
 
+def number_in(low: float, high: float, kind: Callable[[str], Any] = float) -> Callable[[str], Any]:
+    """A converter for :func:`spec_params` that also refuses values outside [low, high] (and nan)."""
+    def convert(text: str) -> Any:
+        value = kind(text)
+        if not low <= value <= high:
+            raise ValueError(text)
+        return value
+
+    return convert
+
+
+def spec_params(kind: str, arg: str | None, params: dict[str, str],
+                allowed: dict[str, tuple[Callable[[str], Any], str]]) -> dict[str, Any]:
+    """The ``key=value`` parameters of a spec, converted: ``allowed`` maps each name to a converter (``int``,
+    ``float``, :func:`number_in`) and the words that say what it takes. A one-line ValueError names a stray path,
+    an unknown parameter or a bad value, with what is allowed."""
+    listing = ", ".join(f"{k}=<{words}>" for k, (_, words) in allowed.items())
+    if arg is not None:
+        raise ValueError(f"agent {kind!r} takes key=value parameters ({listing}), got {arg!r}")
+    unknown = sorted(set(params) - set(allowed))
+    if unknown:
+        raise ValueError(f"agent {kind!r}: unknown parameter(s) {unknown}; allowed: {listing}")
+    out: dict[str, Any] = {}
+    for key, text in params.items():
+        convert, words = allowed[key]
+        try:
+            out[key] = convert(text)
+        except ValueError:
+            raise ValueError(f"agent {kind!r}: {key} must be {words}, got {text!r}") from None
+    return out
+
+
 def make_agent(spec: str) -> Agent:
     """Build an agent from its spec; ValueError naming the spec and the kinds available."""
     kind, arg, params = parse_spec(spec)

@@ -56,7 +56,7 @@ from truco_env import actions as A
 from truco_env import cards as C
 from truco_env.engine import ALL_TIED, LADDER_CALLS, LADDER_VALUES, hand_winner
 
-from .base import Agent, register_agent
+from .base import Agent, register_agent, spec_params
 from .view import OPP, OWN, TIE, View, decode
 
 ENVIDO_VALUE = {"envido": 2, "real_envido": 3}
@@ -725,23 +725,12 @@ def _rollout(hands: dict[int, list[int]], trick: list[tuple[int, int]], leader: 
 # ----------------------------------------------------------------------------------------------------------
 # spec: heuristic, heuristic:bluff=0.3,samples=48,respect=0.5,seed=1
 
-_PARAMS = {"bluff": float, "samples": int, "respect": float, "edge": float, "seed": int}
+_PARAMS = {"bluff": (float, "a number"), "samples": (int, "an integer"), "respect": (float, "a number"),
+           "edge": (float, "a number"), "seed": (int, "an integer")}
 
 
 def _heuristic_factory(arg: str | None, params: dict[str, str]) -> Agent:
-    if arg is not None:
-        raise ValueError(f"agent 'heuristic' takes key=value parameters ({', '.join(_PARAMS)}), got {arg!r}")
-    unknown = sorted(set(params) - set(_PARAMS))
-    if unknown:
-        raise ValueError(f"agent 'heuristic': unknown parameter(s) {unknown}; allowed: {list(_PARAMS)}")
-    kwargs: dict[str, Any] = {}
-    for key, value in params.items():
-        try:
-            kwargs[key] = _PARAMS[key](value)
-        except ValueError:
-            raise ValueError(f"agent 'heuristic': {key} must be {'an integer' if _PARAMS[key] is int else 'a number'}"
-                             f", got {value!r}") from None
-    return HeuristicAgent(**kwargs)
+    return HeuristicAgent(**spec_params("heuristic", arg, params, _PARAMS))
 
 
 register_agent("heuristic", _heuristic_factory)

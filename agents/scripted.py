@@ -54,7 +54,7 @@ from truco_env import actions as A
 from truco_env import cards as C
 from truco_env.encoding import OBS_OFFSETS
 
-from .base import Agent, register_agent
+from .base import Agent, number_in, register_agent, spec_params
 from .view import OPP, OWN, View, decode
 
 LADDER = ("truco", "retruco", "vale_cuatro", "seis", "nove", "doze")
@@ -355,44 +355,21 @@ class ManiacAgent(_Scripted):
 # specs
 
 
-def _parse(kind: str, arg: str | None, params: dict[str, str], allowed: dict[str, str]) -> dict[str, Any]:
-    """Validate ``key=value`` options: a one-line ValueError naming the option, the value and what is allowed."""
-    listing = ", ".join(f"{k}=<{v}>" for k, v in allowed.items())
-    if arg is not None:
-        raise ValueError(f"agent {kind!r} takes key=value parameters ({listing}), got {arg!r}")
-    unknown = sorted(set(params) - set(allowed))
-    if unknown:
-        raise ValueError(f"agent {kind!r}: unknown parameter(s) {unknown}; allowed: {listing}")
-    out: dict[str, Any] = {}
-    for key, value in params.items():
-        try:
-            if key == "seed":
-                out[key] = int(value)
-            elif key == "envido_call":
-                out[key] = int(value)
-                if not 0 <= out[key] <= 33:
-                    raise ValueError
-            else:
-                out[key] = float(value)
-                if not 0.0 <= out[key] <= 1.0:  # also refuses nan
-                    raise ValueError
-        except ValueError:
-            raise ValueError(f"agent {kind!r}: {key} must be {allowed[key]}, got {value!r}") from None
-    return out
+SEED = {"seed": (int, "an integer")}
 
 
 def _threshold_factory(arg: str | None, params: dict[str, str]) -> Agent:
-    allowed = {"bet": "a number in [0, 1]", "call": "a number in [0, 1]",
-               "envido_call": "an integer in [0, 33]", "seed": "an integer"}
-    return ThresholdAgent(**_parse("threshold", arg, params, allowed))
+    unit = (number_in(0.0, 1.0), "a number in [0, 1]")
+    allowed = {"bet": unit, "call": unit, "envido_call": (number_in(0, 33, int), "an integer in [0, 33]"), **SEED}
+    return ThresholdAgent(**spec_params("threshold", arg, params, allowed))
 
 
 def _station_factory(arg: str | None, params: dict[str, str]) -> Agent:
-    return StationAgent(**_parse("station", arg, params, {"seed": "an integer"}))
+    return StationAgent(**spec_params("station", arg, params, SEED))
 
 
 def _maniac_factory(arg: str | None, params: dict[str, str]) -> Agent:
-    return ManiacAgent(**_parse("maniac", arg, params, {"seed": "an integer"}))
+    return ManiacAgent(**spec_params("maniac", arg, params, SEED))
 
 
 register_agent("threshold", _threshold_factory)
