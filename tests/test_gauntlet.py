@@ -14,6 +14,7 @@ from agents.base import make_agent
 from training.cli import main
 from training.gauntlet import (
     GAUNTLET_PRESETS,
+    MAIN_PRESETS,
     OPPONENTS,
     all_gauntlet_specs,
     gauntlet_specs,
@@ -44,7 +45,8 @@ def test_population_has_eight_opponents_in_four_families_not_all_heuristic():
     assert len(OPPONENTS) >= 8 and len(families) >= 4
     heuristic_based = [o for o in OPPONENTS if o.spec.startswith("heuristic")]
     assert len(heuristic_based) <= len(OPPONENTS) // 4
-    for preset in GAUNTLET_PRESETS:
+    assert set(GAUNTLET_PRESETS) <= set(MAIN_PRESETS)
+    for preset in MAIN_PRESETS:
         specs = gauntlet_specs(preset)
         assert len(set(specs)) == len(specs)
         assert "heuristic" not in specs and "random" not in specs  # training configs use both
@@ -123,7 +125,7 @@ def test_summary_mean_and_worst_case():
 
 def test_a_small_gauntlet_writes_its_files(tmp_path):
     out = tmp_path / "g"
-    result = run_gauntlet("random", "paulista", matches=2, seed=0, workers=1, out=out, progress=False)
+    result = run_gauntlet("random", "argentine", matches=2, seed=0, workers=1, out=out, progress=False)
     assert [r["opponent"] for r in result["opponents"]] == [o.name for o in OPPONENTS]
     assert all(r["matches"] == 2 for r in result["opponents"])
     assert min(r["win_rate"] for r in result["opponents"]) == result["worst"]["win_rate"]
@@ -135,6 +137,7 @@ def test_a_small_gauntlet_writes_its_files(tmp_path):
 @pytest.mark.parametrize("argv, message", [
     (["gauntlet", "random", "--preset", "argentine-mini"], "the gauntlet covers presets"),
     (["gauntlet", "ppo:paulista", "--preset", "argentine"], "made for preset(s) ['paulista']"),
+    (["gauntlet", "--make-opponents", "--preset", "paulista-mini"], "the gauntlet is made for presets"),
     (["gauntlet", "station", "--preset", "argentine"], "is itself a gauntlet opponent"),
     (["gauntlet", "random", "--matches", "5"], "matches must be an even number"),
     (["gauntlet", "--preset", "argentine"], "give the AGENT spec"),
