@@ -350,6 +350,7 @@ class EngineVectorEnv:
         self._new = TrucoState.new
         self._rng = np.random.default_rng(seed)
         self._states: list[Any] = []
+        self._hand_start: list[tuple[int, ...]] = []  # each row's score when its current hand was dealt
         self.obs = np.zeros((num_envs, K.OBS_SIZE), dtype=np.float32)
         self.masks = np.zeros((num_envs, A.NUM_ACTIONS), dtype=np.int8)
         self.actors = np.zeros(num_envs, dtype=np.int32)
@@ -374,6 +375,7 @@ class EngineVectorEnv:
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         self._states = [self._new(self.config, seed=int(self._rng.integers(2 ** 62))) for _ in range(self.num_envs)]
+        self._hand_start = [state.score for state in self._states]
         for i in range(self.num_envs):
             self._encode(i)
         return self.obs, self.masks, self.actors
@@ -391,10 +393,11 @@ class EngineVectorEnv:
         self.info[:, K.INFO_DONE] = 0
         for i, action in enumerate(acts):
             state = self._states[i]
-            hand, before = state.hand_index, state.score
+            hand, before = state.hand_index, self._hand_start[i]  # an envido is scored mid-hand: count from the deal
             state.apply(self.action_names[int(action)])
             if state.is_over or state.hand_index != hand:
                 after = state.score
+                self._hand_start[i] = after
                 points = (after[0] - before[0], after[1] - before[1])
                 self.info[i, K.INFO_CLOSED] = 1
                 self.info[i, K.INFO_HP:K.INFO_HP + 2] = points
@@ -410,6 +413,7 @@ class EngineVectorEnv:
                         for s in range(self.num_players):
                             self.rewards[i, s] = 1.0 if s % 2 == winner else -1.0
                     self._states[i] = self._new(self.config, seed=int(self._rng.integers(2 ** 62)))
+                    self._hand_start[i] = self._states[i].score
             self._encode(i)
         return self.obs, self.masks, self.rewards, self.actors, self.info[:, K.INFO_DONE].astype(bool)
 
