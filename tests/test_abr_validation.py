@@ -13,10 +13,11 @@ import pytest
 from training.abr_validation import TARGETS, exact_values, make_target, run_validation
 from training.cfr.checkpoint import load_checkpoint, save_checkpoint
 from training.cfr.solver import best_response_value
-from training.cfr.tree import tree_for
+from training.cfr.tree import infoset_states, tree_for
 from training.evaluate import run_tournament
 from training.exploit import value_per_deal
 from truco_env import make_config
+from truco_env.encoding import information_state_string
 
 PRESET = "paulista-mini"
 
@@ -33,6 +34,9 @@ def test_validation_runs_end_to_end(tmp_path, tree):
     assert row["status"] == "complete" and row["matches"] == 200
     assert row["exact_seat0"] == pytest.approx(row["exact_seat1"])  # random plays both seats alike
     assert row["exact"] > 0 and row["abr"] is not None and row["utility_range"] == 24
+    # the greedy learner's exact value is the number its 200 duplicate matches estimate
+    assert row["abr_low"] <= row["learner_exact"] <= row["abr_high"]
+    assert row["learner_exact"] <= row["exact"]  # no policy beats the best response
     assert json.loads((tmp_path / "validation.json").read_text())["rows"][0]["exact"] == row["exact"]
     assert "| paulista-mini | random |" in (tmp_path / "validation.md").read_text()
 
@@ -41,6 +45,15 @@ def test_validation_runs_end_to_end(tmp_path, tree):
     assert (tmp_path / "converged" / "checkpoint.npz").is_file()
     assert exact == pytest.approx(converged.nash_conv / 2, abs=1e-9)  # the checkpoint plays the solver's average
     assert 0 <= exact <= 5e-4 * tree.utility_range < row["exact"]
+
+
+def test_infoset_states_replay_each_infosets_history(tree):
+    states = infoset_states(tree)
+    assert len(states) == tree.num_infosets
+    for i in range(0, tree.num_infosets, 997):
+        seat = int(tree.infoset_player[i])
+        assert states[i].actor == seat
+        assert information_state_string(states[i], seat) == tree.infoset_keys[i]
 
 
 def test_exact_value_is_what_the_tournament_measures(tmp_path, tree):

@@ -29,6 +29,11 @@ Checks per (preset, target), all must pass:
 * ``random``, ``cfr10``: the ABR value is at least ``RATIO`` (0.75) of the exact value;
 * ``converged``: ``|ABR value - exact| <= CLOSE`` (0.02) x the utility range.
 
+Beside the measured value, each row gives the learner's **exact** value: its greedy policy read off at every
+infoset (:func:`learner_policy`) and evaluated on the tree against the target, both seats averaged. The
+measured value estimates exactly that number, so the two agree within the interval unless the evaluation is
+wrong; it is reported, not checked (the checks stay on what ``truco exploit`` measures, as on the full game).
+
 ``python -m training.abr_validation [--presets ...] [--decisions N] [--matches N] [--seed S] [--workers N]
 [--out DIR]`` writes ``validation.json`` and ``validation.md`` into ``--out`` (plus each target's checkpoint and
 its ``truco exploit`` files under ``PRESET/TARGET/``), prints the table and exits 0 when every check passes,
@@ -53,9 +58,9 @@ from .atomic import atomic_write, atomic_write_json
 from .best_response import BRArgs
 from .cfr.checkpoint import load_checkpoint
 from .cfr.runconfig import RunConfig, load_config
-from .cfr.solver import best_response_value, uniform_policy
+from .cfr.solver import best_response_value, expected_value, uniform_policy
 from .cfr.train import train_exact
-from .cfr.tree import GameTree, tree_for
+from .cfr.tree import GameTree, infoset_states, tree_for
 from .exploit import run_exploit
 
 MINI_PRESETS = ("argentine-mini", "paulista-mini")
@@ -119,6 +124,36 @@ def exact_values(tree: GameTree, policy: np.ndarray) -> tuple[float, float]:
     return best_response_value(tree, policy, 0), best_response_value(tree, policy, 1)
 
 
+def learner_policy(tree: GameTree, path: Path) -> np.ndarray:
+    """The greedy policy of the learner saved at ``path``, per slot of ``tree``: the action it takes from each
+    infoset's observation, as the ``truco exploit`` evaluation plays it."""
+    import torch
+
+    from truco_env.encoding import encode_action_mask, encode_observation
+
+    from .ppo.model import load_policy
+
+    net, _ = load_policy(str(path))
+    states = infoset_states(tree)
+    greedy = np.empty(len(states), dtype=np.int64)
+    for lo in range(0, len(states), 8192):
+        chunk = range(lo, min(lo + 8192, len(states)))
+        obs = np.stack([encode_observation(states[i], int(tree.infoset_player[i])) for i in chunk])
+        legal = np.stack([encode_action_mask(states[i]) for i in chunk]) > 0
+        with torch.no_grad():
+            probs = net.probabilities(torch.as_tensor(obs), torch.as_tensor(legal)).double().numpy()
+        greedy[lo:lo + len(chunk)] = np.argmax(probs, axis=1)
+    return (tree.slot_action == greedy[tree.slot_infoset]).astype(np.float64)
+
+
+def learner_values(tree: GameTree, target: np.ndarray, learner: np.ndarray) -> tuple[float, float]:
+    """The learner's exact value in seat 0 and in seat 1 against ``target`` (per slot policies)."""
+    seat_of_slot = tree.infoset_player[tree.slot_infoset]
+    seat0 = expected_value(tree, np.where(seat_of_slot == 0, learner, target))
+    seat1 = -expected_value(tree, np.where(seat_of_slot == 1, learner, target))
+    return seat0, seat1
+
+
 def check(name: str, exact: float, abr: dict[str, Any], urange: float) -> dict[str, Any]:
     """The two checks of one row (module docstring); a run without an ABR value fails both."""
     value = abr.get("value_per_deal")
@@ -143,9 +178,13 @@ def validate_target(preset: str, name: str, tree: GameTree, out: Path, decisions
     abr = result.get("abr") or {}
     value = abr.get("value_per_deal")
     urange = tree.utility_range
+    learner = folder / "exploit" / "learner.safetensors"
+    exact_learner = (sum(learner_values(tree, target.policy, learner_policy(tree, learner))) / 2
+                     if result["status"] == "complete" else None)
     row = {"preset": preset, "target": name, "spec": target.spec, "cfr_iterations": target.iterations,
            "nash_conv": target.nash_conv, "exact": exact, "exact_seat0": seat0, "exact_seat1": seat1,
            "abr": value, "abr_low": abr.get("value_low"), "abr_high": abr.get("value_high"),
+           "learner_exact": exact_learner,
            "ratio": value / exact if value is not None and exact > 0 else None, "utility_range": urange,
            "status": result["status"], "decisions": result["training"]["decisions"], "matches": abr.get("matches"),
            **check(name, exact, abr, urange)}
@@ -178,13 +217,14 @@ def _num(x: float | None, fmt: str = "+.4f") -> str:
 
 def markdown(rows: list[dict[str, Any]]) -> str:
     """The report table: values in points per deal, both seats averaged."""
-    header = ("| preset | target | exact BR value | ABR value [95%] | ABR / exact | utility range | "
-              "ABR low <= exact | closeness | pass |")
-    lines = [header, "|---|---|---:|---:|---:|---:|---|---|---|"]
+    header = ("| preset | target | exact BR value | ABR value [95%] | learner's exact value | ABR / exact | "
+              "utility range | ABR low <= exact | closeness | pass |")
+    lines = [header, "|---|---|---:|---:|---:|---:|---:|---|---|---|"]
     for r in rows:
         abr = f"{_num(r['abr'])} [{_num(r['abr_low'])}, {_num(r['abr_high'])}]"
         close = f"{'ok' if r['close'] else 'FAIL'} ({r['close_rule']})"
-        lines.append(f"| {r['preset']} | {r['target']} | {_num(r['exact'])} | {abr} | {_num(r['ratio'], '.3f')} | "
+        lines.append(f"| {r['preset']} | {r['target']} | {_num(r['exact'])} | {abr} | "
+                     f"{_num(r.get('learner_exact'))} | {_num(r['ratio'], '.3f')} | "
                      f"{r['utility_range']:g} | {'ok' if r['not_above'] else 'FAIL'} | {close} | "
                      f"{'PASS' if r['passed'] else 'FAIL'} |")
     return "\n".join(lines) + "\n"

@@ -231,6 +231,25 @@ def build_tree(config: TrucoConfig) -> GameTree:
     )
 
 
+def infoset_states(tree: GameTree) -> list[TrucoState]:
+    """One engine state per infoset (its representative history, replayed from the deal), for a policy that
+    reads observations rather than keys: what it plays there is what it plays in the whole infoset."""
+    deals = deal_list(tree.config)
+    family = tree.config.family
+    states = []
+    for node in tree.infoset_rep:
+        node, path = int(node), []
+        while tree.parent[node] >= 0:
+            path.append(A.action_name(int(tree.slot_action[tree.slot_in[node]]), family))
+            node = int(tree.parent[node])
+        dealer, hand0, hand1, vira = deals[node]  # roots are the deals, in deal_list order
+        state = TrucoState.new(tree.config, seed=0, deal={"hands": [list(hand0), list(hand1)], "vira": vira,
+                                                          "dealer": dealer})
+        for action in reversed(path):
+            state.apply(action)
+        states.append(state)
+    return states
+
 _CACHE: dict[str, GameTree] = {}
 
 
