@@ -37,7 +37,8 @@ wrong; it is reported, not checked (the checks stay on what ``truco exploit`` me
 ``python -m training.abr_validation [--presets ...] [--decisions N] [--matches N] [--seed S] [--workers N]
 [--out DIR]`` writes ``validation.json`` and ``validation.md`` into ``--out`` (plus each target's checkpoint and
 its ``truco exploit`` files under ``PRESET/TARGET/``), prints the table and exits 0 when every check passes,
-1 otherwise.
+1 otherwise. A row whose learner already finished with the same recipe is reused, so an interrupted
+validation resumes at the row it stopped in.
 """
 
 from __future__ import annotations
@@ -55,18 +56,18 @@ import numpy as np
 from truco_env.config import make_config
 
 from .atomic import atomic_write, atomic_write_json
-from .best_response import BRArgs
+from .best_response import STANDARD_DECISIONS, BRArgs
 from .cfr.checkpoint import load_checkpoint
 from .cfr.runconfig import RunConfig, load_config
 from .cfr.solver import best_response_value, expected_value, uniform_policy
 from .cfr.train import train_exact
 from .cfr.tree import GameTree, infoset_states, tree_for
-from .exploit import run_exploit
+from .exploit import cached_exploit
 
 MINI_PRESETS = ("argentine-mini", "paulista-mini")
 TARGETS = ("random", "cfr10", "converged")
-#: Learner decisions per (preset, target): one hand per match is cheap, and the learner must get close.
-MINI_DECISIONS = 300_000
+#: Learner decisions per (preset, target): the full game's standard budget, so the recipe is checked as it is used.
+MINI_DECISIONS = STANDARD_DECISIONS
 #: Duplicate matches of the ABR evaluation: a tight interval is needed for the 2%-of-range check.
 MATCHES = 20_000
 RATIO = 0.75
@@ -174,11 +175,11 @@ def validate_target(preset: str, name: str, tree: GameTree, out: Path, decisions
     seat0, seat1 = exact_values(tree, target.policy)
     exact = (seat0 + seat1) / 2
     recipe = BRArgs(preset=preset, target=target.spec, decisions=decisions, seed=seed, workers=workers)
-    result = run_exploit(recipe, folder / "exploit", matches=matches, progress=progress)
+    result, run = cached_exploit(recipe, matches, root=folder / "exploit", progress=progress)  # resumes per row
     abr = result.get("abr") or {}
     value = abr.get("value_per_deal")
     urange = tree.utility_range
-    learner = folder / "exploit" / "learner.safetensors"
+    learner = run / "learner.safetensors"
     exact_learner = (sum(learner_values(tree, target.policy, learner_policy(tree, learner))) / 2
                      if result["status"] == "complete" else None)
     row = {"preset": preset, "target": name, "spec": target.spec, "cfr_iterations": target.iterations,
