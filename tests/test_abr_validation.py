@@ -78,6 +78,7 @@ def test_abr_matches_exact_best_responses(tmp_path):
     assert len(rows) == 2 * len(TARGETS)
     for row in rows.values():
         assert row["status"] == "complete" and row["not_above"] and row["close"], row
+        assert row["abr_low"] <= row["learner_exact"] <= row["abr_high"], row  # the matches measure the policy
         if row["nash_conv"] is not None:  # both seats averaged, the game value cancels: NashConv / 2
             assert row["exact"] == pytest.approx(row["nash_conv"] / 2, abs=1e-9)
     for preset in ("argentine-mini", "paulista-mini"):
