@@ -4,6 +4,7 @@
 #   bash scripts/test.sh -m slow         # only the slow training checks
 #   bash scripts/test.sh -m ""           # everything
 #   bash scripts/test.sh tests/test_rules_argentine.py -x
+#   bash scripts/test.sh -n 0            # in one process (pytest-xdist off)
 # Test paths are relative to the repository root (the script runs from there).
 # A run that collects no tests (pytest exit code 5) counts as a failure.
 set -euo pipefail
@@ -12,7 +13,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh
 
 rc=0
-.venv/bin/python -m pytest "$@" || rc=$?
+# -n auto: one pytest worker per core (pytest-xdist); --dist loadfile keeps a file's module fixtures on one worker.
+.venv/bin/python -m pytest -n auto --dist loadfile "$@" || rc=$?
 
 if [[ $rc -eq 5 ]]; then
     echo "test.sh: FAILED: pytest collected no tests (exit code 5)" >&2
