@@ -250,6 +250,7 @@ def infoset_states(tree: GameTree) -> list[TrucoState]:
         states.append(state)
     return states
 
+
 _CACHE: dict[str, GameTree] = {}
 
 
