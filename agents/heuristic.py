@@ -378,7 +378,7 @@ class HeuristicAgent(Agent):
         ``samples`` (default: the agent's) sampled deals common to all cards. The agent's own tie-breaks are small
         offsets (1e-3 less per step up in strength: the cheaper card wins a tie; 1e-4 between face up and face
         down), so the best value is its choice. Empty where fewer than two card actions are legal (a call
-        pending, a blind mão de ferro). Why public: ``training.ppo.lookahead`` distils these values into a
+        pending, a blind mão de ferro). Why public: ``training.ppo_legacy.lookahead`` distils these values into a
         policy's card play."""
         v = decode(observation)
         playable = [a for a in v.legal if a < A.SLOT_BASE]

@@ -2,8 +2,8 @@
 
 ``ppo:PATH,greedy`` takes the most probable legal action, ``ppo:PATH,sample`` draws from the policy; without
 either, the policy's own ``play`` metadata decides (shipped policies record the mode they were measured with,
-see ``training.ppo.ship``), and a policy without it samples. The policy file is safetensors with JSON metadata
-(``training.ppo.model``): loading it never unpickles anything.
+see ``training.ppo_legacy.ship``), and a policy without it samples. The policy file is safetensors with JSON metadata
+(:mod:`agents.network`): loading it never unpickles anything.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from training.ppo.model import PolicyFileError, PolicyNet, load_policy
+from .network import PolicyFileError, PolicyNet, load_policy
 
 from .base import PLAY_MODES, Agent, register_agent, sample_rows
 

@@ -82,7 +82,7 @@ EXPORT = [
      import json
      import tempfile
      import numpy as np
-     from training.ppo.train import PPOArgs, train
+     from training.ppo_legacy.train import PPOArgs, train
 
      folder = tempfile.mkdtemp()
      args = PPOArgs(preset="argentine", run_dir=folder, total_updates=2 if FAST else 30, num_tables=16,
@@ -197,7 +197,7 @@ PPO = [
     ("code", FAST),
     ("code", """
      import tempfile
-     from training.ppo.train import PPOArgs, train
+     from training.ppo_legacy.train import PPOArgs, train
 
      run_dir = tempfile.mkdtemp(prefix="ppo_")
      args = PPOArgs(preset="argentine", run_dir=run_dir, seed=1,

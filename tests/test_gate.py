@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from agents.base import make_agent
-from training.ppo.gate import GateArgs, gate_accuracy, train_gate
-from training.ppo.model import GatedPolicy, PolicyNet, load_policy, save_policy
+from training.ppo_legacy.gate import GateArgs, gate_accuracy, train_gate
+from training.ppo_legacy.model import GatedPolicy, PolicyNet, load_policy, save_policy
 from truco_env.encoding import OBS_OFFSETS, encode_action_mask, encode_observation
 
 

@@ -103,7 +103,7 @@ def test_the_check_of_tests_would_catch_a_gauntlet_league():
 
 
 def test_the_ppo_trainer_refuses_to_train_against_the_gauntlet():
-    from training.ppo.train import PPOArgs
+    from training.ppo_legacy.train import PPOArgs
 
     for spec in ("threshold", "station", "heuristic:bluff=0.35"):
         with pytest.raises(ValueError, match="held-out gauntlet opponents"):

@@ -15,6 +15,6 @@ def test_every_package_of_the_project_goes_into_the_wheel():
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     found = set(setuptools.find_packages(str(ROOT), include=config["packages"]["find"]["include"]))
     on_disk = {".".join(path.parent.relative_to(ROOT).parts) for top in TOP for path in (ROOT / top).rglob("__init__.py")}
-    assert {"training.ppo", "training.cfr"} <= on_disk
+    assert {"training.cfr"} <= on_disk
     assert on_disk == found  # nothing missing, and nothing outside the three top-level packages (tests, notebooks)
     assert "policies/*.safetensors" in config["package-data"]["agents"]  # the shipped policies ride along as data

@@ -15,9 +15,9 @@ import torch
 
 from agents.base import RandomAgent, make_agent, observation_for
 from agents.ppo import PPOAgent
-from training.ppo.model import PolicyFileError, PolicyNet, load_policy, masked_entropy
-from training.ppo.selfplay import League, Trajectory, collect_partition
-from training.ppo.train import PPOArgs, train
+from training.ppo_legacy.model import PolicyFileError, PolicyNet, load_policy, masked_entropy
+from training.ppo_legacy.selfplay import League, Trajectory, collect_partition
+from training.ppo_legacy.train import PPOArgs, train
 from truco_env import TrucoState, make_config
 from truco_env import actions as A
 
@@ -54,7 +54,7 @@ def test_illegal_actions_have_probability_zero_and_are_never_sampled():
 def test_advantages_can_be_normalised_per_opponent():
     """advantage_norm: opponent -- each trajectory knows its opponent, in both collectors, and each opponent's
     decisions are scaled on their own, so small-stakes hands (random under an edge) are not drowned out."""
-    from training.ppo.train import normalise_by_opponent
+    from training.ppo_legacy.train import normalise_by_opponent
 
     net = PolicyNet(hidden=(16,))
     league = League({"self": 0.4, "snapshot": 0.3, "random": 0.3})
@@ -123,7 +123,7 @@ def same_parameters(a: str, b: str) -> bool:
 
 
 def test_resume_after_a_stop_equals_an_uninterrupted_run(tmp_path, monkeypatch):
-    import training.ppo.train as trainer
+    import training.ppo_legacy.train as trainer
 
     whole = train(PPOArgs(preset="paulista", run_dir=str(tmp_path / "whole"), **TINY), progress=False)
     class StopAfterTwo:
@@ -183,7 +183,7 @@ def test_collectors_record_the_hidden_cards_for_a_privileged_critic(vector):
 def test_guide_on_envido_weighs_only_the_envido_bets():
     """``guide_on: envido`` keeps the term where an envido call may be made or awaits an answer and the guide
     or the learner bets, answers or folds there; card play on both sides and every later decision weigh 0."""
-    from training.ppo.train import envido_window, guide_targets
+    from training.ppo_legacy.train import envido_window, guide_targets
 
     def window_after(*moves):
         state = TrucoState.new(make_config("argentine"), seed=4)
@@ -214,7 +214,7 @@ def test_guide_until_keeps_the_term_to_the_matchs_first_opponent_decisions():
     own tally over whole random matches) and zeroes the term from their n-th decision on."""
     import random as stdlib_random
 
-    from training.ppo.train import guide_targets
+    from training.ppo_legacy.train import guide_targets
     from truco_env.encoding import tally_decisions
 
     rng, most = stdlib_random.Random(0), 0
@@ -246,7 +246,7 @@ def test_guide_until_keeps_the_term_to_the_matchs_first_opponent_decisions():
 def test_collectors_record_the_guides_choice_only_in_guided_matches(vector):
     """Against ``guide_against`` opponents each learner decision carries the guide's action on that very
     observation (a greedy shipped policy as the guide, so the action can be recomputed); elsewhere -1."""
-    from training.ppo.selfplay import League
+    from training.ppo_legacy.selfplay import League
 
     guide = make_agent("ppo:paulista,greedy")
     league = League({"self": 0.5, "random": 0.5})
@@ -268,7 +268,7 @@ def test_collectors_record_the_guides_choice_only_in_guided_matches(vector):
 
 def test_guide_coef_pulls_the_policy_toward_the_guide_against_its_opponents(tmp_path):
     """The same tiny run with and without ``guide_coef``: only the guided one moves toward the guide."""
-    from training.ppo.train import guide_targets
+    from training.ppo_legacy.train import guide_targets
 
     args = {**TINY, "preset": "paulista", "league": {"random": 1.0}, "learning_rate": 3e-3, "total_updates": 3,
             "update_epochs": 10, "max_grad_norm": 5.0, "anneal_lr": False,
@@ -324,7 +324,7 @@ def test_guide_coef_pulls_the_policy_toward_the_guide_against_its_opponents(tmp_
 def test_curves_read_the_logs_up_to_the_shipped_update(tmp_path, capsys):
     from torch.utils.tensorboard import SummaryWriter
 
-    from training.ppo.curves import main, read_scalars
+    from training.ppo_legacy.curves import main, read_scalars
 
     writer = SummaryWriter(str(tmp_path / "run" / "tb"))
     for step in range(1, 11):
@@ -342,8 +342,8 @@ def test_curves_read_the_logs_up_to_the_shipped_update(tmp_path, capsys):
 
 
 def test_privileged_critic_trains_resumes_exactly_and_stays_out_of_policy_files(tmp_path):
-    from training.ppo.model import FORMAT, load_tensors
-    from training.ppo.train import CHECKPOINT_FORMAT
+    from training.ppo_legacy.model import FORMAT, load_tensors
+    from training.ppo_legacy.train import CHECKPOINT_FORMAT
 
     args = {"preset": "paulista-2v2", "critic": "privileged", "reward": "match_equity", **TINY}
     whole = train(PPOArgs(run_dir=str(tmp_path / "whole"), **args), progress=False)
@@ -445,7 +445,7 @@ def test_crafted_pickle_and_corrupt_files_are_refused(tmp_path):
 
 
 def test_bad_options_name_the_problem(tmp_path):
-    from training.ppo.cli import load_args
+    from training.ppo_legacy.cli import load_args
 
     with pytest.raises(ValueError, match="unknown PPO option"):
         load_args(None, ["learning_rat=0.1"], None)
@@ -499,7 +499,7 @@ def test_init_policy_starts_the_learner_from_a_policy_file(tmp_path):
 
 def test_match_equity_reward_credits_each_hand_and_cuts_the_advantages():
     from agents.heuristic import match_equity_table
-    from training.ppo.selfplay import advantages, credit_hand
+    from training.ppo_legacy.selfplay import advantages, credit_hand
 
     league = League({"self": 1.0})
     task = league.task(make_config("argentine"), 1, 1, 0, 0.5, reward="match_equity")
@@ -546,9 +546,9 @@ def test_match_equity_reward_credits_each_hand_and_cuts_the_advantages():
 
 
 def test_ship_records_the_play_mode_that_the_spec_then_follows(tmp_path):
-    from training.ppo.model import save_policy
-    from training.ppo.ship import main as ship_main
-    from training.ppo.ship import ship
+    from training.ppo_legacy.model import save_policy
+    from training.ppo_legacy.ship import main as ship_main
+    from training.ppo_legacy.ship import ship
 
     torch.manual_seed(0)
     source = tmp_path / "run" / "policy.safetensors"
@@ -597,7 +597,7 @@ def test_policy_path_resolves_a_shipped_name_in_both_spellings(tmp_path):
 
 def _configs_by_output() -> dict[str, str]:
     """Every PPO or gate config in configs/, by the policy file its run writes."""
-    from training.ppo.cli import read_options
+    from training.ppo_legacy.cli import read_options
 
     folder = os.path.join(os.path.dirname(__file__), "..", "configs")
     out = {}
@@ -624,8 +624,8 @@ def _run_relative(key: str, value):
 def _assert_made_by(config: str, meta: dict) -> None:
     """``meta`` (a policy's metadata) records the arguments of ``config``; the policies it starts from (a
     fine-tune's ``init_policy``, a gate's experts) are made by configs too, with the arguments their files record."""
-    from training.ppo.cli import load_args, load_gate_args, read_options
-    from training.ppo.gate import GateArgs
+    from training.ppo_legacy.cli import load_args, load_gate_args, read_options
+    from training.ppo_legacy.gate import GateArgs
 
     gated = "experts" in read_options(config, [])
     args = dataclasses.asdict(load_gate_args(config, []) if gated else load_args(config, [], None))
@@ -649,7 +649,7 @@ def _assert_made_by(config: str, meta: dict) -> None:
 
 
 def test_every_ppo_and_gate_config_validates():
-    from training.ppo.cli import load_args, load_gate_args, read_options
+    from training.ppo_legacy.cli import load_args, load_gate_args, read_options
 
     configs = sorted(set(_configs_by_output().values()))
     assert len(configs) == len(glob.glob(os.path.join(os.path.dirname(__file__), "..", "configs", "ppo_*.yaml")))
@@ -669,7 +669,7 @@ def test_paulista_2v2_chain_script_runs_every_stage_in_the_order_the_configs_nam
     import re
     import subprocess
 
-    from training.ppo.cli import read_options
+    from training.ppo_legacy.cli import read_options
 
     root = os.path.join(os.path.dirname(__file__), "..")
     script = os.path.join(root, "scripts", "train_paulista_2v2.sh")
@@ -706,7 +706,7 @@ def test_each_shipped_policy_was_made_by_its_config(preset):
 def test_card_strength_features_are_the_engines_trick_strengths(preset):
     import random
 
-    from training.ppo.model import STRENGTH_LEVELS, CardStrength
+    from training.ppo_legacy.model import STRENGTH_LEVELS, CardStrength
     from truco_env import cards as C
     from truco_env.encoding import OBS_OFFSETS, encode_observation
 
@@ -740,7 +740,7 @@ def test_card_strength_network_saves_loads_and_guards_its_checkpoint(tmp_path):
     torch.manual_seed(0)
     net = PolicyNet(hidden=(32,), features="card_strength")
     assert net.trunk[0].in_features == net.obs_size + 20 * 14
-    from training.ppo.model import save_policy
+    from training.ppo_legacy.model import save_policy
 
     save_policy(net, str(tmp_path / "p.safetensors"), presets=["paulista"])
     loaded, meta = load_policy(str(tmp_path / "p.safetensors"))
@@ -757,7 +757,7 @@ def test_card_strength_network_saves_loads_and_guards_its_checkpoint(tmp_path):
 
 
 def test_a_version_1_policy_reads_the_prefix_and_a_version_1_checkpoint_is_refused(tmp_path):
-    from training.ppo.model import atomic_save_tensors, load_tensors, save_policy
+    from training.ppo_legacy.model import atomic_save_tensors, load_tensors, save_policy
     from truco_env.encoding import OBSERVATION_SIZE, OBSERVATION_SIZES
 
     torch.manual_seed(0)
@@ -782,8 +782,8 @@ def test_a_version_1_policy_reads_the_prefix_and_a_version_1_checkpoint_is_refus
 
 
 def test_imitation_warm_start_copies_the_teacher_and_learns_its_returns():
-    from training.ppo.imitation import imitate, teacher_data
-    from training.ppo.model import Critic
+    from training.ppo_legacy.imitation import imitate, teacher_data
+    from training.ppo_legacy.model import Critic
 
     args = PPOArgs(preset="argentine", num_tables=16, teacher="heuristic", teacher_decisions=3000,
                    reward="match_equity", league={"random": 0.5, "heuristic": 0.5, "snapshot": 1.0},
@@ -850,7 +850,7 @@ def test_heuristic_card_values_rank_its_own_card_choice_first():
 
 
 def test_lookahead_targets_keep_the_bets_and_share_the_card_mass_by_value():
-    from training.ppo.lookahead import distillation_targets
+    from training.ppo_legacy.lookahead import distillation_targets
     from truco_env.actions import CALL_BASE, NUM_ACTIONS
 
     probs = torch.zeros(2, NUM_ACTIONS)
@@ -866,7 +866,7 @@ def test_lookahead_targets_keep_the_bets_and_share_the_card_mass_by_value():
 
 
 def test_lookahead_distillation_moves_the_card_play_toward_the_look_ahead_and_keeps_the_bets():
-    from training.ppo.lookahead import card_regret, distil_cards, lookahead_data
+    from training.ppo_legacy.lookahead import card_regret, distil_cards, lookahead_data
     from truco_env.actions import CALL_BASE
 
     torch.manual_seed(0)

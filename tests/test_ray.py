@@ -5,8 +5,8 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from training.evaluate import run_tournament
-from training.ppo.model import load_policy
-from training.ppo.train import PPOArgs, train
+from training.ppo_legacy.model import load_policy
+from training.ppo_legacy.train import PPOArgs, train
 
 
 @pytest.fixture(scope="module")

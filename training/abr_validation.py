@@ -132,7 +132,7 @@ def learner_policy(tree: GameTree, path: Path) -> np.ndarray:
 
     from truco_env.encoding import encode_action_mask, encode_observation
 
-    from .ppo.model import load_policy
+    from .ppo_legacy.model import load_policy
 
     net, _ = load_policy(str(path))
     states = infoset_states(tree)

@@ -65,7 +65,7 @@ from truco_env.config import make_config
 from truco_env.encoding import OBSERVATION_SIZE, PRIVILEGED_SIZE
 from truco_env.vector import EngineVectorEnv, VectorEnv
 
-from .ppo.model import STRENGTH_LEVELS, CardStrength, PolicyNet, clipped_surrogate, masked_entropy
+from .ppo_legacy.model import STRENGTH_LEVELS, CardStrength, PolicyNet, clipped_surrogate, masked_entropy
 
 #: The standard budget: learner decisions (see docs/strength.md for why decisions, not minutes).
 STANDARD_DECISIONS = 600_000
@@ -95,7 +95,7 @@ class BRArgs:
     batch_decisions: int = 16_384
     """Learner decisions from finished matches per update (over all partitions)."""
     hidden: tuple[int, ...] = (256, 256)
-    """Hidden layers of the learner's network (:class:`training.ppo.model.PolicyNet`)."""
+    """Hidden layers of the learner's network (:class:`training.ppo_legacy.model.PolicyNet`)."""
     features: str = "card_strength"
     """Input features added to the observation (card strengths under the vira)."""
     learning_rate: float = 1e-3

@@ -160,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="example:\n  truco train ppo --config configs/ppo_argentine_base.yaml --set seed=3",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    from training.ppo.cli import add_arguments as _ppo_arguments
+    from training.ppo_legacy.cli import add_arguments as _ppo_arguments
 
     _ppo_arguments(ppo)
     ppo.set_defaults(func=_cmd_train_ppo)
@@ -168,11 +168,11 @@ def build_parser() -> argparse.ArgumentParser:
         "gate",
         help="mix PPO experts (one per opponent) under a gate that reads the match tally",
         description="Fit the gate of an opponent-gated policy: each expert plays against the experts' opponents,\n"
-                    "and a small classifier learns from the match tally whom the table faces (training.ppo.gate).",
+                    "and a small classifier learns from the match tally whom the table faces (training.ppo_legacy.gate).",
         epilog="example:\n  truco train gate --config configs/ppo_argentine_2v2.yaml",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    from training.ppo.cli import add_gate_arguments as _gate_arguments
+    from training.ppo_legacy.cli import add_gate_arguments as _gate_arguments
 
     _gate_arguments(gate)
     gate.set_defaults(func=_cmd_train_gate)
@@ -428,13 +428,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _cmd_train_ppo(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from training.ppo.cli import run
+    from training.ppo_legacy.cli import run
 
     return run(args)
 
 
 def _cmd_train_gate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from training.ppo.cli import run_gate
+    from training.ppo_legacy.cli import run_gate
 
     return run_gate(args)
 
@@ -484,7 +484,7 @@ def _cmd_export_ppo(args: argparse.Namespace, parser: argparse.ArgumentParser) -
 
     from agents.ppo import policy_path, shipped_policies
     from training.export import export_onnx, write_test_vectors
-    from training.ppo.model import PolicyFileError, load_policy
+    from training.ppo_legacy.model import PolicyFileError, load_policy
 
     path = args.policy
     if path.startswith("ppo:"):

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 from training.evaluate import default_workers, markdown_report, run_tournament, write_outputs
-from training.ppo.train import PPOArgs, train
+from training.ppo_legacy.train import PPOArgs, train
 
 #: The embedded training config: small enough for a few minutes on two cores, enough to beat random clearly.
 DEMO_CONFIG = {

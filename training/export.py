@@ -33,7 +33,7 @@ from truco_env.encoding import (
 from truco_env.engine import TrucoState
 
 from .atomic import atomic_write, atomic_write_json
-from .ppo.model import PolicyNet, load_policy
+from .ppo_legacy.model import PolicyNet, load_policy
 
 ONNX_INPUTS = ("observation", "action_mask")
 ONNX_OUTPUTS = ("probabilities", "value")

@@ -91,7 +91,7 @@ def make_trained_opponents(preset: str, workers: int = 2, progress: bool = True)
 
     from .best_response import BRArgs
     from .exploit import cached_exploit
-    from .ppo.model import load_policy, save_policy
+    from .ppo_legacy.model import load_policy, save_policy
 
     written = []
     for target, name in (("heuristic", "br-heuristic"), ("threshold", "br-threshold")):

@@ -107,13 +107,13 @@ class PPOArgs:
     """sizes of the shared MLP trunk"""
     features: str = "none"
     """``card_strength``: the trunk also reads each visible card's trick strength (1..14, the vira's manilhas
-    included) computed by a fixed layer (``training.ppo.model.CardStrength``); ``none``: the observation only"""
+    included) computed by a fixed layer (``training.ppo_legacy.model.CardStrength``); ``none``: the observation only"""
     points_reward: float = 0.5
     """weight of the per-hand point difference (divided by the target) added to the match result"""
     reward: str = "match"
     """``match``: +1/-1 at the match end plus the ``points_reward`` shaping, advantages over the whole match;
     ``match_equity``: each hand credits twice its change of match-winning probability and advantages stop at
-    the hand's end (``training.ppo.selfplay.REWARDS``)"""
+    the hand's end (``training.ppo_legacy.selfplay.REWARDS``)"""
     equity_edge: dict[str, float] = field(default_factory=dict)
     """under ``match_equity``: the learner's assumed edge per hand (0 to 0.5) against league agents, by spec,
     e.g. ``{random: 0.3}``; the equity table then values a hand as it really moves the match against that
@@ -135,7 +135,7 @@ class PPOArgs:
     or ``none``: fine-tuning a trained policy under another league or reward, without redoing its training"""
     teacher: str = "none"
     """agent spec whose decisions the network imitates before PPO starts (``heuristic``), or ``none``: a warm
-    start at the teacher's strength (``training.ppo.imitation``)"""
+    start at the teacher's strength (``training.ppo_legacy.imitation``)"""
     guide: str = "heuristic"
     """agent spec whose choices ``guide_coef`` pulls the policy toward during PPO"""
     guide_coef: dict[str, float] = field(default_factory=dict)
@@ -158,7 +158,7 @@ class PPOArgs:
     lookahead_card_decisions: int = 0
     """if > 0, before the first update the starting policy (``init_policy``) keeps its bets and takes its card
     choice from the heuristic's look-ahead, distilled from this many of its own card decisions against the
-    league's agents (``training.ppo.lookahead``); 0: off"""
+    league's agents (``training.ppo_legacy.lookahead``); 0: off"""
     lookahead_samples: int = 128
     """sampled deals per look-ahead (the heuristic plays with 48; more make the values less noisy)"""
     lookahead_temperature: float = 0.03

@@ -1,4 +1,4 @@
-"""Training curves from a run's TensorBoard logs, as a PNG: ``python -m training.ppo.curves RUN_DIR --out FILE.png``.
+"""Training curves from a run's TensorBoard logs, as a PNG: ``python -m training.ppo_legacy.curves RUN_DIR --out FILE.png``.
 
 Why a script: the README and reports show how a policy was trained; the figures come from the logs themselves.
 """
@@ -50,7 +50,7 @@ def plot(curves: dict[str, list[tuple[int, float]]], out: str, title: str) -> st
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, epilog="example:\n  python -m training.ppo.curves "
+    parser = argparse.ArgumentParser(description=__doc__, epilog="example:\n  python -m training.ppo_legacy.curves "
                                      "runs/ppo_argentine --out docs/img/ppo_argentine.png",
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run_dir")

@@ -51,7 +51,7 @@ def imitate(net: PolicyNet, data: dict[str, torch.Tensor], epochs: int, minibatc
     """Fit the policy head to the teacher's actions and the value head (and ``critic``) to the returns, on the
     decisions in ``index`` (default: all); returns the final epoch's mean loss and the share of decisions where
     the network's most likely action is the teacher's. ``data["actions"]`` holds the teacher's action ids, or, as
-    floats, one distribution over the actions per decision, fit by soft cross-entropy (``training.ppo.lookahead``)."""
+    floats, one distribution over the actions per decision, fit by soft cross-entropy (``training.ppo_legacy.lookahead``)."""
     params = list(net.parameters()) + (list(critic.parameters()) if critic is not None else [])
     optimizer = torch.optim.Adam(params, lr=learning_rate, eps=1e-5)
     soft = data["actions"].is_floating_point()

@@ -1,6 +1,6 @@
 """Ship a trained PPO policy inside the package, loadable as ``ppo:<preset>``.
 
-``python -m training.ppo.ship runs/ppo_argentine/policy.safetensors argentine --play greedy``
+``python -m training.ppo_legacy.ship runs/ppo_argentine/policy.safetensors argentine --play greedy``
 
 Why a step of its own: the shipped file is the run's policy plus one decision made after training, how it is
 played by default (``play``: ``greedy`` takes the most probable legal action, ``sample`` draws from the policy),
@@ -40,7 +40,7 @@ def ship(policy: str, preset: str, play: str, directory: str | None = None) -> s
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training.ppo.ship", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m training.ppo_legacy.ship", description=__doc__.split("\n\n")[0])
     parser.add_argument("policy", help="a policy file written by truco train ppo (RUN_DIR/policy.safetensors)")
     parser.add_argument("preset", help="the preset it plays; it becomes ppo:<preset>")
     parser.add_argument("--play", default="sample", help="default way to play it: greedy or sample")

@@ -1,4 +1,7 @@
-"""The masked actor-critic network and its safe file format.
+"""The policy network that plays a trained policy, and the reader of its safe file format.
+
+Everything needed to *play* a network lives here (the trainer in :mod:`training.ppo` writes these files; this
+package only reads them), so a front end that plays ``ppo:argentine`` never imports the training code.
 
 Why masking in the logits: an illegal action gets logit -inf, so its probability is exactly 0 both when sampling
 and in the PPO loss (no probability mass is wasted on it and no gradient flows through it).
@@ -14,22 +17,14 @@ import json
 import os
 from typing import Any
 
-import numpy as np
 import torch
 from safetensors import SafetensorError
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file
 from torch import nn
 
-from training.atomic import atomic_write
 from truco_env import actions as A
 from truco_env import cards as C
-from truco_env.encoding import (
-    OBS_OFFSETS,
-    OBSERVATION_SIZE,
-    OBSERVATION_SIZES,
-    OBSERVATION_VERSION,
-    PRIVILEGED_SIZE,
-)
+from truco_env.encoding import OBS_OFFSETS, OBSERVATION_SIZE, OBSERVATION_SIZES, OBSERVATION_VERSION
 
 FORMAT = "truco-rl-ppo-policy"
 FORMAT_VERSION = 1
@@ -133,7 +128,7 @@ class GatedPolicy(nn.Module):
     Why: one network trained against a league plays a match's ambiguous first hands the same against everyone,
     and every league, reward edge and anchor tried moved it along one trade, sound against random or exploiting
     the heuristic (``docs/research.md``). Experts trained each for one opponent need not trade. The gate, a small
-    classifier fit on the ``match_tally`` of matches against each opponent (``training.ppo.gate``), gives the
+    classifier fit on the ``match_tally`` of matches against each opponent (``training.ppo_legacy.gate``), gives the
     probability of each opponent; the action probabilities are the experts' weighted by it. So the policy plays
     the random expert's game while the tally looks like random, the heuristic expert's once it looks like the
     heuristic, and a blend while it cannot tell. Forward returns log-probabilities as logits (illegal = -inf), so
@@ -174,77 +169,9 @@ class GatedPolicy(nn.Module):
                 "gate_hidden": self.gate_hidden}
 
 
-#: Whom the learner faces, as a privileged critic reads it (one slot each; other league agents share the last).
-OPPONENT_KINDS = ("self", "snapshot", "random", "heuristic", "other")
-
-
-def opponent_codes(labels: list[str]) -> torch.Tensor:
-    """One-hot ``[len(labels), len(OPPONENT_KINDS)]`` of trajectory opponent labels (``Trajectory.opponent``)."""
-    index = [OPPONENT_KINDS.index(x) if x in OPPONENT_KINDS else len(OPPONENT_KINDS) - 1 for x in labels]
-    return nn.functional.one_hot(torch.tensor(index, dtype=torch.long), len(OPPONENT_KINDS)).float()
-
-
-class Critic(nn.Module):
-    """A training-only value network that also reads what the policy cannot: the other seats' unplayed cards
-    (``encoding.encode_privileged``, with their strength levels) and whom the learner faces.
-
-    Why: in a card game most of a hand's outcome is the deal; a value that knows the deal takes that luck out of
-    each decision's advantage, so the policy gradient is much less noisy (the policy still reads only its own
-    observation, so it stays a legal, exportable player). It lives in checkpoints, never in policy files."""
-
-    def __init__(self, obs_size: int = OBSERVATION_SIZE, hidden: tuple[int, ...] = (256, 256),
-                 features: str = "none"):
-        super().__init__()
-        self.obs_size = obs_size
-        self.strength = CardStrength() if features == "card_strength" else None
-        width = obs_size + PRIVILEGED_SIZE + len(OPPONENT_KINDS)
-        if self.strength is not None:
-            width += self.strength.size + (PRIVILEGED_SIZE // C.NUM_CARDS) * STRENGTH_LEVELS
-        layers, width = _relu_layers(width, hidden)
-        self.mlp = nn.Sequential(*layers, nn.Linear(width, 1))
-
-    def forward(self, obs: torch.Tensor, privileged: torch.Tensor, opponent: torch.Tensor) -> torch.Tensor:
-        obs = obs[:, :self.obs_size]
-        parts = [obs, privileged, opponent]
-        if self.strength is not None:
-            hidden = privileged.reshape(len(privileged), -1, C.NUM_CARDS)
-            parts += [self.strength(obs), self.strength.levels(obs, hidden)]
-        return self.mlp(torch.cat(parts, 1)).squeeze(-1)
-
-
-def masked_entropy(logits: torch.Tensor) -> torch.Tensor:
-    """Entropy of a masked categorical (the -inf entries contribute 0, not NaN)."""
-    log_probs = torch.log_softmax(logits, dim=-1)
-    probs = log_probs.exp()
-    return -(probs * torch.where(torch.isfinite(log_probs), log_probs, torch.zeros_like(log_probs))).sum(-1)
-
-
-def clipped_surrogate(logits: torch.Tensor, actions: torch.Tensor, old_logprobs: torch.Tensor,
-                      advantages: torch.Tensor, clip: float, normalise: bool = True
-                      ) -> tuple[torch.Tensor, dict[str, torch.Tensor | float]]:
-    """PPO's clipped policy loss over one minibatch, and CleanRL's diagnostics of it (``old_approx_kl``,
-    ``approx_kl``, ``clipfrac``); with ``normalise`` the advantages are standardised within the minibatch."""
-    logprob = torch.log_softmax(logits, -1).gather(1, actions[:, None]).squeeze(1)
-    log_ratio = logprob - old_logprobs
-    ratio = log_ratio.exp()
-    with torch.no_grad():
-        stats = {"old_approx_kl": (-log_ratio).mean(), "approx_kl": ((ratio - 1) - log_ratio).mean(),
-                 "clipfrac": ((ratio - 1.0).abs() > clip).float().mean().item()}
-    if normalise and len(advantages) > 1:
-        advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
-    loss = torch.max(-advantages * ratio, -advantages * ratio.clamp(1 - clip, 1 + clip)).mean()
-    return loss, stats
-
-
 class PolicyFileError(ValueError):
     """A policy or checkpoint file that is missing, corrupt, of another format, or does not match."""
 
-
-def atomic_save_tensors(tensors: dict[str, torch.Tensor], metadata: dict[str, Any], path: str) -> None:
-    """Write a safetensors file atomically (temp file + rename): an interrupted save never corrupts ``path``."""
-    contiguous = {k: v.detach().cpu().contiguous() for k, v in tensors.items()}
-    atomic_write(path, lambda tmp: save_file(contiguous, tmp, metadata={"json": json.dumps(metadata)}),
-                 ".safetensors")
 
 
 def load_tensors(path: str, expected_format: str) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
@@ -265,12 +192,6 @@ def load_tensors(path: str, expected_format: str) -> tuple[dict[str, torch.Tenso
         raise PolicyFileError(f"{path}: format {metadata.get('format')!r}, expected {expected_format!r}")
     return tensors, metadata
 
-
-def save_policy(net: PolicyNet | GatedPolicy, path: str, **metadata: Any) -> None:
-    """Save a policy (weights + JSON metadata: architecture, observation version, presets, config)."""
-    meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "architecture": net.architecture(),
-            "observation_version": OBSERVATION_VERSION, "action_names_family_independent": True, **metadata}
-    atomic_save_tensors(net.state_dict(), meta, path)
 
 
 def load_policy(path: str) -> tuple[PolicyNet | GatedPolicy, dict[str, Any]]:
@@ -300,7 +221,3 @@ def _network_of(arch: dict[str, Any]) -> PolicyNet | GatedPolicy:
     if arch.get("kind", "mlp") != "mlp":
         raise ValueError(f"architecture kind {arch.get('kind')!r} is not known (mlp, gated)")
     return PolicyNet(arch["obs_size"], arch["num_actions"], tuple(arch["hidden"]), arch.get("features", "none"))
-
-
-def numpy_mask(mask: np.ndarray) -> torch.Tensor:
-    return torch.as_tensor(mask, dtype=torch.bool)
