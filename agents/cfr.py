@@ -1,7 +1,7 @@
 """CFRAgent: plays the average strategy of a CFR checkpoint (spec ``cfr:PATH``).
 
 Exact checkpoints (research presets) are keyed by the seat's information-state string; MCCFR checkpoints (full
-presets) by the information-set abstraction of :mod:`training.cfr.abstraction`. Either way the agent asks the
+presets) by the information-set abstraction of :mod:`agents.cfr_abstraction`. Either way the agent asks the
 runner for ``info_state_string`` only (a seat-safe view: own cards and public actions) and samples an action
 from the stored probabilities. An information set the table lacks (possible for MCCFR, which only stores what
 it visited) is played uniformly over the legal actions and counted in ``misses``.
@@ -15,7 +15,7 @@ are (threshold 0). A *data-biased response* checkpoint (MCCFR trained against a 
 ``meta["solver"]["response"]``) is played greedily by default: a response to a fixed opponent is a pure
 strategy, and the most likely action of its average strategy measured best (README, CFR section).
 
-Checkpoints are read with ``np.load(allow_pickle=False)`` (:mod:`training.cfr.checkpoint`): a file that is not a
+Checkpoints are read with ``np.load(allow_pickle=False)`` (:mod:`agents.cfr_table`): a file that is not a
 plain checkpoint is refused with a ValueError, never executed.
 """
 
@@ -25,10 +25,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from agents.base import Agent, register_agent
-from training.cfr.policy import MCCFR_THRESHOLD, StrategyTable, default_play
 from truco_env import actions as A
 from truco_env.config import PRESETS
+
+from .base import Agent, register_agent
+from .cfr_abstraction import action_name, key_from_info_string
+from .cfr_table import MCCFR_THRESHOLD, StrategyTable, default_play
 
 __all__ = ["MCCFR_THRESHOLD", "CFRAgent"]
 
@@ -64,8 +66,6 @@ class CFRAgent(Agent):
             found = self.table.lookup(self.table.key_for(info))
             to_id = None
         else:  # mccfr: abstract key and abstract action codes
-            from training.cfr.abstraction import action_name, key_from_info_string
-
             family = self.config.family
             legal_names = [A.action_name(int(a), family) for a in legal]
             key, view = key_from_info_string(info, self.config, legal_names,

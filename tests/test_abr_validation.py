@@ -10,8 +10,9 @@ import json
 import numpy as np
 import pytest
 
+from agents.cfr_table import load_checkpoint
 from training.abr_validation import TARGETS, exact_values, make_target, run_validation
-from training.cfr.checkpoint import load_checkpoint, save_checkpoint
+from training.cfr.checkpoint import save_checkpoint
 from training.cfr.solver import best_response_value
 from training.cfr.tree import infoset_states, tree_for
 from training.evaluate import run_tournament

@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 from agents.base import make_agent, observation_for
-from training.cfr.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
-from training.cfr.policy import StrategyTable, canonical_key, export_json, load_json
+from agents.cfr_table import CheckpointError, StrategyTable, canonical_key, load_checkpoint
+from training.cfr.checkpoint import save_checkpoint
+from training.cfr.policy import export_json, load_json
 from training.cfr.runconfig import load_config, parse_config
 from training.cfr.solver import (
     CFRSolver,

@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 
 from agents.base import make_agent, observation_for
-from training.cfr.abstraction import (
+from agents.cfr_abstraction import (
     abstract_key,
     action_name,
     betting_v2,
     key_from_info_string,
     view_from_state,
 )
-from training.cfr.checkpoint import CheckpointError, load_checkpoint
+from agents.cfr_table import CheckpointError, load_checkpoint
 from training.cfr.mccfr import MCCFR, train_mccfr
 from training.cfr.runconfig import parse_config
 from truco_env import TrucoState, make_config
@@ -133,7 +133,7 @@ def test_mccfr_regret_matching_changes_strategy():
 
 def test_mccfr_agent_threshold(tmp_path):
     from agents.cfr import MCCFR_THRESHOLD, CFRAgent
-    from training.cfr.abstraction import action_code
+    from agents.cfr_abstraction import action_code
 
     cfg = _cfg(tmp_path, preset="paulista", iterations=300)
     train_mccfr(cfg, out=io.StringIO())

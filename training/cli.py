@@ -440,7 +440,7 @@ def _cmd_train_gate(args: argparse.Namespace, parser: argparse.ArgumentParser) -
 
 
 def _cmd_train_cfr(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from training.cfr.checkpoint import CheckpointError
+    from agents.cfr_table import CheckpointError
     from training.cfr.runconfig import load_config
     from training.cfr.train import train
 

@@ -1,5 +1,5 @@
 """External-sampling MCCFR on the full 1v1 presets with the information-set abstraction of
-:mod:`training.cfr.abstraction`.
+:mod:`agents.cfr_abstraction`.
 
 The game learned is one hand in its match context: each iteration draws a starting score (uniform over the
 scores below the target, so late-match situations such as falta envido, mão de onze and mão de ferro are
@@ -33,11 +33,12 @@ from typing import TextIO
 
 import numpy as np
 
+from agents.cfr_abstraction import VERSION, VERSIONS, abstract_key_names, view_from_state
+from agents.cfr_table import Checkpoint, load_checkpoint
 from truco_env import TrucoState
 from truco_env.config import TrucoConfig
 
-from .abstraction import VERSION, VERSIONS, abstract_key_names, view_from_state
-from .checkpoint import Checkpoint, check_compatible, load_checkpoint, save_checkpoint
+from .checkpoint import check_compatible, save_checkpoint
 from .runconfig import RunConfig
 
 CARD_KINDS = ("play", "cover", "play_slot")

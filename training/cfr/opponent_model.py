@@ -23,10 +23,9 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent, make_agent
+from agents.cfr_abstraction import VERSION, _code, _order, key_from_info_string
 from truco_env import actions as A
 from truco_env.config import TrucoConfig
-
-from .abstraction import VERSION, _code, _order, key_from_info_string
 
 
 def model_match_seed(seed: int, index: int) -> int:

@@ -1,11 +1,8 @@
-"""A CFR checkpoint's average strategy as a lookup table, and its JSON export (``truco export cfr``).
+"""The JSON export of a CFR checkpoint's average strategy (``truco export cfr``) and its reader.
 
-The table maps an information-set key to ``(action ids, probabilities)``. Keys:
-
-* exact checkpoints (research presets): :func:`truco_env.encoding.information_state_string` of the seat, with
-  the own cards of each hand in deck order (:func:`canonical_key`; the engine lists them in dealt order);
-* MCCFR checkpoints (full presets): the abstraction key of :mod:`training.cfr.abstraction`, computed from the
-  same information-state string.
+The strategy table itself (:class:`agents.cfr_table.StrategyTable`) and how a checkpoint is played by default
+(:func:`agents.cfr_table.default_play`) live in the agents package, which plays checkpoints; this module only
+writes them out for other front ends.
 
 JSON export format (``docs/research.md``)::
 
@@ -22,102 +19,13 @@ import json
 import os
 from pathlib import Path
 
-import numpy as np
-
+from agents.cfr_table import StrategyTable, default_play, load_checkpoint
 from truco_env import actions as A
-from truco_env import cards as C
-from truco_env.config import TrucoConfig
 
 from ..atomic import atomic_write_json
-from .checkpoint import Checkpoint, CheckpointError, load_checkpoint
 
 EXPORT_FORMAT = "truco-cfr-strategy"
 EXPORT_VERSION = 1
-#: Probability below which a self-play MCCFR average strategy's action is dropped when playing.
-MCCFR_THRESHOLD = 0.2
-
-
-def default_play(meta: dict) -> dict:
-    """How ``cfr:PATH`` plays a checkpoint unless told otherwise (also written into the JSON export, so other
-    front ends play it the same way): exact strategies are sampled as they are; self-play MCCFR strategies are
-    thresholded (actions under :data:`MCCFR_THRESHOLD` dropped, the rest renormalised); data-biased responses
-    (``meta["solver"]["response"]``) take their most likely action."""
-    if meta.get("kind") != "mccfr":
-        return {"mode": "sample"}
-    solver = meta.get("solver")
-    if isinstance(solver, dict) and "response" in solver:
-        return {"mode": "greedy"}
-    return {"mode": "threshold", "threshold": MCCFR_THRESHOLD}
-
-
-def canonical_key(key: str, family: str) -> str:
-    """Sort the own cards of every hand segment of an information-state string into deck order."""
-    head, sep, rest = key.partition("|")
-    if not sep:
-        return key
-    hands, sep2, shown = rest.rpartition("|")
-    parts = []
-    for part in hands.split(";"):
-        own, slash, tail = part.partition("/")
-        if slash and own not in ("", "?") and "," in own:
-            cards = own.split(",")
-            own = ",".join(sorted(cards, key=lambda c: C.parse_card(c, family)))
-        parts.append(own + slash + tail)
-    return head + sep + ";".join(parts) + sep2 + shown
-
-
-_LOADED: dict[tuple, StrategyTable] = {}
-
-
-class StrategyTable:
-    """The average strategy of a checkpoint: ``lookup(key)`` -> (action ids, probabilities) or None."""
-
-    def __init__(self, ckpt: Checkpoint):
-        self.meta = ckpt.meta
-        self.kind = ckpt.meta["kind"]
-        try:
-            self.config = TrucoConfig.from_dict(ckpt.meta["rules"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise CheckpointError(f"checkpoint rules are not a valid config: {exc}") from None
-        probs = ckpt.average_policy()
-        self._index = {key: i for i, key in enumerate(ckpt.keys)}
-        self._start = ckpt.slot_start
-        self._actions = ckpt.slot_action.astype(np.int64)
-        self._probs = probs
-        if len(ckpt.slot_action) and (ckpt.slot_action.min() < 0 or ckpt.slot_action.max() >= A.NUM_ACTIONS):
-            raise CheckpointError(f"checkpoint has action ids outside 0..{A.NUM_ACTIONS - 1}")
-
-    @classmethod
-    def load(cls, path: str | os.PathLike) -> StrategyTable:
-        """The table of the checkpoint at ``path``; a file already loaded (same path, size and modification time)
-        is shared, not read again: tables are read-only, and a best-response run seats a CFR agent at each of
-        its hundreds of tables (one copy each cost 29 MB and 150 ms on argentine-mini)."""
-        stat = os.stat(path) if os.path.isfile(path) else None
-        key = (os.path.abspath(path), stat.st_size, stat.st_mtime_ns) if stat else None
-        if key is not None and key in _LOADED:
-            return _LOADED[key]
-        table = cls(load_checkpoint(path))
-        if key is not None:
-            _LOADED.clear()  # keep one: the table of the latest file asked for
-            _LOADED[key] = table
-        return table
-
-    def __len__(self) -> int:
-        return len(self._index)
-
-    def keys(self):
-        return self._index.keys()
-
-    def lookup(self, key: str) -> tuple[np.ndarray, np.ndarray] | None:
-        i = self._index.get(key)
-        if i is None:
-            return None
-        lo, hi = self._start[i], self._start[i + 1]
-        return self._actions[lo:hi], self._probs[lo:hi]
-
-    def key_for(self, info_state_string: str) -> str:
-        """The table key of a seat's information-state string (exact checkpoints)."""
-        return canonical_key(info_state_string, self.config.family)
 
 
 def export_json(checkpoint: str | os.PathLike, out: str | os.PathLike, min_prob: float = 0.0) -> dict:

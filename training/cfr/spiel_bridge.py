@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 from open_spiel.python import policy as os_policy
 
-from .policy import canonical_key
+from agents.cfr_table import canonical_key
+
 from .tree import GameTree
 
 

@@ -17,7 +17,9 @@ from typing import TextIO
 
 import numpy as np
 
-from .checkpoint import Checkpoint, check_compatible, load_checkpoint, save_checkpoint
+from agents.cfr_table import Checkpoint, load_checkpoint
+
+from .checkpoint import check_compatible, save_checkpoint
 from .runconfig import RunConfig
 from .solver import CFRSolver
 from .tree import GameTree, tree_for

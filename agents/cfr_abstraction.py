@@ -3,7 +3,9 @@
 The full games are far too large for exact tables, so MCCFR learns one strategy per *abstract* information set
 of a single hand (the match context enters through a score bucket). The key is built from what the seat knows;
 the same function reads it from the engine (training) or from the seat's information-state string (play, via
-:func:`key_from_info_string`), and a test checks both agree.
+:func:`key_from_info_string`), and a test checks both agree. It lives in the agents package because playing an
+MCCFR checkpoint (:mod:`agents.cfr`) needs the very key that training (:mod:`training.cfr.mccfr`) stored, and
+agents must not import training.
 
 Key fields, joined by ``|``:
 
