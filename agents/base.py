@@ -7,6 +7,9 @@ CFR needs a perfect-recall key) declare it in ``wants`` and the runner adds only
 * ``"info_state_string"``: ``truco_env.encoding.information_state_string(state, seat)``
 * ``"info_state"``: ``truco_env.encoding.encode_information_state(state, seat)``
 
+:func:`observation_for` builds that dict; it lives in :mod:`truco_env.turns` (the single-agent view needs it and
+the environment layer must not import agents) and is re-exported here, beside the interface it serves.
+
 A spec string names an agent kind and optional ``key=value`` parameters or a path: ``random``,
 ``heuristic:bluff=0.3``, ``cfr:runs/cfr/policy.npz``. Kinds register themselves with :func:`register_agent`.
 """
@@ -19,6 +22,8 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
+
+from truco_env.turns import observation_for  # noqa: F401  (re-exported: see the module docstring)
 
 #: How a policy agent (``ppo:``, ``onnx:``) picks among its action probabilities: the argmax, or a draw.
 PLAY_MODES = ("greedy", "sample")
@@ -95,23 +100,6 @@ def check_preset(agent: Agent, preset: str) -> None:
     if agent.presets is not None and preset not in agent.presets:
         made_for = f"preset(s) {list(agent.presets)}" if agent.presets else "rules that are no preset"
         raise ValueError(f"agent {agent.spec or agent!r} was made for {made_for}, not {preset!r}")
-
-
-def observation_for(agent: Agent, state: Any, seat: int) -> dict[str, Any]:
-    """What ``seat`` of an engine ``state`` shows ``agent``: observation, mask, and the extras it ``wants``."""
-    from truco_env.encoding import (
-        encode_action_mask,
-        encode_information_state,
-        encode_observation,
-        information_state_string,
-    )
-
-    obs = {"observation": encode_observation(state, seat), "action_mask": encode_action_mask(state)}
-    if "info_state_string" in agent.wants:
-        obs["info_state_string"] = information_state_string(state, seat)
-    if "info_state" in agent.wants:
-        obs["info_state"] = encode_information_state(state, seat)
-    return obs
 
 
 # ------------------------------------------------------------------------------------------------------------

@@ -23,9 +23,6 @@ from typing import Any, TextIO
 
 DEFAULT_PRESETS = ("argentine", "paulista", "argentine-2v2")
 
-# A random match that has not ended after this many actions means an engine bug.
-MAX_ACTIONS_PER_MATCH = 100_000
-
 
 def _positive_int(text: str) -> int:
     try:
@@ -603,17 +600,18 @@ def _play_match(
     seed: int,
     out: TextIO,
 ) -> None:
+    from truco_env.turns import play_turns
+
     rng = random.Random(seed)
     state = state_cls.new(config, seed=seed)
-    actions = 0
-    while not state.is_over:
+
+    def random_legal(seat: int) -> str:
         legal = state.legal_actions()
         if not legal:
-            raise RuntimeError(f"seat {state.actor} has no legal action")
-        state.apply(rng.choice(legal))
-        actions += 1
-        if actions > MAX_ACTIONS_PER_MATCH:
-            raise RuntimeError(f"match not over after {MAX_ACTIONS_PER_MATCH} actions")
+            raise RuntimeError(f"seat {seat} has no legal action")
+        return rng.choice(legal)
+
+    play_turns(state, random_legal)
 
     print(f"== {preset}  match {index + 1}/{total}  seed {seed} ==", file=out)
     for number, record in enumerate(state.hand_records, start=1):

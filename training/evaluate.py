@@ -50,15 +50,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from agents.base import Agent, make_agent, observation_for
-from truco_env import actions as A
+from agents.base import Agent, make_agent
 from truco_env import cards as C
 from truco_env.config import PRESETS, TrucoConfig, make_config
 from truco_env.engine import TrucoState
+from truco_env.turns import ask_agent, play_turns
 
 from .workers import ignore_sigint, spawn_pool
 
-MAX_ACTIONS_PER_MATCH = 100_000
 Z95 = 1.959963984540054
 LADDER = ("truco", "retruco", "vale_cuatro", "seis", "nove", "doze")
 ENVIDO = ("envido", "real_envido", "falta_envido")
@@ -145,30 +144,13 @@ def play_match(config: TrucoConfig, agents: list[Agent], seed: int) -> tuple[Tru
     """Play one match with ``agents[seat]`` at each seat; returns the final state and, per hand record, the team
     that won the hand's value (None when nobody did, e.g. an all-tied Paulista hand or a match ended by envido)."""
     state = TrucoState.new(config, seed=seed)
-    family = config.family
     winners: list[int | None] = []
-    actions = 0
-    while not state.is_over:
-        seat = state.actor
-        agent = agents[seat]
-        action_id = agent.act(observation_for(agent, state, seat))
-        try:
-            name = A.action_name(int(action_id), family)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"agent {agent.spec or agent!r} at seat {seat} returned {action_id!r}: {exc}") from None
-        hand = state.hand_index
-        before = state.score
-        try:
-            state.apply(name)
-        except ValueError as exc:
-            raise ValueError(f"agent {agent.spec or agent!r} at seat {seat} chose an illegal action: {exc}") from None
-        if state.is_over or state.hand_index != hand:
-            after = state.score
-            gained = [t for t in (0, 1) if after[t] > before[t]]
-            winners.append(gained[0] if len(gained) == 1 else None)
-        actions += 1
-        if actions > MAX_ACTIONS_PER_MATCH:
-            raise RuntimeError(f"match seed {seed} not over after {MAX_ACTIONS_PER_MATCH} actions")
+
+    def hand_won(hand: int, before: tuple[int, int]) -> None:
+        gained = [t for t in (0, 1) if state.score[t] > before[t]]
+        winners.append(gained[0] if len(gained) == 1 else None)
+
+    play_turns(state, lambda seat: ask_agent(agents[seat], state, seat), on_hand_end=hand_won)
     return state, winners
 
 

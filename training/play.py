@@ -15,13 +15,13 @@ from typing import TextIO
 from rich.console import Console
 from rich.panel import Panel
 
-from agents.base import Agent, make_agent, observation_for
+from agents.base import Agent, make_agent
 from training.atomic import atomic_write_json
-from truco_env import actions as A
 from truco_env import cards as C
 from truco_env.config import PRESETS, make_config
 from truco_env.engine import ONZE, TrucoState
 from truco_env.render import render_text
+from truco_env.turns import ask_agent, play_turns
 
 SPANISH = {
     "truco": "¡Truco!", "retruco": "¡Quiero retruco!", "vale_cuatro": "¡Quiero vale cuatro!",
@@ -78,32 +78,25 @@ def play_match(preset: str, opponent: str, partner: str, seat: int, seed: int | 
     console.print(f"[bold]truco-rl[/bold]: {preset}, you are seat {seat} (team {seat % 2}); "
                   + ", ".join(f"seat {s}: {bots[s].spec}" for s in sorted(bots)))
     hands_seen = 0
-    shown_hand = state.hand_index
+
+    def choose(actor: int) -> str:
+        if actor == seat:
+            name = _ask(console, state, seat, read)
+            console.print(f"  you: {choice_label(name, family, state.phase)}")
+        else:
+            name = ask_agent(bots[actor], state, actor)
+            _announce(console, state, actor, name)
+        return name
+
+    def hand_over(hand: int, before: tuple[int, int]) -> None:
+        nonlocal hands_seen
+        _hand_summary(console, state, hand)
+        hands_seen += 1
+
     try:
-        while not state.is_over:
-            if state.hand_index != shown_hand:
-                _hand_summary(console, state, shown_hand)
-                shown_hand = state.hand_index
-                hands_seen += 1
-                if max_hands is not None and hands_seen >= max_hands:
-                    break
-            actor = state.actor
-            if actor == seat:
-                name = _ask(console, state, seat, read)
-                console.print(f"  you: {choice_label(name, family, state.phase)}")
-            else:
-                bot = bots[actor]
-                name = A.action_name(bot.act(observation_for(bot, state, actor)), family)
-                if not name.startswith(("play", "cover")):
-                    console.print(f"  seat {actor} says: [bold]{choice_label(name, family, state.phase)}[/bold]")
-                else:
-                    shown = "a face-down card" if name.startswith("cover") else name.split(":", 1)[1]
-                    if name.startswith("play_slot"):
-                        shown = C.card_text(state.dealt_cards(actor)[int(name.split(":")[1])], family)
-                    console.print(f"  seat {actor} plays {shown}")
-            state.apply(name)
+        play_turns(state, choose, on_hand_end=hand_over,
+                   until=lambda _: max_hands is not None and hands_seen >= max_hands)
         if state.is_over:
-            _hand_summary(console, state, state.hand_index)
             console.print(f"[bold]Match over: team {state.winner} wins. "
                           f"Final score {state.score[0]}-{state.score[1]}[/bold]")
         else:
@@ -115,6 +108,18 @@ def play_match(preset: str, opponent: str, partner: str, seat: int, seed: int | 
         save_record(state, save)
         console.print(f"Match record saved to {save} (check it with: truco replay {save})")
     return 0
+
+
+def _announce(console: Console, state: TrucoState, actor: int, name: str) -> None:
+    """Say what a bot does, before it happens (the label depends on the phase it is said in)."""
+    family = state.family
+    if not name.startswith(("play", "cover")):
+        console.print(f"  seat {actor} says: [bold]{choice_label(name, family, state.phase)}[/bold]")
+        return
+    shown = "a face-down card" if name.startswith("cover") else name.split(":", 1)[1]
+    if name.startswith("play_slot"):
+        shown = C.card_text(state.dealt_cards(actor)[int(name.split(":")[1])], family)
+    console.print(f"  seat {actor} plays {shown}")
 
 
 def _hand_summary(console: Console, state: TrucoState, index: int) -> None:

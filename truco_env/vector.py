@@ -330,7 +330,7 @@ class EngineVectorEnv:
     """:class:`VectorEnv`'s batched cycle (``reset``, ``step``, ``info``) over reference-engine states.
 
     Why: an agent that needs more than the observation (a tabular CFR policy reads its seat's information-state
-    string, ``agents.base.observation_for``) cannot be served from the compiled kernel's int32 states. This class
+    string, :func:`truco_env.turns.observation_for`) cannot be served from the compiled kernel's int32 states. This class
     keeps one :class:`~truco_env.engine.TrucoState` per row, so ``state(i)`` can be shown to such an agent, at
     the reference engine's speed. Rewards, ``info`` columns and auto-reset follow :class:`VectorEnv`; match ``k``
     of row ``i`` is dealt from the seeds of a numpy generator seeded with ``seed``."""
