@@ -1,22 +1,24 @@
-"""The Gymnasium single-agent view: Gymnasium's own check_env, masks, rewards, and sb3-contrib's MaskablePPO
-training on it without an illegal action."""
+"""The Gymnasium single-agent view: Gymnasium's own check_env, masks, rewards, agents given as objects (truco_env)
+or as specs (agents.single_agent), and sb3-contrib's MaskablePPO training on it without an illegal action."""
 
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
+import agents
 import truco_env
+from agents import RandomAgent, make_agent
 from truco_env.single import TrucoSingleAgentEnv
 
 
 @pytest.mark.parametrize("preset", ["argentine", "paulista-2v2", "argentine-flor", "argentine-3v3"])
 def test_check_env_passes(preset):
-    env = truco_env.single_agent(preset, opponents="random")
+    env = agents.single_agent(preset, opponents="random")
     check_env(env, skip_render_check=True)
 
 
 def test_episode_rewards_masks_and_seats():
-    env = truco_env.single_agent("argentine-2v2", opponents="random", partners="random", reward="points")
+    env = agents.single_agent("argentine-2v2", opponents="random", partners="random", reward="points")
     rng = np.random.default_rng(0)
     seats = set()
     for episode in range(20):
@@ -35,15 +37,44 @@ def test_episode_rewards_masks_and_seats():
 
 
 def test_illegal_action_ends_the_episode_and_bad_specs_fail():
-    env = truco_env.single_agent("argentine", opponents="random", seat=0)
+    env = agents.single_agent("argentine", opponents="random", seat=0)
     env.reset(seed=1)
     illegal = int(np.flatnonzero(~env.action_masks())[0])
     _, reward, done, _, info = env.step(illegal)
     assert done and reward == -1.0 and info["illegal_action"]
     with pytest.raises(ValueError, match="unknown agent kind"):
-        truco_env.single_agent("argentine", opponents="wizard")
+        agents.single_agent("argentine", opponents="wizard")
     with pytest.raises(ValueError, match="seat"):
-        TrucoSingleAgentEnv("argentine", seat=5)
+        TrucoSingleAgentEnv("argentine", opponents=RandomAgent(), seat=5)
+
+
+def test_environment_takes_agents_not_specs():
+    """truco_env never resolves specs (it does not import agents): a string is refused in one line that points to
+    agents.single_agent; agent objects and callables that make one play exactly as the specs do."""
+    with pytest.raises(ValueError, match=r"agents\.single_agent") as refused:
+        truco_env.single_agent("argentine", opponents="random")
+    assert "\n" not in str(refused.value)
+    with pytest.raises(ValueError, match="act, reset and seed"):
+        truco_env.single_agent("argentine", opponents=object())
+
+    def episodes(env):
+        rng = np.random.default_rng(3)
+        trace = []
+        for episode in range(4):
+            env.reset(seed=episode)
+            done = False
+            while not done:
+                obs, reward, done, _, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+                trace.append((obs.tobytes(), reward))
+            trace.append(str(env.state.match_record()))
+        return trace
+
+    from_specs = agents.single_agent("argentine-2v2", opponents="heuristic", partners="random", reward="points")
+    from_objects = truco_env.single_agent("argentine-2v2", opponents=lambda: make_agent("heuristic"),
+                                          partners=RandomAgent, reward="points")
+    assert episodes(from_specs) == episodes(from_objects)
+    one_object = truco_env.single_agent("argentine", opponents=make_agent("heuristic"), seat=1)
+    assert len(episodes(one_object)) > 4
 
 
 def test_maskable_ppo_trains_without_illegal_actions():
@@ -57,7 +88,7 @@ def test_maskable_ppo_trains_without_illegal_actions():
             self.illegal += sum(bool(info.get("illegal_action")) for info in self.locals["infos"])
             return True
 
-    env = truco_env.single_agent("paulista", opponents="random")
+    env = agents.single_agent("paulista", opponents="random")
     model = sb3_contrib.MaskablePPO("MlpPolicy", env, n_steps=512, batch_size=128, seed=0, verbose=0,
                                     policy_kwargs={"net_arch": [64]})
     counter = CountIllegal()

@@ -27,8 +27,9 @@ def raw_env(preset: str = "argentine", **kwargs):
     return _raw_env(preset, **kwargs)
 
 
-def single_agent(preset: str = "argentine", opponents="random", **kwargs):
-    """The Gymnasium single-agent view: one learner seat against agent specs (see ``truco_env.single``)."""
+def single_agent(preset: str = "argentine", *, opponents, **kwargs):
+    """The Gymnasium single-agent view: one learner seat against agent objects (see ``truco_env.single``); to give
+    the other seats as specs (``"heuristic"``), use ``agents.single_agent``."""
     from .single import single_agent as _single_agent
 
     return _single_agent(preset, opponents=opponents, **kwargs)

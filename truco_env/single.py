@@ -1,10 +1,11 @@
 """A Gymnasium single-agent view: one learner seat against given agents.
 
 Why: most RL libraries (Stable-Baselines3 and sb3-contrib's ``MaskablePPO``, CleanRL single-agent scripts) expect
-``gymnasium.Env``. Here the learner sits at one seat; every other seat is played by agents given as specs
-(``"random"``, ``"heuristic:bluff=0.3"``, ``"ppo:argentine"``) or as objects with ``act(observation) -> int``.
-Spec strings are resolved by ``agents.make_agent`` on first use: the environment layer itself does not depend on
-the agents package.
+``gymnasium.Env``. Here the learner sits at one seat; every other seat is played by agents: objects with
+``act(observation) -> int``, ``reset(seat)`` and ``seed(seed)`` (duck typed, such as ``agents.base.Agent``), or
+zero-argument callables that make one, so that each seat gets an agent of its own. The environment layer does not
+import the agents package, so it takes no spec strings;
+``agents.single_agent(preset, opponents="heuristic:bluff=0.3")`` builds this same view from specs.
 
 * observation: the learner seat's observation vector (same layout as the AEC env, ``docs/observation.md``);
   ``info["action_mask"]`` and :meth:`action_masks` give the legal actions (what ``MaskablePPO`` reads);
@@ -26,6 +27,7 @@ from .config import make_config
 from .encoding import OBSERVATION_SIZE, encode_action_mask, encode_observation
 from .engine import TrucoState
 from .render import render_text
+from .turns import ask_agent, play_turns
 
 
 class TrucoSingleAgentEnv(gymnasium.Env):
@@ -33,7 +35,7 @@ class TrucoSingleAgentEnv(gymnasium.Env):
 
     metadata = {"render_modes": ["ansi", "human"]}  # noqa: RUF012  # Gymnasium's convention
 
-    def __init__(self, preset: str = "argentine", opponents: Any = "random", partners: Any = None,
+    def __init__(self, preset: str = "argentine", *, opponents: Any, partners: Any = None,
                  seat: int | None = None, reward: str = "match", render_mode: str | None = None, **overrides: Any):
         self.config = make_config(preset, **overrides)
         n = self.config.num_players
@@ -44,34 +46,34 @@ class TrucoSingleAgentEnv(gymnasium.Env):
         if render_mode not in (None, "ansi", "human"):
             raise ValueError(f"render_mode={render_mode!r} is not allowed; choose None, 'ansi' or 'human'")
         self.preset, self.fixed_seat, self.reward_mode, self.render_mode = preset, seat, reward, render_mode
-        self._opponent_spec, self._partner_spec = opponents, partners if partners is not None else opponents
+        self._opponents, self._partners = opponents, partners if partners is not None else opponents
         self.observation_space = spaces.Box(0.0, 1.0, (OBSERVATION_SIZE,), dtype=np.float32)
         self.action_space = spaces.Discrete(A.NUM_ACTIONS)
-        self._build(self._opponent_spec)  # a bad spec fails here, naming what is allowed
-        self._build(self._partner_spec)
+        self._build(self._opponents)  # a bad argument fails here, saying what is allowed
+        self._build(self._partners)
         self._cache: dict[tuple[int, bool], Any] = {}
         self._carry = 0.0
         self.state: TrucoState | None = None
         self.seat = 0
 
     @staticmethod
-    def _build(spec: Any):
-        if isinstance(spec, str):
-            from agents.base import (
-                make_agent,  # resolved on use: the env layer does not import agents
-            )
-
-            return make_agent(spec)
-        if not hasattr(spec, "act"):
-            raise ValueError(f"opponents/partners must be agent specs or objects with act(), got {spec!r}")
-        return spec
+    def _build(given: Any):
+        """The agent for one seat: ``given`` itself, or what calling it makes (a class or a function)."""
+        if isinstance(given, str):
+            raise ValueError(f"opponents/partners={given!r}: truco_env takes agent objects, not specs; use "
+                             f"agents.single_agent(preset, opponents={given!r}) or pass objects with act()")
+        makes_agents = isinstance(given, type) or (callable(given) and not hasattr(given, "act"))
+        agent = given() if makes_agents else given
+        if not all(hasattr(agent, method) for method in ("act", "reset", "seed")):
+            raise ValueError(f"opponents/partners must be agents (act, reset and seed methods) or callables that "
+                             f"make one, got {given!r}")
+        return agent
 
     def _agent_for(self, seat: int):
         same_team = seat % 2 == self.seat % 2
-        spec = self._partner_spec if same_team else self._opponent_spec
         key = (seat, same_team)
         if key not in self._cache:
-            self._cache[key] = self._build(spec)
+            self._cache[key] = self._build(self._partners if same_team else self._opponents)
         return self._cache[key]
 
     # -- Gymnasium API -------------------------------------------------------------------------------------------
@@ -107,10 +109,9 @@ class TrucoSingleAgentEnv(gymnasium.Env):
         name = A.action_name(action, state.family) if 0 <= action < A.NUM_ACTIONS else None
         if name is None or name not in state.legal_actions():
             return self._observe(), -1.0, True, False, {**self._info(), "illegal_action": True}
-        before = state.score
         hand = state.hand_index
         state.apply(name)
-        reward, self._carry = self._hand_reward(before, hand) + self._carry, 0.0
+        reward, self._carry = self._hand_reward(hand) + self._carry, 0.0
         reward += self._play_others()
         if state.is_over and self.reward_mode == "match" and state.winner is not None:
             reward = 1.0 if state.winner == self.seat % 2 else -1.0
@@ -133,18 +134,14 @@ class TrucoSingleAgentEnv(gymnasium.Env):
 
     def _play_others(self) -> float:
         """Let the other seats act until the learner must act or the match ends; the points they cause."""
-        from agents.base import observation_for
-
         state = self.state
-        reward = 0.0
-        while not state.is_over and state.actor != self.seat:
-            agent = self._agent_for(state.actor)
-            before, hand = state.score, state.hand_index
-            state.apply(A.action_name(int(agent.act(observation_for(agent, state, state.actor))), state.family))
-            reward += self._hand_reward(before, hand)
-        return reward
+        rewards: list[float] = []
+        play_turns(state, lambda seat: ask_agent(self._agent_for(seat), state, seat),
+                   until=lambda s: s.actor == self.seat,
+                   on_hand_end=lambda hand, before: rewards.append(self._hand_reward(hand)))
+        return float(sum(rewards))
 
-    def _hand_reward(self, before: tuple[int, int], hand: int) -> float:
+    def _hand_reward(self, hand: int) -> float:
         state = self.state
         if self.reward_mode != "points" or (state.hand_index == hand and not state.is_over):
             return 0.0
@@ -159,6 +156,6 @@ class TrucoSingleAgentEnv(gymnasium.Env):
         return {"action_mask": encode_action_mask(self.state), "seat": self.seat, "score": self.state.score}
 
 
-def single_agent(preset: str = "argentine", opponents: Any = "random", **kwargs: Any) -> TrucoSingleAgentEnv:
-    """``truco_env.single_agent(preset, opponents=SPEC, **overrides)``: the Gymnasium single-agent view."""
+def single_agent(preset: str = "argentine", *, opponents: Any, **kwargs: Any) -> TrucoSingleAgentEnv:
+    """``truco_env.single_agent(preset, opponents=AGENT, **overrides)``: the Gymnasium single-agent view."""
     return TrucoSingleAgentEnv(preset, opponents=opponents, **kwargs)
