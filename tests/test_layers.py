@@ -1,0 +1,66 @@
+"""Imports go one way: ``training`` -> ``agents`` -> ``truco_env``.
+
+Why: the environment must install and run without the agents (and agents without the trainers), and a
+downward import hidden inside a function is still a dependency, so every import statement counts: top level,
+inside functions, ``import x`` and ``from x import y``, relative ones resolved to absolute names."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+#: What each layer must never import (by top-level package name).
+FORBIDDEN = {"agents": {"training"}, "truco_env": {"agents", "training"}}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(source: str, module: str, is_package: bool) -> list[tuple[str, int]]:
+    """Every module the source of ``module`` imports, with its line, in line order; ``from . import x`` gives both
+    the package and ``package.x`` (x may be a submodule)."""
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = []
+            if node.level:
+                if node.level > len(package):
+                    raise ValueError(f"{module}:{node.lineno}: relative import beyond the top-level package")
+                base = package[:len(package) - node.level + 1]
+            target = ".".join(base + ([node.module] if node.module else []))
+            found.append((target, node.lineno))
+            if node.module is None:
+                found += [(f"{target}.{alias.name}", node.lineno) for alias in node.names]
+    return sorted(found, key=lambda item: item[1])
+
+
+def test_imported_modules_resolves_relative_and_nested_imports():
+    source = ("import numpy as np\nfrom .base import Agent\nfrom . import cfr_table\n"
+              "def f():\n    from training.cfr import policy\n    import truco_env.encoding\n")
+    assert imported_modules(source, "agents.cfr", is_package=False) == [
+        ("numpy", 1), ("agents.base", 2), ("agents", 3), ("agents.cfr_table", 3), ("training.cfr", 5),
+        ("truco_env.encoding", 6)]
+    assert imported_modules("from .sub import x\nfrom .. import y\n", "agents.policies.mod", False) == [
+        ("agents.policies.sub", 1), ("agents", 2), ("agents.y", 2)]
+    assert imported_modules("from .base import A\n", "agents", is_package=True) == [("agents.base", 1)]
+    with pytest.raises(ValueError, match="beyond the top-level package"):
+        imported_modules("from .. import agents\n", "truco_env.single", is_package=False)
+
+
+@pytest.mark.parametrize("layer", sorted(FORBIDDEN))
+def test_layer_imports_only_downward(layer):
+    files = sorted((ROOT / layer).rglob("*.py"))
+    assert files, f"no Python files under {layer}/"
+    violations = []
+    for path in files:
+        module = module_name(path)
+        for name, line in imported_modules(path.read_text(encoding="utf-8"), module, path.name == "__init__.py"):
+            if name.split(".")[0] in FORBIDDEN[layer]:
+                violations.append(f"{path.relative_to(ROOT)}:{line} imports {name}")
+    assert not violations, f"{layer}/ must not import {sorted(FORBIDDEN[layer])}:\n" + "\n".join(violations)
