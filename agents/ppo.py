@@ -14,9 +14,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from .network import PolicyFileError, PolicyNet, load_policy
-
 from .base import PLAY_MODES, Agent, register_agent, sample_rows
+from .network import PolicyFileError, PolicyNet, load_policy
 
 SHIPPED_DIR = os.path.join(os.path.dirname(__file__), "policies")
 
