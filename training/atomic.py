@@ -39,3 +39,12 @@ def atomic_write_json(path: str | os.PathLike, data: Any, indent: int | None = N
             json.dump(data, handle, indent=indent, separators=separators)
 
     atomic_write(path, write, ".json")
+
+
+def atomic_save_tensors(tensors: dict[str, Any], metadata: dict[str, Any], path: str) -> None:
+    """Write a safetensors file atomically (temp file + rename): an interrupted save never corrupts ``path``."""
+    from safetensors.torch import save_file  # torch only where tensors are saved
+
+    contiguous = {k: v.detach().cpu().contiguous() for k, v in tensors.items()}
+    atomic_write(path, lambda tmp: save_file(contiguous, tmp, metadata={"json": json.dumps(metadata)}),
+                 ".safetensors")

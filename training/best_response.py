@@ -59,13 +59,12 @@ import torch
 from torch import nn
 
 from agents.base import Agent, make_agent, observation_for
+from agents.network import PolicyNet
 from truco_env import _kernel as K
-from truco_env import cards as C
 from truco_env.config import make_config
-from truco_env.encoding import OBSERVATION_SIZE, PRIVILEGED_SIZE
 from truco_env.vector import EngineVectorEnv, VectorEnv
 
-from .ppo_legacy.model import STRENGTH_LEVELS, CardStrength, PolicyNet, clipped_surrogate, masked_entropy
+from .ppo import DealCritic, advantages, clipped_surrogate, masked_entropy
 
 #: The standard budget: learner decisions (see docs/strength.md for why decisions, not minutes).
 STANDARD_DECISIONS = 600_000
@@ -393,47 +392,6 @@ class Collectors:
 
 def new_network(args: BRArgs) -> PolicyNet:
     return PolicyNet(hidden=args.hidden, features=args.features)
-
-
-class DealCritic(nn.Module):
-    """A training-only value network that also sees the cards the learner cannot (``encode_privileged``: the other
-    seats' unplayed cards), with their trick strengths under the vira.
-
-    Why: most of a hand's outcome is the deal. A value that knows the deal takes that luck out of each decision's
-    advantage, so the same number of decisions teaches the policy much more (on argentine-mini against CFR+
-    after 10 iterations, 300,000 decisions without it recovered under a tenth of the exact best response's
-    value). The policy still reads only its own observation, so it stays a legal player; the critic is never
-    saved with it."""
-
-    def __init__(self, hidden: tuple[int, ...]):
-        super().__init__()
-        self.strength = CardStrength()
-        width = OBSERVATION_SIZE + PRIVILEGED_SIZE + self.strength.size + (PRIVILEGED_SIZE // C.NUM_CARDS) * STRENGTH_LEVELS
-        layers: list[nn.Module] = []
-        for size in hidden:
-            layers += [nn.Linear(width, size), nn.ReLU()]
-            width = size
-        self.mlp = nn.Sequential(*layers, nn.Linear(width, 1))
-
-    def forward(self, obs: torch.Tensor, hidden_cards: torch.Tensor) -> torch.Tensor:
-        cards = hidden_cards.reshape(len(hidden_cards), -1, C.NUM_CARDS)
-        parts = [obs, hidden_cards, self.strength(obs), self.strength.levels(obs, cards)]
-        return self.mlp(torch.cat(parts, 1)).squeeze(-1)
-
-
-def advantages(rewards: np.ndarray, values: np.ndarray, last: np.ndarray, lam: float) -> np.ndarray:
-    """GAE (gamma 1) over decisions grouped by trajectory; ``last`` marks each trajectory's final decision, after
-    which the value is 0 (its match is over)."""
-    adv = np.zeros(len(rewards), dtype=np.float32)
-    running = 0.0
-    for t in range(len(rewards) - 1, -1, -1):
-        if last[t]:
-            next_value, running = 0.0, 0.0
-        else:
-            next_value = values[t + 1]
-        running = rewards[t] + next_value - values[t] + lam * running
-        adv[t] = running
-    return adv
 
 
 @dataclass

@@ -6,12 +6,10 @@ modules that still read them from this place.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import numpy as np
 import torch
-from safetensors.torch import save_file
 from torch import nn
 
 from agents.network import (  # noqa: F401  (re-exported for the legacy modules)
@@ -27,7 +25,7 @@ from agents.network import (  # noqa: F401  (re-exported for the legacy modules)
     load_policy,
     load_tensors,
 )
-from training.atomic import atomic_write
+from training.atomic import atomic_save_tensors, atomic_write  # noqa: F401
 from truco_env import cards as C
 from truco_env.encoding import OBSERVATION_SIZE, OBSERVATION_VERSION, PRIVILEGED_SIZE
 
@@ -91,13 +89,6 @@ def clipped_surrogate(logits: torch.Tensor, actions: torch.Tensor, old_logprobs:
         advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
     loss = torch.max(-advantages * ratio, -advantages * ratio.clamp(1 - clip, 1 + clip)).mean()
     return loss, stats
-
-
-def atomic_save_tensors(tensors: dict[str, torch.Tensor], metadata: dict[str, Any], path: str) -> None:
-    """Write a safetensors file atomically (temp file + rename): an interrupted save never corrupts ``path``."""
-    contiguous = {k: v.detach().cpu().contiguous() for k, v in tensors.items()}
-    atomic_write(path, lambda tmp: save_file(contiguous, tmp, metadata={"json": json.dumps(metadata)}),
-                 ".safetensors")
 
 
 def save_policy(net: PolicyNet | GatedPolicy, path: str, **metadata: Any) -> None:
