@@ -54,11 +54,13 @@ class CardStrength(nn.Module):
                 tables[1 + manilha, card, C.PAULISTA_STRENGTH[manilha][card] - 1] = 1.0
         self.register_buffer("tables", tables.reshape(1 + C.NUM_RANKS, -1), persistent=False)
         self.hand, self.partner, self.table_cards = (OBS_OFFSETS[k] for k in ("hand", "partner_cards", "table"))
-        self.size = (2 + (self.table_cards[1] - self.table_cards[0]) // C.NUM_CARDS) * STRENGTH_LEVELS
+        self.table_slots = (self.table_cards[1] - self.table_cards[0]) // C.NUM_CARDS
+        self.size = (2 + self.table_slots) * STRENGTH_LEVELS
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         cards = torch.cat([obs[:, None, self.hand[0]:self.hand[1]], obs[:, None, self.partner[0]:self.partner[1]],
-                           obs[:, self.table_cards[0]:self.table_cards[1]].reshape(len(obs), -1, C.NUM_CARDS)], 1)
+                           obs[:, self.table_cards[0]:self.table_cards[1]].reshape(-1, self.table_slots, C.NUM_CARDS)],
+                          1)
         return self.levels(obs, cards)
 
     def table(self, obs: torch.Tensor) -> torch.Tensor:
@@ -67,7 +69,7 @@ class CardStrength(nn.Module):
         family = obs[:, OBS_OFFSETS["family"][0]:OBS_OFFSETS["family"][1]]  # [argentine, paulista]
         manilha = obs[:, OBS_OFFSETS["manilha_rank"][0]:OBS_OFFSETS["manilha_rank"][1]]
         weights = torch.cat([family[:, :1], family[:, 1:] * manilha], 1)  # [batch, 1 + ranks]
-        return (weights @ self.tables).reshape(len(obs), C.NUM_CARDS, STRENGTH_LEVELS)
+        return (weights @ self.tables).reshape(-1, C.NUM_CARDS, STRENGTH_LEVELS)  # -1: a traced export keeps the batch free
 
     def levels(self, obs: torch.Tensor, cards: torch.Tensor) -> torch.Tensor:
         """Strength-level counts ``[batch, slots * 14]`` of card one-hots ``[batch, slots, 40]``, under the
