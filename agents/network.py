@@ -17,7 +17,6 @@ import json
 import os
 from typing import Any, NamedTuple
 
-import numpy as np
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file
@@ -58,10 +57,13 @@ class CardStrength(nn.Module):
         self.size = (2 + self.table_slots) * STRENGTH_LEVELS
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        cards = torch.cat([obs[:, None, self.hand[0]:self.hand[1]], obs[:, None, self.partner[0]:self.partner[1]],
-                           obs[:, self.table_cards[0]:self.table_cards[1]].reshape(-1, self.table_slots, C.NUM_CARDS)],
-                          1)
-        return self.levels(obs, cards)
+        return self.levels(obs, self.slots(obs))
+
+    def slots(self, obs: torch.Tensor) -> torch.Tensor:
+        """``[batch, slots, 40]``: the card one-hots of the own hand, the visible partner cards and each table slot."""
+        return torch.cat([obs[:, None, self.hand[0]:self.hand[1]], obs[:, None, self.partner[0]:self.partner[1]],
+                          obs[:, self.table_cards[0]:self.table_cards[1]].reshape(-1, self.table_slots, C.NUM_CARDS)],
+                         1)
 
     def table(self, obs: torch.Tensor) -> torch.Tensor:
         """``[batch, 40, 14]``: each card's strength level (one-hot) under the family and manilha ``obs`` shows.
@@ -77,35 +79,44 @@ class CardStrength(nn.Module):
         return (cards @ self.table(obs)).flatten(1)
 
 
-class SparseRows(NamedTuple):
-    """The nonzero entries of each row of a batch: ``index`` and ``value``, ``[batch, most nonzeros]``, padded
-    with (0, 0.0).
+class Ragged(NamedTuple):
+    """The nonzero entries of each row of a batch, row after row: ``counts`` per row, then each entry's column
+    ``index`` and ``value``.
 
     Why: an observation has about 50 nonzero entries out of 1,086, and the first layer of a network over it holds
-    most of its arithmetic. Read as sparse rows it costs a twentieth of the multiplications; a trainer builds them
-    once per batch and slices minibatches out of them."""
+    most of its arithmetic. Read as sparse rows (:func:`linear`) it costs a twentieth of the multiplications, and
+    stored this way a batch takes a twentieth of the bytes."""
+
+    counts: torch.Tensor
+    index: torch.Tensor
+    value: torch.Tensor
+
+    @classmethod
+    def from_dense(cls, x: torch.Tensor) -> Ragged:
+        rows, cols = x.nonzero(as_tuple=True)  # row-major: each row's entries together, in column order
+        return cls(torch.bincount(rows, minlength=len(x)), cols, x[rows, cols])
+
+    def padded(self) -> SparseRows:
+        rows = torch.repeat_interleave(torch.arange(len(self.counts)), self.counts)
+        position = torch.arange(len(rows)) - (torch.cumsum(self.counts, 0) - self.counts)[rows]
+        width = max(1, int(self.counts.max())) if len(rows) else 1
+        index = torch.zeros(len(self.counts), width, dtype=torch.long)
+        value = torch.zeros(len(self.counts), width, dtype=self.value.dtype)
+        index[rows, position] = self.index.long()
+        value[rows, position] = self.value
+        return SparseRows(index, value)
+
+
+class SparseRows(NamedTuple):
+    """:class:`Ragged` rows padded to one width with (0, 0.0): ``index`` and ``value`` ``[batch, width]``, so that
+    a trainer slices minibatches out of them by row."""
 
     index: torch.Tensor
     value: torch.Tensor
 
     @classmethod
     def from_dense(cls, x: torch.Tensor) -> SparseRows:
-        rows, cols = x.nonzero(as_tuple=True)  # row-major: each row's entries together, in column order
-        counts = torch.bincount(rows, minlength=len(x))
-        width = max(1, int(counts.max())) if len(rows) else 1
-        position = torch.arange(len(rows)) - (torch.cumsum(counts, 0) - counts)[rows]
-        index = torch.zeros(len(x), width, dtype=torch.long)
-        value = torch.zeros(len(x), width, dtype=x.dtype)
-        index[rows, position] = cols
-        value[rows, position] = x[rows, cols]
-        return cls(index, value)
-
-    @classmethod
-    def cat(cls, parts: list[tuple[SparseRows, int]]) -> SparseRows:
-        """The rows of dense blocks ``(rows, width)`` laid side by side, as ``torch.cat(blocks, 1)`` would."""
-        offsets = np.cumsum([0] + [width for _, width in parts[:-1]])
-        return cls(torch.cat([p.index + int(o) for (p, _), o in zip(parts, offsets, strict=True)], 1),
-                   torch.cat([p.value for p, _ in parts], 1))
+        return Ragged.from_dense(x).padded()
 
     @classmethod
     def stack(cls, parts: list[SparseRows]) -> SparseRows:
@@ -121,12 +132,31 @@ class SparseRows(NamedTuple):
         return SparseRows(self.index[rows], self.value[rows])
 
 
-def linear(layer: nn.Linear, x: torch.Tensor | SparseRows) -> torch.Tensor:
-    """``layer(x)`` for a dense batch or :class:`SparseRows` (a weighted sum of the weight's columns per row)."""
-    if isinstance(x, SparseRows):
-        weight = layer.weight.t().contiguous()  # [in, out]: one row per input feature
-        return nn.functional.embedding_bag(x.index, weight, mode="sum", per_sample_weights=x.value) + layer.bias
-    return layer(x)
+def linear(layer: nn.Linear, x: torch.Tensor | SparseRows | Ragged) -> torch.Tensor:
+    """``layer(x)`` for a dense batch or sparse rows (a weighted sum of the weight's columns per row)."""
+    if isinstance(x, torch.Tensor):
+        return layer(x)
+    weight = _transposed(layer)
+    if isinstance(x, Ragged):
+        offsets = torch.cumsum(x.counts, 0) - x.counts
+        out = nn.functional.embedding_bag(x.index, weight, offsets, mode="sum", per_sample_weights=x.value)
+    else:
+        out = nn.functional.embedding_bag(x.index, weight, mode="sum", per_sample_weights=x.value)
+    return out + layer.bias
+
+
+def _transposed(layer: nn.Linear) -> torch.Tensor:
+    """The weight as ``[in, out]`` (one row per input feature), kept while the weight is unchanged: a frozen
+    network transposes once, not at every step."""
+    key = (layer.weight._version, layer.weight.data_ptr())
+    cached = getattr(layer, "_transposed_cache", None)
+    if torch.is_grad_enabled() and layer.weight.requires_grad or cached is None or cached[0] != key:
+        weight = layer.weight.t().contiguous()
+        if torch.is_grad_enabled() and layer.weight.requires_grad:
+            return weight  # in the autograd graph: never cached
+        layer._transposed_cache = (key, weight)
+        return weight
+    return cached[1]
 
 
 def _relu_layers(width: int, hidden: tuple[int, ...]) -> tuple[list[nn.Module], int]:
@@ -172,7 +202,7 @@ class PolicyNet(nn.Module):
             obs = torch.cat([obs, self.strength(obs)], 1)
         return obs
 
-    def from_inputs(self, x: torch.Tensor | SparseRows, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def from_inputs(self, x: torch.Tensor | SparseRows | Ragged, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """:meth:`forward` from :meth:`inputs`, dense or as :class:`SparseRows`."""
         features = self.trunk[1:](linear(self.trunk[0], x))
         logits = self.policy(features).masked_fill(~mask, float("-inf"))

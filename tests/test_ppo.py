@@ -11,7 +11,7 @@ from agents.network import PolicyNet, SparseRows
 from training import ppo
 from training.evaluate import wilson_interval
 from training.options import build
-from training.ppo import DealCritic, PPOArgs, sparse_inputs, train, trajectory_advantages
+from training.ppo import DealCritic, PPOArgs, ragged_inputs, train, trajectory_advantages
 from truco_env.vector import VectorEnv
 
 TINY = {"preset": "paulista", "total_decisions": 6000, "batch_decisions": 1500, "tables": 16, "hidden": [32],
@@ -79,7 +79,7 @@ def test_the_processes_backend_trains_the_same_weights_as_local(tmp_path):
     assert all(torch.equal(a[k], b[k]) for k in a)
 
 
-def test_sparse_inputs_give_the_dense_forward_passes():
+def test_ragged_inputs_give_the_dense_forward_passes():
     env = VectorEnv("paulista-2v2", num_envs=64, seed=3)
     obs, mask, _ = env.reset()
     rows = []
@@ -89,13 +89,15 @@ def test_sparse_inputs_give_the_dense_forward_passes():
     obs, mask, hidden = (torch.from_numpy(np.concatenate(x)) for x in zip(*rows, strict=True))
     for features in ("card_strength", "none"):
         net, critic = PolicyNet(hidden=(32,), features=features), DealCritic((32,))
-        x_policy, x_critic = sparse_inputs(net, critic, obs, hidden)
+        ragged_policy, ragged_critic = ragged_inputs(obs, hidden, features == "card_strength")
+        x_policy, x_critic = ragged_policy.padded(), ragged_critic.padded()
         dense_logits, dense_values = net(obs, mask)
         logits, values = net.from_inputs(x_policy, mask)
         assert torch.equal(torch.isinf(logits), torch.isinf(dense_logits))
         assert torch.allclose(logits[mask], dense_logits[mask], atol=1e-5)
         assert torch.allclose(values, dense_values, atol=1e-5)
         assert torch.allclose(critic.from_inputs(x_critic), critic(obs, hidden), atol=1e-5)
+        assert torch.allclose(net.from_inputs(ragged_policy, mask)[1], values)  # collection reads them ragged
         halves = SparseRows.stack([x_policy[:100], x_policy[100:]])
         assert torch.allclose(net.from_inputs(halves, mask)[1], values)
 

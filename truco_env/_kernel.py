@@ -1181,6 +1181,14 @@ def encode_privileged(st, cfg, viewer, out):
                 out[block + st[S_DEALT + 3 * seat + i]] = 1.0
 
 
+@njit(cache=True)
+def encode_privileged_rows(states, cfg, actors, rows, out):
+    """:func:`encode_privileged` of each env in ``rows`` for its actor, into ``out[k]`` (one call per batch: a
+    Python loop of per-row calls cost more than the rest of a training step's environment work)."""
+    for k in range(len(rows)):
+        encode_privileged(states[rows[k]], cfg, actors[rows[k]], out[k])
+
+
 # ------------------------------------------------------------------------------------------ driver entry points
 CLOSED = 256  # step() flag: the hand ended (LAST_HP holds its points)
 NEEDS_DEAL = 512  # step() flag: a new deal is needed (phase DEAL)

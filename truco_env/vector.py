@@ -232,8 +232,7 @@ class VectorEnv:
         self._check_open()
         rows = np.arange(self.num_envs) if rows is None else np.asarray(rows, dtype=np.int64)
         out = np.zeros((len(rows), PRIVILEGED_SIZE), dtype=np.float32)
-        for k, i in enumerate(rows):
-            K.encode_privileged(self._bufs.states[i], self._cfg, int(self._bufs.actors[i]), out[k])
+        K.encode_privileged_rows(self._bufs.states, self._cfg, self._bufs.actors, rows, out)
         return out
 
     def close(self) -> None:
