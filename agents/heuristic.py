@@ -372,29 +372,6 @@ class HeuristicAgent(Agent):
             return cover
         return f"play:{text}"
 
-    def card_values(self, observation: dict[str, Any], samples: int | None = None) -> dict[int, float]:
-        """The look-ahead's value of each legal card action (play or cover): the own team's probability of
-        winning the hand when that card is played now and every seat then follows the rollout policy, over
-        ``samples`` (default: the agent's) sampled deals common to all cards. The agent's own tie-breaks are small
-        offsets (1e-3 less per step up in strength: the cheaper card wins a tie; 1e-4 between face up and face
-        down), so the best value is its choice. Empty where fewer than two card actions are legal (a call
-        pending, a blind mão de ferro). Why public: ``training.ppo_legacy.lookahead`` distils these values into a
-        policy's card play."""
-        v = decode(observation)
-        playable = [a for a in v.legal if a < A.SLOT_BASE]
-        cands = _card_candidates(v)
-        if len(playable) < 2 or not cands:
-            return {}
-        outcomes, _ = self._evaluate(v, cands, samples)
-        strength = v.strength
-        value_of = {strength[c]: self._p(o) - 1e-3 * i for i, (c, o) in enumerate(zip(cands, outcomes))}
-        values = {}
-        for action in playable:
-            card, face_down = action % C.NUM_CARDS, action >= A.COVER_BASE
-            agents_form = face_down == _cannot_win_trick(v, card)  # the form _card_action would choose
-            values[int(action)] = value_of[strength[card]] + (1e-4 if agents_form else -1e-4)
-        return values
-
     def _should_call(self, v: View, p: float, p_accept: float, p_reraise: float) -> bool:
         """Call or raise the ladder on our own turn: expected match equity against playing on."""
         ev_play = self._ev(v, p, v.hand_value)

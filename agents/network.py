@@ -220,14 +220,10 @@ class PolicyNet(nn.Module):
 class GatedPolicy(nn.Module):
     """Expert policies, one per opponent, mixed by a gate that guesses from the match tally whom the table faces.
 
-    Why: one network trained against a league plays a match's ambiguous first hands the same against everyone,
-    and every league, reward edge and anchor tried moved it along one trade, sound against random or exploiting
-    the heuristic (``docs/research.md``). Experts trained each for one opponent need not trade. The gate, a small
-    classifier fit on the ``match_tally`` of matches against each opponent (``training.ppo_legacy.gate``), gives the
-    probability of each opponent; the action probabilities are the experts' weighted by it. So the policy plays
-    the random expert's game while the tally looks like random, the heuristic expert's once it looks like the
-    heuristic, and a blend while it cannot tell. Forward returns log-probabilities as logits (illegal = -inf), so
-    everything that reads a :class:`PolicyNet` (agents, the ONNX export) reads this too."""
+    Only to read the policies shipped before the PPO rebuild (three were gated: an expert against ``random``, one
+    against ``heuristic``, a classifier choosing between them; ``docs/research.md`` tells why, and why it was
+    dropped: it fits two evaluation opponents and says nothing about a third). They go once the rebuilt policies
+    ship; ``agents/policies/previous/`` keeps them as ONNX. Forward returns log-probabilities as logits."""
 
     def __init__(self, experts: dict[str, PolicyNet], hidden: int = 32):
         super().__init__()

@@ -1,8 +1,8 @@
 """PPOAgent: plays a trained PPO policy (``ppo:PATH`` or a shipped policy by name, ``ppo:argentine``).
 
 ``ppo:PATH,greedy`` takes the most probable legal action, ``ppo:PATH,sample`` draws from the policy; without
-either, the policy's own ``play`` metadata decides (shipped policies record the mode they were measured with,
-see ``training.ppo_legacy.ship``), and a policy without it samples. The policy file is safetensors with JSON metadata
+either, the policy's own ``play`` metadata decides (the training config's ``play`` option, recorded in the
+policy file), and a policy without it samples. The policy file is safetensors with JSON metadata
 (:mod:`agents.network`): loading it never unpickles anything.
 """
 

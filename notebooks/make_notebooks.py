@@ -82,13 +82,13 @@ EXPORT = [
      import json
      import tempfile
      import numpy as np
-     from training.ppo_legacy.train import PPOArgs, train
+     from training.ppo import PPOArgs, train
 
      folder = tempfile.mkdtemp()
-     args = PPOArgs(preset="argentine", run_dir=folder, total_updates=2 if FAST else 30, num_tables=16,
-                    batch_steps=512 if FAST else 2048, minibatch_size=256, eval_every=0,
-                    eval_opponents=("random",), league={"self": 0.5, "random": 0.5})
-     policy = train(args, progress=False)
+     args = PPOArgs(preset="argentine", run_dir=folder, total_decisions=2000 if FAST else 100_000,
+                    batch_decisions=1000 if FAST else 8192, tables=16, eval_every=0, eval_opponents=(),
+                    scripted={"random": 0.3})
+     policy = train(args, progress_bar=False)
      print(policy)
      """),
     ("code", """
@@ -197,16 +197,15 @@ PPO = [
     ("code", FAST),
     ("code", """
      import tempfile
-     from training.ppo_legacy.train import PPOArgs, train
+     from training.ppo import PPOArgs, train
 
      run_dir = tempfile.mkdtemp(prefix="ppo_")
      args = PPOArgs(preset="argentine", run_dir=run_dir, seed=1,
-                    total_updates=3 if FAST else 60, num_tables=16 if FAST else 32,
-                    batch_steps=512 if FAST else 4096, minibatch_size=256 if FAST else 1024,
-                    league=({"self": 0.5, "random": 0.5} if FAST
-                            else {"self": 0.5, "snapshot": 0.3, "random": 0.2}),
+                    total_decisions=3000 if FAST else 400_000, tables=16 if FAST else 64,
+                    batch_decisions=1000 if FAST else 8192, scripted={"random": 0.2},
+                    snapshot_every=1 if FAST else 5,
                     eval_every=1 if FAST else 10, eval_matches=4 if FAST else 100, eval_opponents=("random",))
-     policy = train(args, progress=False)
+     policy = train(args, progress_bar=False)
      print("policy:", policy)
      """),
     ("md", """
@@ -235,7 +234,7 @@ PPO = [
          steps, values = curves.get(tag, ([], []))
          ax.plot(steps, values, marker="o")
          ax.set_title(tag, fontsize=10)
-         ax.set_xlabel("update")
+         ax.set_xlabel("learner decisions")
      fig.tight_layout()
      plt.show()
      """),

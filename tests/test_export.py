@@ -14,9 +14,10 @@ import torch
 
 pytest.importorskip("onnxruntime")
 
+from agents.network import PolicyNet
 from agents.onnx import OnnxAgent
 from training.export import export_onnx, random_positions, torch_probabilities, write_test_vectors
-from training.ppo_legacy.model import PolicyNet, save_policy
+from training.ppo import save_policy
 from truco_env import PRESETS
 from truco_env.encoding import encode_action_mask, encode_observation
 

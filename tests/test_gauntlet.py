@@ -68,12 +68,13 @@ def test_no_training_config_names_a_gauntlet_opponent():
         assert not named & held_out, f"{path.name} names gauntlet opponents {sorted(named & held_out)}"
 
 
-TRAINED_WITH = ("league", "teacher", "guide")
+TRAINED_WITH = ("scripted", "eval_opponents", "target")
 
 
 def _trained_with(tree: ast.AST):
-    """Strings a test passes as a league, teacher or guide: keyword arguments and dict entries of those names
-    (their keys and values at any depth), and ``--set league=...`` style strings."""
+    """Strings a test passes as a training opponent (``scripted``) or evaluation opponent of a training run:
+    keyword arguments and dict entries of those names (their keys and values at any depth), and
+    ``--set scripted=...`` style strings."""
     for node in ast.walk(tree):
         values = []
         if isinstance(node, ast.keyword) and node.arg in TRAINED_WITH:
@@ -98,18 +99,19 @@ def test_no_other_test_trains_against_a_gauntlet_opponent():
 
 
 def test_the_check_of_tests_would_catch_a_gauntlet_league():
-    source = 'PPOArgs.from_dict({"league": {"station": 1.0}}); run(league={"threshold": 0.5}); "--set", "guide=maniac"'
+    source = 'build(PPOArgs, {"scripted": {"station": 1.0}}); run(scripted={"threshold": 0.5}); "--set", "eval_opponents=maniac"'
     assert {"station", "threshold", "maniac"} <= set(_trained_with(ast.parse(source)))
 
 
-def test_the_ppo_trainer_refuses_to_train_against_the_gauntlet():
-    from training.ppo_legacy.train import PPOArgs
+def test_the_ppo_trainer_refuses_to_train_or_evaluate_against_the_gauntlet():
+    from training.options import build
+    from training.ppo import PPOArgs
 
-    for spec in ("threshold", "station", "heuristic:bluff=0.35"):
-        with pytest.raises(ValueError, match="held-out gauntlet opponents"):
-            PPOArgs.from_dict({"preset": "argentine", "league": {spec: 1.0}})
-    with pytest.raises(ValueError, match="held-out gauntlet opponents"):
-        PPOArgs.from_dict({"preset": "argentine", "league": {"self": 1.0}, "teacher": "maniac"})
+    for spec in ("threshold", "station", "heuristic:bluff=0.35", "ppo:gauntlet/argentine-br-heuristic"):
+        with pytest.raises(ValueError, match="held-out gauntlet"):
+            build(PPOArgs, {"preset": "argentine", "scripted": {spec: 0.1}})
+        with pytest.raises(ValueError, match="held-out gauntlet"):
+            build(PPOArgs, {"preset": "argentine", "eval_opponents": [spec]})
 
 
 def test_summary_mean_and_worst_case():

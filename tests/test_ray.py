@@ -4,9 +4,9 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
+from agents.network import load_policy
 from training.evaluate import run_tournament
-from training.ppo_legacy.model import load_policy
-from training.ppo_legacy.train import PPOArgs, train
+from training.ppo import PPOArgs, train
 
 
 @pytest.fixture(scope="module")
@@ -25,11 +25,11 @@ def test_tournament_on_ray_equals_local(local_ray):
 
 
 def test_ppo_rollouts_on_ray_equal_local(local_ray, tmp_path):
-    options = {"total_updates": 2, "num_tables": 8, "batch_steps": 512, "minibatch_size": 256, "eval_every": 0,
-               "eval_opponents": ("random",), "rollout_workers": 2, "league": {"self": 0.5, "random": 0.5}}
-    local = train(PPOArgs(preset="paulista", run_dir=str(tmp_path / "local"), **options), progress=False)
+    options = {"total_decisions": 3000, "tables": 16, "batch_decisions": 1500, "hidden": (32,), "eval_every": 0,
+               "eval_opponents": (), "snapshot_every": 1, "scripted": {"random": 0.3}}
+    local = train(PPOArgs(preset="paulista", run_dir=str(tmp_path / "local"), **options), progress_bar=False)
     remote = train(PPOArgs(preset="paulista", run_dir=str(tmp_path / "ray"), backend="ray", **options),
-                   progress=False)
+                   progress_bar=False)
     net_a, _ = load_policy(local)
     net_b, _ = load_policy(remote)
     for key, value in net_a.state_dict().items():

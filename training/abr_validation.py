@@ -130,9 +130,8 @@ def learner_policy(tree: GameTree, path: Path) -> np.ndarray:
     infoset's observation, as the ``truco exploit`` evaluation plays it."""
     import torch
 
+    from agents.network import load_policy
     from truco_env.encoding import encode_action_mask, encode_observation
-
-    from .ppo_legacy.model import load_policy
 
     net, _ = load_policy(str(path))
     states = infoset_states(tree)

@@ -94,7 +94,7 @@ class BRArgs:
     batch_decisions: int = 16_384
     """Learner decisions from finished matches per update (over all partitions)."""
     hidden: tuple[int, ...] = (256, 256)
-    """Hidden layers of the learner's network (:class:`training.ppo_legacy.model.PolicyNet`)."""
+    """Hidden layers of the learner's network (:class:`agents.network.PolicyNet`)."""
     features: str = "card_strength"
     """Input features added to the observation (card strengths under the vira)."""
     learning_rate: float = 1e-3

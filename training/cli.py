@@ -142,37 +142,35 @@ def build_parser() -> argparse.ArgumentParser:
 
     train = sub.add_parser(
         "train",
-        help="train a policy (ppo, gate, cfr)",
+        help="train a policy (ppo, cfr)",
         description="Train a policy from a YAML config; every long run shows progress and writes checkpoints.",
-        epilog="examples:\n  truco train ppo --config configs/ppo_argentine_base.yaml\n"
-               "  truco train ppo --config configs/ppo_argentine_base.yaml --set total_updates=20 --resume",
+        epilog="examples:\n  truco train ppo --config configs/ppo/argentine.yaml\n"
+               "  truco train ppo --config configs/ppo/argentine.yaml --resume",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     trainers = train.add_subparsers(dest="trainer", metavar="TRAINER")
     trainers.required = True
     ppo = trainers.add_parser(
         "ppo",
-        help="masked PPO with league self-play",
-        description="Masked PPO with league self-play, TensorBoard logs and resumable checkpoints.",
-        epilog="example:\n  truco train ppo --config configs/ppo_argentine_base.yaml --set seed=3",
+        help="PPO by population self-play: one network per preset",
+        description="PPO by population self-play on the vector environment (training/ppo.py): the learner plays\n"
+                    "itself, frozen past snapshots and optional scripted agents; TensorBoard logs, evaluation and\n"
+                    "checkpoints that --resume continues exactly. Options (YAML file or --set KEY=VALUE):\n\n"
+                    + _ppo_options(),
+        epilog="examples:\n  truco train ppo --config configs/ppo/argentine.yaml\n"
+               "  truco train ppo --config configs/ppo/argentine.yaml --set seed=3 --run-dir runs/ppo/seed3\n"
+               "  truco train ppo --config configs/ppo/argentine.yaml --resume",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    from training.ppo_legacy.cli import add_arguments as _ppo_arguments
-
-    _ppo_arguments(ppo)
+    ppo.add_argument("--config", metavar="FILE.yaml", help="YAML file of options (configs/ppo/<preset>.yaml)")
+    ppo.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                     help="override one option (YAML value syntax), e.g. --set hidden=[256,256]; repeatable")
+    ppo.add_argument("--run-dir", help="where logs, the checkpoint and the policy go (overrides the config)")
+    ppo.add_argument("--backend", choices=["local", "processes", "ray"],
+                     help="where collection partitions run (overrides the config); the weights do not depend on it")
+    ppo.add_argument("--resume", action="store_true", help="continue from RUN_DIR/checkpoint.safetensors")
+    ppo.add_argument("--quiet", action="store_true", help="no progress bar")
     ppo.set_defaults(func=_cmd_train_ppo)
-    gate = trainers.add_parser(
-        "gate",
-        help="mix PPO experts (one per opponent) under a gate that reads the match tally",
-        description="Fit the gate of an opponent-gated policy: each expert plays against the experts' opponents,\n"
-                    "and a small classifier learns from the match tally whom the table faces (training.ppo_legacy.gate).",
-        epilog="example:\n  truco train gate --config configs/ppo_argentine_2v2.yaml",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    from training.ppo_legacy.cli import add_gate_arguments as _gate_arguments
-
-    _gate_arguments(gate)
-    gate.set_defaults(func=_cmd_train_gate)
     # other trainers (cfr) add their parser to `trainers` here
     cfr_train = trainers.add_parser(
         "cfr",
@@ -424,16 +422,26 @@ def main(argv: Sequence[str] | None = None) -> int:
 # ---------------------------------------------------------------- train
 
 
+def _ppo_options() -> str:
+    from training.options import describe
+    from training.ppo import PPOArgs
+
+    return describe(PPOArgs)
+
+
 def _cmd_train_ppo(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from training.ppo_legacy.cli import run
+    from agents.network import PolicyFileError
+    from training.options import load
+    from training.ppo import PPOArgs, train
 
-    return run(args)
-
-
-def _cmd_train_gate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from training.ppo_legacy.cli import run_gate
-
-    return run_gate(args)
+    try:
+        options = load(PPOArgs, args.config, args.set, run_dir=args.run_dir, backend=args.backend)
+        path = train(options, resume=args.resume, progress_bar=not args.quiet)
+    except (ValueError, PolicyFileError) as err:
+        print(f"truco train ppo: error: {err}", file=sys.stderr)
+        return 2
+    print(f"policy written to {path}")
+    return 0
 
 
 def _cmd_train_cfr(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -479,9 +487,9 @@ def _cmd_export_cfr(args: argparse.Namespace, parser: argparse.ArgumentParser) -
 def _cmd_export_ppo(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     import os
 
+    from agents.network import PolicyFileError, load_policy
     from agents.ppo import policy_path, shipped_policies
     from training.export import export_onnx, write_test_vectors
-    from training.ppo_legacy.model import PolicyFileError, load_policy
 
     path = args.policy
     if path.startswith("ppo:"):

@@ -11,23 +11,26 @@ import os
 from pathlib import Path
 
 from training.evaluate import default_workers, markdown_report, run_tournament, write_outputs
-from training.ppo_legacy.train import PPOArgs, train
+from training.ppo import PPOArgs, train
 
 #: The embedded training config: small enough for a few minutes on two cores, enough to beat random clearly.
 DEMO_CONFIG = {
-    "preset": "argentine", "seed": 1, "total_updates": 40, "num_tables": 32, "batch_steps": 2048,
-    "minibatch_size": 512, "learning_rate": 1e-3, "league": {"self": 0.5, "random": 0.5},
-    "eval_every": 0, "eval_opponents": ("random",), "checkpoint_every": 10,
+    "preset": "argentine", "seed": 1, "total_decisions": 300_000, "batch_decisions": 8192, "tables": 64,
+    "learning_rate": 1e-3, "scripted": {"random": 0.3}, "eval_every": 0, "eval_opponents": (),
+    "checkpoint_every": 10,
 }
-QUICK = {"total_updates": 2, "batch_steps": 512, "num_tables": 8}
+QUICK = {"total_decisions": 2000, "batch_decisions": 1000, "tables": 8}
 
 
 def run_demo(out: str = "runs/demo", matches: int = 200, seed: int = 0, quick: bool = False) -> int:
     folder = Path(out)
     settings = {**DEMO_CONFIG, **(QUICK if quick else {})}
-    print(f"truco demo: training PPO on {settings['preset']} for {settings['total_updates']} updates "
+    print(f"truco demo: training PPO on {settings['preset']} for {settings['total_decisions']:,} decisions "
           f"(embedded config) -> {folder / 'train'}", flush=True)
-    policy = train(PPOArgs(run_dir=str(folder / "train"), **settings), progress=True)
+    run_dir = folder / "train"
+    if (run_dir / "checkpoint.safetensors").exists():  # a finished demo run: start it over
+        (run_dir / "checkpoint.safetensors").unlink()
+    policy = train(PPOArgs(run_dir=str(run_dir), **settings))
     agents = [f"ppo:{policy}", "heuristic", "random"]
     print(f"truco demo: duplicate-deal tournament, {matches} matches per pairing: {', '.join(agents)}", flush=True)
     summary, meta = run_tournament(agents, [settings["preset"]], matches, seed=seed,

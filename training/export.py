@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from agents.network import PolicyNet, load_policy
 from truco_env import actions as A
 from truco_env import cards as C
 from truco_env.config import make_config
@@ -33,7 +34,6 @@ from truco_env.encoding import (
 from truco_env.engine import TrucoState
 
 from .atomic import atomic_write, atomic_write_json
-from .ppo_legacy.model import PolicyNet, load_policy
 
 ONNX_INPUTS = ("observation", "action_mask")
 ONNX_OUTPUTS = ("probabilities", "value")

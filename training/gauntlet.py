@@ -87,11 +87,12 @@ def make_trained_opponents(preset: str, workers: int = 2, progress: bool = True)
     """Train the gauntlet's two networks of ``preset`` (``truco exploit`` against ``heuristic`` and against
     ``threshold``, seed 0, the standard budget, kept under ``runs/exploit/``) and package their learners under
     ``agents/policies/gauntlet/``. Returns the files written."""
+    from agents.network import load_policy
     from agents.ppo import SHIPPED_DIR
 
     from .best_response import BRArgs
     from .exploit import cached_exploit
-    from .ppo_legacy.model import load_policy, save_policy
+    from .ppo import save_policy
 
     written = []
     for target, name in (("heuristic", "br-heuristic"), ("threshold", "br-threshold")):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import difflib
 import os
-from typing import Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -82,9 +82,24 @@ def describe(cls: type[Options]) -> str:
     """One line per option: name, type, default, docstring (for ``--help`` epilogues and docs)."""
     lines = []
     for name, field in cls.model_fields.items():
-        kind = getattr(field.annotation, "__name__", None) or str(field.annotation).replace("typing.", "")
-        lines.append(f"  {name} ({kind}, default {field.default!r}): {field.description or ''}")
+        kind = _type_name(field.annotation)
+        default = field.default_factory() if field.default_factory is not None else field.default
+        lines.append(f"  {name} ({kind}; default {default!r}): {field.description or ''}")
     return "\n".join(lines)
+
+
+def _type_name(kind: Any) -> str:
+    """``tuple[int, ...]``, ``one of local, processes``: a field's type as a user writes it (constraints are in
+    its docstring and its errors)."""
+    origin, args = get_origin(kind), get_args(kind)
+    if origin is Annotated:
+        return _type_name(args[0])
+    if origin is Literal:
+        return "one of " + ", ".join(map(str, args))
+    if origin is not None:
+        inner = ", ".join("..." if a is Ellipsis else _type_name(a) for a in args)
+        return f"{getattr(origin, '__name__', str(origin))}[{inner}]"
+    return getattr(kind, "__name__", str(kind))
 
 
 def _suggest(key: str, cls: type[Options]) -> str:

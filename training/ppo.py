@@ -145,6 +145,17 @@ class PPOArgs(Options):
             raise ValueError(f"should be one of {sorted(PRESETS)}")
         return value
 
+    @field_validator("scripted", "eval_opponents")
+    @classmethod
+    def _not_the_gauntlet(cls, value: Any) -> Any:
+        from .gauntlet import all_gauntlet_specs
+
+        named = sorted(set(value) & all_gauntlet_specs())
+        if named:
+            raise ValueError(f"{named} belong to the held-out gauntlet (training/gauntlet.py), which no training "
+                             "run may name")
+        return value
+
     @field_validator("scripted")
     @classmethod
     def _playable_agents(cls, value: dict[str, float]) -> dict[str, float]:
@@ -225,7 +236,7 @@ def ragged_inputs(obs: torch.Tensor, hidden_cards: torch.Tensor, policy_strength
 def stored_rows(part: dict[str, np.ndarray], key: str) -> SparseRows:
     """The ``key`` ("policy" or "critic") inputs a partition stored as ragged arrays, padded for minibatches."""
     counts, index = (torch.from_numpy(part[f"{key}_{x}"].astype(np.int64)) for x in ("counts", "index"))
-    return Ragged(counts, index, torch.from_numpy(part[f"{key}_value"])).padded()
+    return Ragged(counts, index, torch.from_numpy(np.require(part[f"{key}_value"], requirements="W"))).padded()
 
 
 def masked_entropy(logits: torch.Tensor) -> torch.Tensor:
