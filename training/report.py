@@ -41,6 +41,19 @@ def agents_of(preset: str) -> list[str]:
     return ["heuristic"] + ([f"ppo:{preset}"] if preset in shipped_policies() else [])
 
 
+def previous_policy(agent: str, preset: str) -> str | None:
+    """The policy a rebuilt ``ppo:<preset>`` replaced (``agents/policies/previous/``, as ONNX), which it must beat
+    head to head; None for other agents, and while the shipped policy is still the previous one (no
+    ``config_hash`` in its metadata: only the rebuilt trainer writes it)."""
+    from agents.base import make_agent
+    from agents.ppo import SHIPPED_DIR
+
+    path = os.path.join(SHIPPED_DIR, "previous", f"ppo_{preset}.onnx")
+    if agent != f"ppo:{preset}" or not os.path.isfile(path) or "config_hash" not in make_agent(agent).metadata:
+        return None
+    return f"onnx:{os.path.relpath(path)}"
+
+
 def _safe(spec: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in spec)
 
@@ -81,6 +94,9 @@ def measure(agent: str, preset: str, runs: Path, decisions: int, seed: int, work
                       lambda: run_gauntlet(agent, preset, gauntlet_matches, seed, workers, folder / "gauntlet",
                                            progress=progress), log)
     opponents = [spec for spec in ("heuristic", "random") if spec != agent]
+    previous = previous_policy(agent, preset)
+    if previous:
+        opponents.append(previous)
 
     def baselines() -> dict[str, Any]:
         summary, _meta = run_tournament([agent, *opponents], [preset], eval_matches, seed=seed, workers=workers,
@@ -88,7 +104,8 @@ def measure(agent: str, preset: str, runs: Path, decisions: int, seed: int, work
         return {r["agent_b"]: {k: r[k] for k in ("matches", "win_rate_a", "ci_low", "ci_high")}
                 for r in summary["pairings"]}
 
-    versus = _stage(folder / "baselines.json", {"matches": eval_matches, "seed": seed}, baselines, log)
+    key = {"matches": eval_matches, "seed": seed, **({"previous": previous} if previous else {})}
+    versus = _stage(folder / "baselines.json", key, baselines, log)
     return {"agent": agent, "preset": preset, "exploit": exploit, "gauntlet": gauntlet, "versus": versus}
 
 
@@ -135,6 +152,9 @@ def render(rows: list[dict[str, Any]], settings: dict[str, Any], host: dict[str,
         "over opponents (normal interval) and the opponent it does worst against."),
         (f"* **vs heuristic / vs random**: {settings['eval_matches']:,} duplicate matches each (seed "
         f"{settings['seed']})."),
+        ("* **vs the policy it replaced**: a policy of the rebuilt trainer against the `ppo:<preset>` shipped before "
+         "it (kept as ONNX in `agents/policies/previous/`, never trained against), same matches; n/a for the "
+         "heuristic and while the previous policy still ships."),
         "",
         ("Budgets are in learner decisions, not minutes, so that every agent faces the same amount of learning: a "
         "minutes budget would give a fast network target ten times the experience of the slow heuristic."),
@@ -143,7 +163,7 @@ def render(rows: list[dict[str, Any]], settings: dict[str, Any], host: dict[str,
     if figure:
         lines += [f"![strength]({figure})", ""]
     lines += [("| preset | agent | ABR win rate (lower is better) | gauntlet mean | gauntlet worst | vs heuristic "
-              "| vs random |"), "|---|---|---|---|---|---|---|"]
+              "| vs random | vs the policy it replaced |"), "|---|---|---|---|---|---|---|---|"]
     for row in rows:
         abr = row["exploit"]["abr"]
         g = row["gauntlet"]
@@ -152,10 +172,12 @@ def render(rows: list[dict[str, Any]], settings: dict[str, Any], host: dict[str,
         heur = _pct(vs["heuristic"]["win_rate_a"], vs["heuristic"]["ci_low"], vs["heuristic"]["ci_high"]) \
             if "heuristic" in vs else "(itself)"
         rnd = vs["random"]
+        prev = next((v for k, v in vs.items() if k.startswith("onnx:")), None)
+        before = _pct(prev["win_rate_a"], prev["ci_low"], prev["ci_high"]) if prev else "n/a"
         lines.append(f"| {row['preset']} | `{row['agent']}` | {_pct(abr['win_rate'], abr['ci_low'], abr['ci_high'])} "
                      f"| {_pct(g['mean'], g['mean_low'], g['mean_high'])} "
                      f"| {_pct(w['win_rate'], w['ci_low'], w['ci_high'])} vs {w['opponent']} "
-                     f"| {heur} | {_pct(rnd['win_rate_a'], rnd['ci_low'], rnd['ci_high'])} |")
+                     f"| {heur} | {_pct(rnd['win_rate_a'], rnd['ci_low'], rnd['ci_high'])} | {before} |")
     lines += ["", "Training cost of each best response (the budget above, on this machine):", "",
               "| preset | target | decisions | training time | decisions/s |", "|---|---|---:|---:|---:|"]
     for row in rows:
