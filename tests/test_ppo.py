@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -130,3 +132,39 @@ def test_every_bad_option_is_one_line_naming_it(data, expected):
     assert "\n" not in message
     assert message.startswith("configs/x.yaml: ")
     assert expected in message
+
+
+def test_a_finished_run_ships_unchanged_with_its_curves_and_an_unfinished_one_does_not(tmp_path):
+    from agents.network import load_policy
+    from training.ppo import save_policy
+    from training.ship import ship
+
+    policy = train(tiny(tmp_path, "run", total_decisions=3000, eval_every=1), progress_bar=False)
+    target, figure = ship(str(tmp_path / "run"), policies=str(tmp_path / "pkg"), images=str(tmp_path / "img"))
+    assert target.endswith("ppo_paulista.safetensors")
+    assert (tmp_path / "pkg" / "ppo_paulista.safetensors").read_bytes() == Path(policy).read_bytes()
+    assert Path(figure).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    net, meta = load_policy(policy)
+    save_policy(net, policy, **{**{k: v for k, v in meta.items() if k not in ("format", "format_version",
+                                                                              "architecture")}, "complete": False})
+    with pytest.raises(ValueError, match="unfinished run"):
+        ship(str(tmp_path / "run"), policies=str(tmp_path / "pkg"), images=str(tmp_path / "img"))
+
+
+def test_the_model_card_says_how_the_policy_was_made_and_what_it_measured():
+    from training.report import model_card
+
+    interval = {"win_rate_a": 0.61, "ci_low": 0.59, "ci_high": 0.63}
+    row = {"preset": "paulista", "exploit": {"abr": {"win_rate": 0.7, "ci_low": 0.68, "ci_high": 0.72}},
+           "gauntlet": {"mean": 0.64, "mean_low": 0.62, "mean_high": 0.66,
+                        "worst": {"win_rate": 0.52, "ci_low": 0.47, "ci_high": 0.57, "opponent": "tight"}},
+           "versus": {"heuristic": interval, "random": interval, "onnx:agents/policies/previous/ppo_paulista.onnx":
+                      {"win_rate_a": 0.55, "ci_low": 0.53, "ci_high": 0.57}}}
+    meta = {"config": {"hidden": [128, 128], "features": "card_strength"}, "decisions": 1_000_000, "updates": 60,
+            "seconds": 3600, "play": "sample", "config_hash": "abc123", "commit": "deadbeef"}
+    card = model_card(row, meta, {"finished": "2026-12-01", "decisions": 600_000})
+    assert "truco train ppo --config configs/ppo/paulista.yaml" in card
+    assert "abc123" in card and "deadbeef" in card and "1,000,000 learner decisions" in card
+    assert "| ABR win rate (600,000 decisions; lower is better) | 70.0% [68.0, 72.0] |" in card
+    assert "| vs the policy it replaced | 55.0% [53.0, 57.0] |" in card
+    assert "52.0% [47.0, 57.0] vs tight" in card

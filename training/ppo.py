@@ -935,7 +935,8 @@ def train(args: PPOArgs, resume: bool = False, progress_bar: bool = True) -> str
             scalars.update({f"league/win_rate_vs_{spec}": league.win_rate(spec) for spec in args.scripted})
             done = state.decisions >= args.total_decisions or stop["requested"]
             if done or (args.eval_every and state.update % args.eval_every == 0):
-                save_policy(net, policy_path, **meta, decisions=state.decisions)
+                save_policy(net, policy_path, **meta, decisions=state.decisions, updates=state.update,
+                            seconds=round(time.perf_counter() - started), complete=state.decisions >= args.total_decisions)
                 scalars.update({f"eval/win_rate_vs_{spec}": rate
                                 for spec, rate in evaluate(args, policy_path, state.update).items()})
             for tag, value in scalars.items():

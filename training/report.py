@@ -197,6 +197,64 @@ def render(rows: list[dict[str, Any]], settings: dict[str, Any], host: dict[str,
     return "\n".join(lines) + "\n"
 
 
+def model_card(row: dict[str, Any], meta: dict[str, Any], settings: dict[str, Any]) -> str:
+    """The card shipped beside a rebuilt ``ppo:<preset>``: how it was made, what it measured, where it stops."""
+    preset, config = row["preset"], meta["config"]
+    abr, g, vs = row["exploit"]["abr"], row["gauntlet"], row["versus"]
+    prev = next((v for k, v in vs.items() if k.startswith("onnx:")), None)
+
+    def rate(v: dict[str, Any]) -> str:
+        return _pct(v["win_rate_a"], v["ci_low"], v["ci_high"])
+
+    lines = [
+        f"# Model card: `ppo:{preset}`", "",
+        (f"One policy network for {preset}, trained from nothing by population self-play: it played itself, frozen "
+         "past snapshots of itself and small shares of the scripted agents in its config, and acts from its own "
+         "observation alone (no input, expert or reward term depends on whom it faces)."), "",
+        "## How it was made", "",
+        "```bash", f"truco train ppo --config configs/ppo/{preset}.yaml", "python -m training.ship runs/ppo/" + preset,
+        "```", "",
+        (f"* {meta.get('decisions', 0):,} learner decisions in {meta.get('updates', 0):,} updates, "
+        f"{meta.get('seconds', 0) / 3600:.2f} h on the training machine;"),
+        (f"* network: hidden layers {config['hidden']}, features `{config['features']}`; plays `{meta.get('play')}` "
+        "by default (`ppo:PATH,greedy` or `,sample` to choose);"),
+        f"* config hash `{meta.get('config_hash')}`, commit `{meta.get('commit')}` (both in the file's metadata).",
+        "", f"![training curves](../../docs/img/ppo_{preset}_training.png)", "",
+        f"## What it measured (`truco report`, {settings['finished']}; `docs/strength.md`)", "",
+        "| measure | result |", "|---|---|",
+        (f"| ABR win rate ({settings['decisions']:,} decisions; lower is better) | "
+        f"{_pct(abr['win_rate'], abr['ci_low'], abr['ci_high'])} |"),
+        f"| gauntlet mean | {_pct(g['mean'], g['mean_low'], g['mean_high'])} |",
+        (f"| gauntlet worst | {_pct(g['worst']['win_rate'], g['worst']['ci_low'], g['worst']['ci_high'])} "
+        f"vs {g['worst']['opponent']} |"),
+        f"| vs heuristic | {rate(vs['heuristic'])} |", f"| vs random | {rate(vs['random'])} |",
+        f"| vs the policy it replaced | {rate(prev) if prev else 'n/a'} |", "",
+        "## Limits", "",
+        f"* It plays {preset} only (the file says so; other presets are refused).",
+        "* Its numbers are against the agents above, on duplicate deals; it was never measured against people.",
+        ("* A best response trained against it alone wins the ABR rate above: where that is over 50%, a learner "
+         "found a way to exploit it."),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_model_cards(rows: list[dict[str, Any]], settings: dict[str, Any], log: Any) -> None:
+    from agents.base import make_agent
+    from agents.ppo import SHIPPED_DIR
+
+    for row in rows:
+        if not row["agent"].startswith("ppo:"):
+            continue
+        meta = make_agent(row["agent"]).metadata
+        if "config_hash" not in meta:
+            continue  # the previous, gated policies have no card
+        path = Path(SHIPPED_DIR) / f"ppo_{row['preset']}.md"
+        atomic_write(path, lambda tmp, row=row, meta=meta: Path(tmp).write_text(model_card(row, meta, settings)),
+                     ".md")
+        log(f"wrote {path}")
+
+
 def plot(rows: list[dict[str, Any]], path: Path) -> None:
     import matplotlib
 
@@ -261,6 +319,7 @@ def cli_main(args: Any) -> int:
     plot(rows, figure)
     text = render(rows, settings, machine(), command, os.path.relpath(figure, out.parent))
     atomic_write(out, lambda tmp: Path(tmp).write_text(text), ".md")
+    write_model_cards(rows, settings, log)
     print(text)
     print(f"wrote {out} and {figure}", file=sys.stderr)
     return 0

@@ -1,0 +1,86 @@
+"""Ship a finished ``truco train ppo`` run as ``ppo:<preset>``: ``python -m training.ship RUN_DIR``.
+
+It copies ``RUN_DIR/policy.safetensors`` to ``agents/policies/ppo_<preset>.safetensors`` unchanged (the file
+already records its config, config hash, commit, budget and play mode) and draws the run's training curves from
+its TensorBoard logs into ``docs/img/ppo_<preset>_training.png``, the figure its model card shows. Only a
+complete run of the rebuilt trainer ships: a policy is what one command made, never a checkpoint picked along
+the way. ``truco report`` then measures it and writes its model card beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+
+from agents.network import PolicyFileError, load_policy
+
+from .atomic import atomic_write
+
+CURVES = ("eval/win_rate_vs_heuristic", "eval/win_rate_vs_random", "league/snapshot_win_rate", "losses/entropy",
+          "losses/explained_variance", "charts/SPS")
+
+
+def curves_png(run_dir: str, out: str, title: str) -> str:
+    """The run's main TensorBoard scalars against learner decisions, one panel each."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    logs = EventAccumulator(os.path.join(run_dir, "tb"))
+    logs.Reload()
+    tags = [t for t in CURVES if t in logs.Tags()["scalars"]]
+    if not tags:
+        raise ValueError(f"{run_dir}/tb holds none of the training curves {list(CURVES)}")
+    fig, axes = plt.subplots(2, 3, figsize=(11, 5.5), squeeze=False)
+    for ax, tag in zip(axes.flat, tags, strict=False):
+        events = logs.Scalars(tag)
+        ax.plot([e.step for e in events], [e.value for e in events], marker="." if len(events) < 50 else None)
+        ax.set_title(tag, fontsize=9)
+        ax.set_xlabel("learner decisions", fontsize=8)
+    for ax in list(axes.flat)[len(tags):]:
+        ax.axis("off")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    atomic_write(out, lambda tmp: fig.savefig(tmp, dpi=100, format="png"), ".png")
+    plt.close(fig)
+    return out
+
+
+def ship(run_dir: str, policies: str | None = None, images: str = "docs/img") -> tuple[str, str]:
+    """Copy the run's policy into the package and draw its curves; returns both paths."""
+    from agents.ppo import SHIPPED_DIR
+
+    source = os.path.join(run_dir, "policy.safetensors")
+    _, meta = load_policy(source)
+    if "config_hash" not in meta:
+        raise ValueError(f"{source} was not written by truco train ppo (no config_hash in its metadata)")
+    if not meta.get("complete"):
+        raise ValueError(f"{source} comes from an unfinished run ({meta.get('decisions', 0):,} of "
+                         f"{meta['config']['total_decisions']:,} decisions); finish it with --resume")
+    preset = meta["presets"][0]
+    target = os.path.join(policies or SHIPPED_DIR, f"ppo_{preset}.safetensors")
+    atomic_write(target, lambda tmp: shutil.copyfile(source, tmp), ".safetensors")
+    figure = curves_png(run_dir, os.path.join(images, f"ppo_{preset}_training.png"),
+                        f"ppo:{preset}, truco train ppo --config configs/ppo/{preset}.yaml")
+    return target, figure
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m training.ship", description=__doc__.split("\n\n")[0])
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="a finished truco train ppo run")
+    args = parser.parse_args(argv)
+    try:
+        for path in ship(args.run_dir):
+            print(f"wrote {path}")
+    except (ValueError, PolicyFileError) as err:
+        print(f"python -m training.ship: error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
