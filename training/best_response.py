@@ -7,7 +7,7 @@ writes the report.
 
 Why a learner of its own rather than ``truco train ppo``: an exploitability figure is only comparable between
 targets if every target faces the same learner with the same budget. So the recipe (:class:`BRArgs`) is fixed:
-no warm start, no teacher, no league, no reward term that knows who the target is; only the budget, the seed and
+no warm start, no imitation, no league, no reward term that knows who the target is; only the budget, the seed and
 the number of worker processes change. And it must be fast, because the budget is what it can learn.
 
 The learner

@@ -194,7 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
         "export",
         help="export a trained policy for other front ends (ppo -> ONNX)",
         description="Export a trained policy so that programs without this project can run it.",
-        epilog="example:\n  truco export ppo runs/ppo_argentine/policy.safetensors --out exported/argentine.onnx",
+        epilog="example:\n  truco export ppo runs/ppo/argentine/policy.safetensors --out exported/argentine.onnx",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     exporters = export.add_subparsers(dest="exporter", metavar="KIND")
