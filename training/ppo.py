@@ -850,7 +850,9 @@ def train(args: PPOArgs, resume: bool = False, progress_bar: bool = True) -> str
     meta = {"presets": [args.preset], "play": args.play, "config": args.model_dump(mode="json"),
             "config_hash": config_hash(args), "commit": git_commit()}
     writer = SummaryWriter(os.path.join(args.run_dir, "tb"))
-    backend = Backend(args.backend, min(args.partitions, max(1, os.cpu_count() or 1)))
+    # processes: no more than this machine's cores; Ray: one actor per partition, placed by the cluster
+    workers = args.partitions if args.backend == "ray" else min(args.partitions, max(1, os.cpu_count() or 1))
+    backend = Backend(args.backend, workers)
     bar = tqdm(total=args.total_decisions, initial=state.decisions, desc="ppo", unit="dec", unit_scale=True,
                disable=not progress_bar, file=sys.stderr, dynamic_ncols=True)
     stop = {"requested": False}
