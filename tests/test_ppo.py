@@ -13,7 +13,8 @@ from agents.network import PolicyNet, SparseRows
 from training import ppo
 from training.evaluate import wilson_interval
 from training.options import build
-from training.ppo import DealCritic, PPOArgs, ragged_inputs, train, trajectory_advantages
+from training.ppo import DealCritic, PPOArgs, train, trajectory_advantages
+from training.selfplay import ragged_inputs
 from truco_env.vector import VectorEnv
 
 TINY = {"preset": "paulista", "total_decisions": 6000, "batch_decisions": 1500, "tables": 16, "hidden": [32],
