@@ -23,7 +23,7 @@ from training.gauntlet import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-#: Test files that name gauntlet opponents to test the opponents themselves (never as a league, teacher, guide).
+#: Test files that name gauntlet opponents to test the opponents themselves (never as a training opponent).
 GAUNTLET_TESTS = {"test_gauntlet.py", "test_scripted.py"}
 
 
