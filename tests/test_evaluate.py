@@ -215,3 +215,22 @@ def test_matches_run_torch_on_one_thread_and_restore_it(monkeypatch, runner):
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+def test_a_tournament_reads_a_policy_file_again_once_it_changed(tmp_path):
+    """A trainer evaluates its latest policy under one spec: the second tournament must play the new weights."""
+    import torch
+
+    from agents.network import PolicyNet
+    from training.evaluate import _AGENT_CACHE
+    from training.ppo import save_policy
+
+    path = tmp_path / "policy.safetensors"
+    net = PolicyNet(hidden=(8,))
+    for bias in (50.0, -50.0):
+        with torch.no_grad():
+            net.policy.bias[0] = bias
+        save_policy(net, str(path), presets=["argentine"], play="greedy")
+        run_tournament([f"ppo:{path}", "random"], ["argentine"], 2, seed=1)
+    played = [agent for (spec, _), (_, agent) in _AGENT_CACHE.items() if spec == f"ppo:{path}"]
+    assert played and all(agent.net.policy.bias[0].item() == -50.0 for agent in played)

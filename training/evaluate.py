@@ -278,14 +278,27 @@ def agent_seed_for(task: Task, seat: int) -> int:
                          f"{int(task.swapped)}:{seat}").getrandbits(32)
 
 
-_AGENT_CACHE: dict[tuple[str, int], Agent] = {}
+_AGENT_CACHE: dict[tuple[str, int], tuple[tuple[int, int] | None, Agent]] = {}
 
 
 def _agent(spec: str, seat: int) -> Agent:
-    key = (spec, seat)
-    if key not in _AGENT_CACHE:
-        _AGENT_CACHE[key] = make_agent(spec)
-    return _AGENT_CACHE[key]
+    """The agent of ``spec`` at ``seat``, built once per process, and again when the file it reads changed (a
+    trainer that evaluates its latest policy file under the same spec must not meet the first one again)."""
+    stamp = _file_stamp(spec)
+    cached = _AGENT_CACHE.get((spec, seat))
+    if cached is None or cached[0] != stamp:
+        cached = _AGENT_CACHE[(spec, seat)] = (stamp, make_agent(spec))
+    return cached[1]
+
+
+def _file_stamp(spec: str) -> tuple[int, int] | None:
+    """(modification time, size) of the file a spec like ``ppo:PATH,greedy`` reads, None for other specs."""
+    path = spec.partition(":")[2].partition(",")[0]
+    try:
+        stat = os.stat(path) if path else None
+    except OSError:
+        return None
+    return (stat.st_mtime_ns, stat.st_size) if stat else None
 
 
 def run_task(task: Task) -> dict[str, Any]:
