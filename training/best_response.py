@@ -64,7 +64,7 @@ from truco_env import _kernel as K
 from truco_env.config import make_config
 from truco_env.vector import EngineVectorEnv, VectorEnv
 
-from .ppo import DealCritic, advantages, clipped_surrogate, masked_entropy
+from .ppo import DealCritic, advantages, ppo_loss
 
 #: The standard budget: learner decisions (see docs/strength.md for why decisions, not minutes).
 STANDARD_DECISIONS = 600_000
@@ -493,14 +493,9 @@ def train_best_response(args: BRArgs, logdir: str | None = None, progress: bool 
                 for start in range(0, size, args.minibatch_size):
                     mb = torch.from_numpy(order[start:start + args.minibatch_size])
                     logits, new_values = net(b_obs[mb], b_masks[mb])
-                    pg_loss, stats = clipped_surrogate(logits, b_actions[mb], b_logprobs[mb], b_advantages[mb],
-                                                       args.clip_coef)
+                    loss, stats = ppo_loss(logits, new_values, critic(b_obs[mb], b_hidden[mb]), b_actions[mb],
+                                           b_logprobs[mb], b_advantages[mb], b_returns[mb], args)
                     clipfracs.append(stats["clipfrac"])
-                    # the critic's loss, and the policy's own value head (kept for exporters) on the same returns
-                    v_loss = 0.5 * ((critic(b_obs[mb], b_hidden[mb]) - b_returns[mb]) ** 2).mean() \
-                        + 0.5 * ((new_values - b_returns[mb]) ** 2).mean()
-                    entropy = masked_entropy(logits).mean()
-                    loss = pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss
                     optimizer.zero_grad()
                     loss.backward()
                     nn.utils.clip_grad_norm_(params, args.max_grad_norm)
@@ -522,9 +517,9 @@ def train_best_response(args: BRArgs, logdir: str | None = None, progress: bool 
                 writer.add_scalar("charts/matches", len(results), step)
                 writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], step)
                 writer.add_scalar("charts/SPS", size / max(time.perf_counter() - tick, 1e-9), step)
-                writer.add_scalar("losses/value_loss", v_loss.item(), step)
-                writer.add_scalar("losses/policy_loss", pg_loss.item(), step)
-                writer.add_scalar("losses/entropy", entropy.item(), step)
+                writer.add_scalar("losses/value_loss", stats["value_loss"].item(), step)
+                writer.add_scalar("losses/policy_loss", stats["policy_loss"].item(), step)
+                writer.add_scalar("losses/entropy", stats["entropy"].item(), step)
                 writer.add_scalar("losses/old_approx_kl", stats["old_approx_kl"].item(), step)
                 writer.add_scalar("losses/approx_kl", stats["approx_kl"].item(), step)
                 writer.add_scalar("losses/clipfrac", float(np.mean(clipfracs)), step)

@@ -431,17 +431,11 @@ def play_tasks(tasks: list[Task], workers: int = 1, progress: bool = False,
 
 
 def _play_tasks_on_ray(tasks: list[Task], workers: int, progress: bool) -> list[dict[str, Any]]:
-    try:
-        import ray
-    except ImportError:
-        raise ValueError("backend 'ray' needs Ray: pip install 'truco-rl[ray]'") from None
     from tqdm import tqdm
 
-    if not ray.is_initialized():
-        if os.environ.get("RAY_ADDRESS"):
-            ray.init(log_to_driver=False)
-        else:
-            ray.init(num_cpus=max(1, workers), include_dashboard=False, log_to_driver=False)
+    from .workers import start_ray
+
+    ray = start_ray(workers)
     remote = ray.remote(num_cpus=1)(_run_chunk)
     size = max(1, min(64, len(tasks) // (max(1, workers) * 8)))
     chunks = [tasks[i:i + size] for i in range(0, len(tasks), size)]

@@ -235,6 +235,19 @@ def clipped_surrogate(logits: torch.Tensor, actions: torch.Tensor, old_logprobs:
     return loss, stats
 
 
+def ppo_loss(logits: torch.Tensor, values: torch.Tensor, critic_values: torch.Tensor, actions: torch.Tensor,
+             old_logprobs: torch.Tensor, advantages: torch.Tensor, returns: torch.Tensor, args: Any
+             ) -> tuple[torch.Tensor, dict[str, Any]]:
+    """One minibatch's loss: the clipped surrogate, minus the entropy bonus, plus the value losses of the critic
+    and of the policy's own value head (kept for exporters), both on the same returns; and the diagnostics.
+    ``args`` gives ``clip_coef``, ``ent_coef`` and ``vf_coef`` (the best-response learner shares it)."""
+    pg_loss, stats = clipped_surrogate(logits, actions, old_logprobs, advantages, args.clip_coef)
+    v_loss = 0.5 * ((critic_values - returns) ** 2).mean() + 0.5 * ((values - returns) ** 2).mean()
+    entropy = masked_entropy(logits).mean()
+    return pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss, {
+        **stats, "policy_loss": pg_loss, "value_loss": v_loss, "entropy": entropy}
+
+
 def trajectory_advantages(traj: np.ndarray, rewards: np.ndarray, values: np.ndarray, lam: float) -> np.ndarray:
     """:func:`advantages` of decisions in playing order, ``traj`` naming each one's trajectory."""
     order = np.argsort(traj, kind="stable")  # decisions of a trajectory keep their playing order
@@ -538,14 +551,9 @@ def train(args: PPOArgs, resume: bool = False, progress_bar: bool = True) -> str
                 for start in range(0, size, args.minibatch_size):
                     mb = torch.from_numpy(order[start:start + args.minibatch_size])
                     logits, new_values = net.from_inputs(x_policy[mb], b_masks[mb])
-                    pg_loss, stats = clipped_surrogate(logits, b_actions[mb], b_logprobs[mb], b_advantages[mb],
-                                                       args.clip_coef)
+                    loss, stats = ppo_loss(logits, new_values, critic.from_inputs(x_critic[mb]), b_actions[mb],
+                                           b_logprobs[mb], b_advantages[mb], b_returns[mb], args)
                     clipfracs.append(stats["clipfrac"])
-                    # the critic, and the policy's own value head (kept for exporters), on the same returns
-                    v_loss = 0.5 * ((critic.from_inputs(x_critic[mb]) - b_returns[mb]) ** 2).mean() \
-                        + 0.5 * ((new_values - b_returns[mb]) ** 2).mean()
-                    entropy = masked_entropy(logits).mean()
-                    loss = pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss
                     optimizer.zero_grad()
                     loss.backward()
                     nn.utils.clip_grad_norm_(params, args.max_grad_norm)
@@ -562,8 +570,8 @@ def train(args: PPOArgs, resume: bool = False, progress_bar: bool = True) -> str
             scalars = {"charts/learning_rate": optimizer.param_groups[0]["lr"],
                        "charts/SPS": size / max(time.perf_counter() - tick, 1e-9),
                        "charts/collect_SPS": size / max(collected - tick, 1e-9),
-                       "losses/value_loss": v_loss.item(), "losses/policy_loss": pg_loss.item(),
-                       "losses/entropy": entropy.item(), "losses/old_approx_kl": stats["old_approx_kl"].item(),
+                       "losses/value_loss": stats["value_loss"].item(),
+                       "losses/policy_loss": stats["policy_loss"].item(), "losses/entropy": stats["entropy"].item(), "losses/old_approx_kl": stats["old_approx_kl"].item(),
                        "losses/approx_kl": stats["approx_kl"].item(), "losses/clipfrac": float(np.mean(clipfracs)),
                        "losses/explained_variance": explained,
                        "league/snapshot_win_rate": float(np.mean([league.win_rate(n) for n in names[1:]

@@ -16,7 +16,6 @@ twentieth of the bytes (dense, a 16,384-decision batch's inputs take 180 MB).
 from __future__ import annotations
 
 import dataclasses
-import os
 import signal
 from typing import Any
 
@@ -348,16 +347,9 @@ class Backend:
                 child.close()
                 self.pipes.append(parent)
         else:
-            try:
-                import ray
-            except ImportError:
-                raise ValueError("backend 'ray' needs Ray: pip install 'truco-rl[ray]'") from None
-            if not ray.is_initialized():
-                if os.environ.get("RAY_ADDRESS"):
-                    ray.init(log_to_driver=False)
-                else:
-                    ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
-            self.ray = ray
+            from .workers import start_ray
+
+            ray = self.ray = start_ray(workers)
             self.actors = [ray.remote(num_cpus=1)(Collector).remote() for _ in range(workers)]
 
     def run(self, net: PolicyNet, snapshots: dict[int, dict[str, np.ndarray]], tasks: list[Task]

@@ -1,4 +1,4 @@
-"""Process pools whose workers leave Ctrl-C to the parent.
+"""Where parallel work runs: process pools whose workers leave Ctrl-C to the parent, and Ray when asked for.
 
 Why: a terminal's Ctrl-C signals the whole process group. A worker that dies of it mid-task leaves the parent's
 work unfinished (a PPO update waiting forever, a tournament with a traceback per worker). A pool initializer
@@ -11,9 +11,11 @@ then restores its own handler.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
 from collections.abc import Callable
 from multiprocessing.pool import Pool
+from typing import Any
 
 
 def ignore_sigint() -> None:
@@ -27,3 +29,18 @@ def spawn_pool(workers: int, initializer: Callable[[], None] = ignore_sigint) ->
         return multiprocessing.get_context("spawn").Pool(workers, initializer=initializer)
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def start_ray(workers: int) -> Any:
+    """The ``ray`` module, initialised: the cluster ``RAY_ADDRESS`` names, or a local instance of ``workers`` CPUs
+    (ValueError naming the extra to install when Ray is missing)."""
+    try:
+        import ray
+    except ImportError:
+        raise ValueError("backend 'ray' needs Ray: pip install 'truco-rl[ray]'") from None
+    if not ray.is_initialized():
+        if os.environ.get("RAY_ADDRESS"):
+            ray.init(log_to_driver=False)
+        else:
+            ray.init(num_cpus=max(1, workers), include_dashboard=False, log_to_driver=False)
+    return ray
