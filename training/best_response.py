@@ -56,7 +56,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from torch import nn
 
 from agents.base import Agent, make_agent, observation_for
 from agents.network import PolicyNet
@@ -64,7 +63,7 @@ from truco_env import _kernel as K
 from truco_env.config import make_config
 from truco_env.vector import EngineVectorEnv, VectorEnv
 
-from .ppo import DealCritic, advantages, ppo_loss
+from .ppo import DealCritic, advantages, ppo_epochs
 
 #: The standard budget: learner decisions (see docs/strength.md for why decisions, not minutes).
 STANDARD_DECISIONS = 600_000
@@ -486,20 +485,11 @@ def train_best_response(args: BRArgs, logdir: str | None = None, progress: bool 
             size = len(b_actions)
 
             # --- clipped PPO epochs ---------------------------------------------------------------------------
-            clipfracs = []
-            order = np.arange(size)
-            for _epoch in range(args.update_epochs):
-                rng.shuffle(order)
-                for start in range(0, size, args.minibatch_size):
-                    mb = torch.from_numpy(order[start:start + args.minibatch_size])
-                    logits, new_values = net(b_obs[mb], b_masks[mb])
-                    loss, stats = ppo_loss(logits, new_values, critic(b_obs[mb], b_hidden[mb]), b_actions[mb],
-                                           b_logprobs[mb], b_advantages[mb], b_returns[mb], args)
-                    clipfracs.append(stats["clipfrac"])
-                    optimizer.zero_grad()
-                    loss.backward()
-                    nn.utils.clip_grad_norm_(params, args.max_grad_norm)
-                    optimizer.step()
+
+            batch = {"obs": b_obs, "hidden": b_hidden, "masks": b_masks, "actions": b_actions,
+                     "logprobs": b_logprobs, "advantages": b_advantages, "returns": b_returns}
+            stats, clipfracs = ppo_epochs(batch, lambda mb: net(mb["obs"], mb["masks"]),
+                                          lambda mb: critic(mb["obs"], mb["hidden"]), optimizer, params, rng, args)
 
             # --- bookkeeping and CleanRL's TensorBoard tags ------------------------------------------------------
             state.decisions += size

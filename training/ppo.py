@@ -248,6 +248,31 @@ def ppo_loss(logits: torch.Tensor, values: torch.Tensor, critic_values: torch.Te
         **stats, "policy_loss": pg_loss, "value_loss": v_loss, "entropy": entropy}
 
 
+def ppo_epochs(batch: dict[str, Any], policy_of: Any, value_of: Any, optimizer: torch.optim.Optimizer,
+               params: list[torch.Tensor], rng: np.random.Generator, args: Any) -> tuple[dict[str, Any], list[float]]:
+    """``update_epochs`` passes over ``batch`` (``actions``, ``logprobs``, ``advantages``, ``returns`` and the
+    networks' inputs, all sliced by rows) in shuffled minibatches, one clipped gradient step each.
+    ``policy_of(minibatch)`` gives the logits and the policy's values, ``value_of(minibatch)`` the critic's.
+    Returns the last minibatch's diagnostics and every minibatch's clip fraction."""
+    size = len(batch["actions"])
+    order = np.arange(size)
+    clipfracs = []
+    for _epoch in range(args.update_epochs):
+        rng.shuffle(order)
+        for start in range(0, size, args.minibatch_size):
+            mb = torch.from_numpy(order[start:start + args.minibatch_size])
+            part = {key: value[mb] for key, value in batch.items()}
+            logits, values = policy_of(part)
+            loss, stats = ppo_loss(logits, values, value_of(part), part["actions"], part["logprobs"],
+                                   part["advantages"], part["returns"], args)
+            clipfracs.append(stats["clipfrac"])
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(params, args.max_grad_norm)
+            optimizer.step()
+    return stats, clipfracs
+
+
 def trajectory_advantages(traj: np.ndarray, rewards: np.ndarray, values: np.ndarray, lam: float) -> np.ndarray:
     """:func:`advantages` of decisions in playing order, ``traj`` naming each one's trajectory."""
     order = np.argsort(traj, kind="stable")  # decisions of a trajectory keep their playing order
@@ -544,20 +569,11 @@ def train(args: PPOArgs, resume: bool = False, progress_bar: bool = True) -> str
 
             # --- clipped PPO epochs ---------------------------------------------------------------------------
             size = len(b_actions)
-            order = np.arange(size)
-            clipfracs = []
-            for _epoch in range(args.update_epochs):
-                rng.shuffle(order)
-                for start in range(0, size, args.minibatch_size):
-                    mb = torch.from_numpy(order[start:start + args.minibatch_size])
-                    logits, new_values = net.from_inputs(x_policy[mb], b_masks[mb])
-                    loss, stats = ppo_loss(logits, new_values, critic.from_inputs(x_critic[mb]), b_actions[mb],
-                                           b_logprobs[mb], b_advantages[mb], b_returns[mb], args)
-                    clipfracs.append(stats["clipfrac"])
-                    optimizer.zero_grad()
-                    loss.backward()
-                    nn.utils.clip_grad_norm_(params, args.max_grad_norm)
-                    optimizer.step()
+
+            batch = {"policy": x_policy, "critic": x_critic, "masks": b_masks, "actions": b_actions,
+                     "logprobs": b_logprobs, "advantages": b_advantages, "returns": b_returns}
+            stats, clipfracs = ppo_epochs(batch, lambda mb: net.from_inputs(mb["policy"], mb["masks"]),
+                                          lambda mb: critic.from_inputs(mb["critic"]), optimizer, params, rng, args)
 
             # --- league, CleanRL's TensorBoard tags, evaluation, checkpoint -----------------------------------
             if state.update % args.snapshot_every == 0:
