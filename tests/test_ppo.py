@@ -169,3 +169,15 @@ def test_the_model_card_says_how_the_policy_was_made_and_what_it_measured():
     assert "| ABR win rate (600,000 decisions; lower is better) | 70.0% [68.0, 72.0] |" in card
     assert "| vs the policy it replaced | 55.0% [53.0, 57.0] |" in card
     assert "52.0% [47.0, 57.0] vs tight" in card
+
+
+@pytest.mark.parametrize("preset", ["argentine", "argentine-2v2", "paulista", "paulista-2v2"])
+def test_each_main_preset_has_a_short_config_that_loads(preset):
+    from training.options import load
+
+    path = Path(__file__).resolve().parent.parent / "configs" / "ppo" / f"{preset}.yaml"
+    args = load(PPOArgs, str(path))
+    assert args.preset == preset and args.run_dir == f"runs/ppo/{preset}"
+    options = [line for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")]
+    assert len(options) <= 10  # a handful of lines over PPOArgs' defaults
+    assert "%" not in path.read_text()  # results live in docs/strength.md, not in config comments
