@@ -557,21 +557,18 @@ def train(args: PPOArgs, resume: bool = False, progress_bar: bool = True) -> str
 
             # --- advantages (the deal-aware critic's values, recomputed by the current weights) ---------------
             x_policy, x_critic = (SparseRows.stack([stored_rows(p, key) for p in parts]) for key in ("policy", "critic"))
-            batch = {key: np.concatenate([p[key] for p in parts]) for key in ("masks", "actions", "logprobs",
-                                                                               "traj", "rewards")}
-            b_masks, b_actions = torch.from_numpy(batch["masks"]), torch.from_numpy(batch["actions"])
-            b_logprobs = torch.from_numpy(batch["logprobs"])
+            arrays = {key: np.concatenate([p[key] for p in parts])
+                      for key in ("masks", "actions", "logprobs", "traj", "rewards")}
+            size = len(arrays["actions"])
             with torch.no_grad():
-                values = torch.cat([critic.from_inputs(x_critic[i:i + 8192])
-                                    for i in range(0, len(b_actions), 8192)]).numpy()
-            adv = trajectory_advantages(batch["traj"], batch["rewards"], values, args.gae_lambda)
-            b_advantages, b_returns = torch.from_numpy(adv), torch.from_numpy(adv + values)
+                values = torch.cat([critic.from_inputs(x_critic[i:i + 8192]) for i in range(0, size, 8192)]).numpy()
+            adv = trajectory_advantages(arrays["traj"], arrays["rewards"], values, args.gae_lambda)
+            returns = adv + values
 
             # --- clipped PPO epochs ---------------------------------------------------------------------------
-            size = len(b_actions)
-
-            batch = {"policy": x_policy, "critic": x_critic, "masks": b_masks, "actions": b_actions,
-                     "logprobs": b_logprobs, "advantages": b_advantages, "returns": b_returns}
+            batch = {"policy": x_policy, "critic": x_critic, "advantages": torch.from_numpy(adv),
+                     "returns": torch.from_numpy(returns),
+                     **{key: torch.from_numpy(arrays[key]) for key in ("masks", "actions", "logprobs")}}
             stats, clipfracs = ppo_epochs(batch, lambda mb: net.from_inputs(mb["policy"], mb["masks"]),
                                           lambda mb: critic.from_inputs(mb["critic"]), optimizer, params, rng, args)
 
@@ -581,14 +578,14 @@ def train(args: PPOArgs, resume: bool = False, progress_bar: bool = True) -> str
             state.decisions += size
             state.seconds = time.perf_counter() - started
             step = state.decisions
-            var_y = float(np.var(b_returns.numpy()))
-            explained = float("nan") if var_y == 0 else 1 - float(np.var(b_returns.numpy() - values)) / var_y
+            var_y = float(np.var(returns))
+            explained = float("nan") if var_y == 0 else 1 - float(np.var(returns - values)) / var_y
             scalars = {"charts/learning_rate": optimizer.param_groups[0]["lr"],
                        "charts/SPS": size / max(time.perf_counter() - tick, 1e-9),
                        "charts/collect_SPS": size / max(collected - tick, 1e-9),
-                       "losses/value_loss": stats["value_loss"].item(),
-                       "losses/policy_loss": stats["policy_loss"].item(), "losses/entropy": stats["entropy"].item(), "losses/old_approx_kl": stats["old_approx_kl"].item(),
-                       "losses/approx_kl": stats["approx_kl"].item(), "losses/clipfrac": float(np.mean(clipfracs)),
+                       **{f"losses/{key}": stats[key].item()
+                          for key in ("value_loss", "policy_loss", "entropy", "old_approx_kl", "approx_kl")},
+                       "losses/clipfrac": float(np.mean(clipfracs)),
                        "losses/explained_variance": explained,
                        "league/snapshot_win_rate": float(np.mean([league.win_rate(n) for n in names[1:]
                                                                   if n.startswith("snapshot:")] or [np.nan]))}
@@ -596,7 +593,8 @@ def train(args: PPOArgs, resume: bool = False, progress_bar: bool = True) -> str
             done = state.decisions >= args.total_decisions or stop["requested"]
             if done or (args.eval_every and state.update % args.eval_every == 0):
                 save_policy(net, policy_path, **meta, decisions=state.decisions, updates=state.update,
-                            seconds=round(time.perf_counter() - started), complete=state.decisions >= args.total_decisions)
+                            seconds=round(time.perf_counter() - started),
+                            complete=state.decisions >= args.total_decisions)
                 scalars.update({f"eval/win_rate_vs_{spec}": rate
                                 for spec, rate in evaluate(args, policy_path, state.update).items()})
             for tag, value in scalars.items():
