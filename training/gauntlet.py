@@ -43,7 +43,7 @@ from .evaluate import Z95, run_tournament, write_outputs
 MAIN_PRESETS = ("argentine", "argentine-2v2", "paulista", "paulista-2v2")
 #: Those it covers now: the ones whose trained opponents are packaged. The others join when
 #: ``truco gauntlet --make-opponents --preset P`` has run for them.
-GAUNTLET_PRESETS = ("argentine", "paulista")
+GAUNTLET_PRESETS = ("argentine", "argentine-2v2", "paulista")
 
 
 @dataclass(frozen=True)
