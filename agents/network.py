@@ -115,10 +115,6 @@ class SparseRows(NamedTuple):
     value: torch.Tensor
 
     @classmethod
-    def from_dense(cls, x: torch.Tensor) -> SparseRows:
-        return Ragged.from_dense(x).padded()
-
-    @classmethod
     def stack(cls, parts: list[SparseRows]) -> SparseRows:
         """The rows of ``parts`` one after another (padded to the widest)."""
         width = max(p.index.shape[1] for p in parts)
