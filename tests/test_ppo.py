@@ -181,3 +181,24 @@ def test_each_main_preset_has_a_short_config_that_loads(preset):
     options = [line for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")]
     assert len(options) <= 10  # a handful of lines over PPOArgs' defaults
     assert "%" not in path.read_text()  # results live in docs/strength.md, not in config comments
+
+
+def test_the_warm_start_copies_a_teacher_it_is_shown():
+    """Imitation fits the network to the teacher's choices on legal actions; here the teacher always takes the
+    highest legal action, a rule a network learns exactly, so a weak fit (too few steps, a wrong mask) fails."""
+    env = VectorEnv("argentine", num_envs=64, seed=5)
+    obs, mask, _ = env.reset()
+    rows = []
+    for _ in range(48):
+        rows.append((obs.copy(), mask.astype(bool)))
+        obs, mask, _, _, _ = env.step(env.random_actions())
+    obs, mask = (torch.from_numpy(np.concatenate(x)) for x in zip(*rows, strict=True))
+    highest = mask.shape[1] - 1 - mask.flip(1).int().argmax(1)
+    train_rows, held = slice(0, 2048), slice(2048, None)
+    data = {"obs": obs[train_rows], "masks": mask[train_rows], "actions": highest[train_rows]}
+    torch.manual_seed(0)
+    net = PolicyNet(hidden=(64,), features="card_strength")
+    assert ppo.imitate(net, data, seed=1) > 0.95
+    with torch.no_grad():
+        logits, _ = net(obs[held], mask[held])
+    assert float((logits.argmax(1) == highest[held]).float().mean()) > 0.9
