@@ -46,12 +46,12 @@ TOUR = [
      print("hand:", [names[i].split(":")[1] for i in np.flatnonzero(obs["observation"][start:end])])
      print("legal:", [names[i] for i in np.flatnonzero(obs["action_mask"])])
      """),
-    ("md", "## Step with named actions: the worked example T03 of RULES.md"),
+    ("md", "## Step with named actions: the worked example T03 of docs/rules.md"),
     ("code", """
      for name in ["envido", "quiero", "play:3e", "play:2o", "play:7c", "truco", "quiero", "play:1b", "play:4b",
                   "play:6c"]:
          env.step(env.unwrapped.action_id(name))
-     print(env.unwrapped.game.score)   # (4, 0), as the seed text says
+     print(env.unwrapped.game.score)   # (4, 0), as docs/rules.md works it out
      print(env.render())
      """),
     ("md", "## A whole random match, and the replay of its record"),

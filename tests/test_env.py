@@ -1,5 +1,5 @@
 """The PettingZoo AEC environment: PettingZoo's own API and seed tests, masks, rewards, episodes, records,
-no leak of hidden information, and the public names of INTERFACE.md."""
+no leak of hidden information, and the public names (documented in the docstring of truco_env/aec.py)."""
 
 import json
 import random

@@ -1,4 +1,4 @@
-"""`truco replay FILE.json` (INTERFACE.md "Records"): good records reproduce, hostile ones fail in one line.
+"""`truco replay FILE.json` (docs/records.md): good records reproduce, hostile ones fail in one line.
 
 1. Seeded random matches of every preset are dumped to JSON and replayed through `training.cli.main` in-process
    (exit 0) and through `replay_record` (the replayed state writes back the very same record). Records of

@@ -10,7 +10,7 @@ import pytest
 from truco_env import PRESETS, TrucoState, make_config
 from truco_env.engine import ENVIDO, FLOR_CONTEST, FLOR_DECLARE, ONZE, PLAY, TRUCO
 
-#: Hand values by accepted level (RULES.md 3.9, 4.4), written out here rather than read from the engine.
+#: Hand values by accepted level (docs/rules.md §3.9, 4.4), written out here rather than read from the engine.
 LADDER_VALUES = {"argentine": (1, 2, 3, 4), "paulista": (1, 3, 6, 9, 12)}
 
 # (preset, overrides) pairs: every preset plus the options that change the course of play.
@@ -43,7 +43,7 @@ def variant_id(variant):
 
 
 def allowed_credits(state: TrucoState, phase: str, action: str) -> set[int]:
-    """Every amount a team may be credited by ``action`` in ``phase`` (RULES.md 2.7, 3.4, 3.5, 3.8, 3.10, 4.7).
+    """Every amount a team may be credited by ``action`` in ``phase`` (docs/rules.md §2.7, 3.4, 3.5, 3.8, 3.10, 4.7).
 
     Deliberately coarse and independent of the engine's bookkeeping: ladder values, the envido and flor tables
     and every falta the current score allows."""
@@ -144,7 +144,7 @@ def test_same_seed_same_match(preset):
 
 
 def test_deal_follows_the_reference_procedure():
-    """RULES.md 2.3: card k of the shuffled deck goes to seat (mano + k) mod n; card 3n is the vira."""
+    """docs/rules.md §2.3: card k of the shuffled deck goes to seat (mano + k) mod n; card 3n is the vira."""
     from truco_env import cards as C
 
     for preset in ("argentine-3v3", "paulista-2v2"):

@@ -1,4 +1,4 @@
-"""The worked scenarios T01-T48 of RULES.md section 6, driven through the rules engine and through the public
+"""The worked scenarios T01-T48 of docs/rules.md §6, driven through the rules engine and through the public
 PettingZoo environment.
 
 Every scenario is data: a `Case` (preset, overrides, dealer, start score, deal, vira, actions, and what must
@@ -8,7 +8,7 @@ data and the same checks: `engine` drives `TrucoState` directly; `env` drives `t
 deal through `reset` options, actions by name through `action_id`, the legal set read from the action mask)
 via the `EnvDriver` adapter below, which also checks the mask against the engine at every step.
 
-RULES.md section 6 conventions: dealer seat 1 (mano/mao seat 0), start [0, 0], default options, "legal" is
+docs/rules.md §6 conventions: dealer seat 1 (mano/mao seat 0), start [0, 0], default options, "legal" is
 the complete legal set of the actor at that moment.
 """
 from __future__ import annotations
@@ -300,7 +300,7 @@ def assert_illegal(s: State, name: str, legal=None) -> None:
         s.apply(name)
     msg = str(exc.value)
     assert name in msg, f"error message does not name {name!r}: {msg!r}"
-    for a in before[2]:  # INTERFACE.md: the message names the legal actions too
+    for a in before[2]:  # the message names the legal actions too (truco_env/aec.py)
         assert a in msg, f"error message does not name legal action {a!r}: {msg!r}"
     assert snapshot(s) == before, "state changed by an illegal action"
     if legal is not None:
@@ -349,7 +349,7 @@ AFTER_ENVIDO_T10 = L("play:7c play:4c play:1e truco mazo")  # seat 0's turn, env
 # ------------------------------------------------------------ 6.1 Argentine
 CASES: list = []
 
-# T03 - worked example of [S000] §11.
+# T03 - the worked example of docs/rules.md §6.
 CASES.append(C(
     "T03", D03,
     "0:envido 1:quiero 0:play:3e 1:play:2o 0:play:7c 1:truco 0:quiero 1:play:1b 1:play:4b 0:play:6c",
@@ -357,7 +357,7 @@ CASES.append(C(
     score=(4, 0), hand_over=True,
 ))
 
-# T04 - example of [S004] §5.
+# T04 - envido, then a truco won by the envido's loser.
 CASES.append(C(
     "T04", D04,
     "0:envido 1:quiero 0:play:3c 1:play:1b 1:truco 0:quiero 1:play:5o 0:play:7e 0:play:6e 1:play:2o",

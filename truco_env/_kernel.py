@@ -361,7 +361,7 @@ def _end_hand(st, cfg):
 
 @njit(cache=True)
 def deal(st, cfg, cards, vira):
-    """Hand out a dealt deck (RULES.md 2.3): ``cards`` lists, per seat, its hand_size cards (flattened,
+    """Hand out a dealt deck (docs/rules.md §2.3): ``cards`` lists, per seat, its hand_size cards (flattened,
     seat-major); ``vira`` is a card or -1. Starts the hand (or the first duel of a pica-pica deal)."""
     n = cfg[C_N]
     hs = cfg[C_HAND_SIZE]
@@ -454,7 +454,7 @@ def _start_hand(st, cfg, a, b):
     st[S_HP] = 0
     st[S_HP + 1] = 0
     st[S_HAND_COUNT] += 1
-    # special hand (RULES.md 4.7, 4.8)
+    # special hand (docs/rules.md §4.7, 4.8)
     st[S_SPECIAL] = NONE_SPECIAL
     st[S_BASEVAL] = 1
     st[S_ODEC_N] = 0
@@ -1279,7 +1279,7 @@ def _below(rng, i, n):
 
 @njit(cache=True)
 def _rng_deal(st, cfg, rng, i):
-    """Shuffle the deck with the env's generator and deal it by RULES.md 2.3 (as TrucoState._deal does)."""
+    """Shuffle the deck with the env's generator and deal it by docs/rules.md §2.3 (as TrucoState._deal does)."""
     n = cfg[C_N]
     hs = cfg[C_HAND_SIZE]
     length = cfg[C_DECK_LEN]
@@ -1410,7 +1410,7 @@ def playout(st, cfg, rng, matches, mask, ids):
 def deal_from_words(st, cfg, words, mask, ids):
     """The reference deal from the Mersenne Twister outputs of ``random.Random(f"{seed}:{k}")``: the shuffle of
     ``random.shuffle`` (``_randbelow`` by rejection on the top bits of each 32-bit word) of the canonical deck,
-    dealt by RULES.md 2.3. Returns the legal count, or -1 (nothing changed) if ``words`` ran out."""
+    dealt by docs/rules.md §2.3. Returns the legal count, or -1 (nothing changed) if ``words`` ran out."""
     length = cfg[C_DECK_LEN]
     deck = np.empty(40, np.int32)
     for k in range(length):

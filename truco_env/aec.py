@@ -9,7 +9,7 @@
 | Agents | `player_0` ... `player_{n-1}`, n = 2, 4 or 6; team of `player_i` is `i % 2` |
 | Observation shape | `{"observation": (1086,) float32 in [0, 1], "action_mask": (98,) int8}` |
 
-Argentine Truco and Truco Paulista, 1v1, 2v2 and (Argentine) 3v3, exactly as `RULES.md` specifies. The rules live
+Argentine Truco and Truco Paulista, 1v1, 2v2 and (Argentine) 3v3, exactly as `docs/rules.md` states. The rules live
 in the engine (`truco_env.engine`); this module is a thin face over it.
 
 ## Arguments
@@ -18,7 +18,7 @@ in the engine (`truco_env.engine`); this module is a thin face over it.
 **overrides)`
 
 - `preset`: one of `truco_env.PRESETS` (`argentine`, `argentine-flor`, `argentine-2v2`, `argentine-3v3`,
-  `paulista`, `paulista-2v2`, `paulista-clean`). `overrides`: any RULES.md section 5 field (`target_score=15`,
+  `paulista`, `paulista-2v2`, `paulista-clean`). `overrides`: any docs/rules.md §5 field (`target_score=15`,
   `flor=True`, ...). Unknown names or bad values raise `ValueError` naming them and what is allowed.
 - `episode`: `"match"` (default: an episode is a whole match) or `"hand"` (an episode is one hand; `reset()`
   without a seed or options continues the same match with its next hand, a new match once it is over).
@@ -28,6 +28,11 @@ in the engine (`truco_env.engine`); this module is a thin face over it.
   `"terminate"` (PettingZoo's `TerminateIllegalWrapper` convention: the offender's team gets -1, the other team
   +1, and the episode ends).
 - `render_mode`: `"ansi"` (`render()` returns the table as text) or `"human"` (prints it).
+
+`reset(seed=None, options=None)`: `options` may hold `"deal": {"hands": [[card, ...], ...one list per seat],
+"vira": card or None, "dealer": seat}` to fix the first hand's deal (a bad deal raises `ValueError`; the dealer
+alone may be given), and `"score": [team0, team1]` to start from that score (each below the target). Other keys
+are ignored. Cards are written as in `docs/rules.md` §1.2.
 
 ## Observation
 
@@ -55,7 +60,7 @@ zero.
 
 ## Records
 
-`env.unwrapped.match_record(include_legal=False)` returns the JSON-serialisable match record of `INTERFACE.md`;
+`env.unwrapped.match_record(include_legal=False)` returns the JSON-serialisable match record of `docs/records.md`;
 `truco replay FILE.json` re-simulates one.
 
 ## Version history
@@ -282,7 +287,7 @@ class TrucoEnv(AECEnv):
         return information_state_string(self.game, self.possible_agents.index(agent))
 
     def match_record(self, include_legal: bool = False) -> dict:
-        """The match so far in INTERFACE.md record form (JSON-serialisable)."""
+        """The match so far in the record form of docs/records.md (JSON-serialisable)."""
         if self._game is None:
             raise RuntimeError("call reset() before using the environment")
         return self._game.match_record(include_legal=include_legal)

@@ -1,7 +1,7 @@
 """Cards of both Truco families: text forms, the shared 40-card index, strength and envido/flor tables.
 
 Why one index for two decks: a single observation layout and a single action space can then serve every
-preset, so one network can play Argentine Truco and Truco Paulista alike (INTERFACE.md, "Cards").
+preset, so one network can play Argentine Truco and Truco Paulista alike (docs/rules.md §1.2).
 
 The index is ``rank_index * 4 + suit_index`` where
 
@@ -33,7 +33,7 @@ SUITS = {ARGENTINE: SPANISH_SUITS, PAULISTA: FRENCH_SUITS}
 
 SUIT_SPADES, SUIT_CLUBS, SUIT_DIAMONDS, SUIT_HEARTS = 0, 1, 2, 3
 
-#: Paulista decks as rank text in the cyclic order low -> high (RULES.md 4.1, 4.2).
+#: Paulista decks as rank text in the cyclic order low -> high (docs/rules.md §4.1, 4.2).
 PAULISTA_DECK_RANKS = {
     "dirty": ("4", "5", "6", "7", "Q", "J", "K", "A", "2", "3"),
     "clean": ("Q", "J", "K", "A", "2", "3"),
@@ -106,7 +106,7 @@ def _argentine_strength() -> tuple[int, ...]:
 
 ARGENTINE_STRENGTH = _argentine_strength()
 
-#: Ordinary Paulista strength by French rank (suit irrelevant), RULES.md 4.3.
+#: Ordinary Paulista strength by French rank (suit irrelevant), docs/rules.md §4.3.
 PAULISTA_RANK_STRENGTH = {"3": 10, "2": 9, "A": 8, "K": 7, "J": 6, "Q": 5, "7": 4, "6": 3, "5": 2, "4": 1}
 #: Manilha strength by suit: zap (clubs) > copas (hearts) > espadilha (spades) > ouros (diamonds).
 MANILHA_SUIT_STRENGTH = {SUIT_CLUBS: 14, SUIT_HEARTS: 13, SUIT_SPADES: 12, SUIT_DIAMONDS: 11}

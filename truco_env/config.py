@@ -1,4 +1,4 @@
-"""The rules configuration: every field of RULES.md section 5, validated once, and the presets.
+"""The rules configuration: every field of docs/rules.md §5, validated once, and the presets.
 
 Why a frozen, validated dataclass: the engine reads the rules from here instead of branching into two copies of
 the game, so a bad value must be stopped at construction with a message that names the field and what is
@@ -55,7 +55,7 @@ PAULISTA_ONLY = (
 
 @dataclass(frozen=True)
 class TrucoConfig:
-    """Rules of one game (RULES.md section 5). Build it with :func:`make_config` or ``TrucoConfig.from_dict``."""
+    """Rules of one game (docs/rules.md §5). Build it with :func:`make_config` or ``TrucoConfig.from_dict``."""
 
     family: str = ARGENTINE
     num_players: int = 2
@@ -88,7 +88,7 @@ class TrucoConfig:
     forbid_useless_raise: bool = False
     covered_card: bool = False
     paulista_mazo: bool = False
-    # Research variants (small games solvable exactly; not in RULES.md section 5)
+    # Research variants (small games solvable exactly; docs/rules.md §5.3)
     deck_ranks: tuple | None = None  # None: the family's whole deck; else the ranks kept, e.g. ("1", "7", "3")
     hand_size: int = 3  # cards dealt to each player, 1..3 (= number of tricks)
     single_hand: bool = False  # the match is one hand; its winner is the team that scored more in it

@@ -7,7 +7,7 @@ the documentation cannot drift from the code. Seats are always *relative* to the
 
 Nothing hidden from the observer is encoded: its own cards (none in a blind mão de ferro), cards on the table
 (face-down ones only as "a covered card was played here"), the vira, public calls and announced points, and the
-partner's hand only in a mão de onze where RULES.md 4.7 shows it.
+partner's hand only in a mão de onze where docs/rules.md §4.7 shows it.
 """
 
 from __future__ import annotations
@@ -130,7 +130,7 @@ def _rel(seat: int, viewer: int, n: int) -> int:
 
 
 def partner_cards_visible(state: TrucoState, viewer: int) -> bool:
-    """RULES.md 4.7: in a mão de onze each player of the team at 11 sees his partners' cards."""
+    """docs/rules.md §4.7: in a mão de onze each player of the team at 11 sees his partners' cards."""
     return (state.special_hand == MAO_DE_ONZE and state.num_players > 2
             and state.score[state.team_of(viewer)] == state.target - 1)
 
@@ -386,10 +386,10 @@ does not use stay zero (no vira in Argentine Truco, seats 2-5 in 1v1).
 Only what the observer may know is encoded: its own unplayed cards (none in a blind mão de ferro, where only the
 slots are known), face-up cards on the table, the mere fact that a face-down card was played, the vira, public
 calls and the points announced after an accepted envido or flor, and, in a 2v2 mão de onze, the partner's cards
-for the team at 11 (RULES.md 4.7). Envido and flor points of the observer's own hand are included for
-convenience (they follow from its cards).
+for the team at 11 ([rules.md §4.7](rules.md#47-mão-de-onze)). Envido and flor points of the observer's own
+hand are included for convenience (they follow from its cards).
 
-`action_mask` (int8, {actions} values) marks the legal actions of the agent to act; see `docs/actions.md`.
+`action_mask` (int8, {actions} values) marks the legal actions of the agent to act; see [actions.md](actions.md).
 The information-state tensor (`env.unwrapped.information_state(agent)`, {info} values) appends the current hand's
 public action history: {slots} slots of [relative seat (6)] + [action id ({actions})]; another seat's face-down card
 marks only its seat. `env.unwrapped.information_state_string(agent)` is a perfect-recall key over the whole match.

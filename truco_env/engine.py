@@ -1,6 +1,6 @@
 """The rules engine: one match of Argentine Truco or Truco Paulista as a state with legal actions and transitions.
 
-This is the readable reference implementation of ``RULES.md``. Both families run through the same mechanism
+This is the readable reference implementation of ``docs/rules.md``. Both families run through the same mechanism
 (deal, tricks and ties, the bet ladder, crediting, match end); what differs (deck, card strength, vira and
 manilhas, ladder names and values, envido and flor, mão de onze/ferro) is read from the config and the tables
 of :mod:`truco_env.cards`. It imports neither numpy, PettingZoo nor torch, so every layer above can use it.
@@ -42,7 +42,7 @@ ALL_TIED = -2  # internal: every trick of the hand tied
 PLAY, TRUCO, ENVIDO, FLOR_DECLARE, FLOR_CONTEST, ONZE, OVER = (
     "play", "truco", "envido", "flor_declare", "flor_contest", "onze", "over")
 
-#: The bet ladder of each family: call names for levels 1.., and the hand value at levels 0.. (RULES.md 2.7).
+#: The bet ladder of each family: call names for levels 1.., and the hand value at levels 0.. (docs/rules.md §2.7).
 LADDER_CALLS = {C.ARGENTINE: ("truco", "retruco", "vale_cuatro"), C.PAULISTA: ("truco", "seis", "nove", "doze")}
 LADDER_VALUES = {C.ARGENTINE: (1, 2, 3, 4), C.PAULISTA: (1, 3, 6, 9, 12)}
 
@@ -62,9 +62,9 @@ def _outcome(results: tuple[int, ...]) -> int:
 
 
 def _decided_table(num_tricks: int) -> dict[tuple[int, ...], int | None]:
-    """For every prefix of trick results, the hand winner if no remaining trick can change it (RULES.md 2.6:
+    """For every prefix of trick results, the hand winner if no remaining trick can change it (docs/rules.md §2.6:
     the hand ends as soon as its winner is determined), else None. For three tricks this is exactly the table
-    of RULES.md 2.6; it also serves the research variants with one or two cards."""
+    of docs/rules.md §2.6; it also serves the research variants with one or two cards."""
     table: dict[tuple[int, ...], int | None] = {}
     for length in range(num_tricks + 1):
         for prefix in itertools.product((0, 1, TIE), repeat=length):
@@ -78,7 +78,7 @@ _DECIDED = {n: _decided_table(n) for n in (1, 2, 3)}
 
 
 def hand_winner(results: list[int], num_tricks: int = 3) -> int | None:
-    """The team that has won the hand from its trick results (RULES.md 2.6), ALL_TIED, or None if undecided."""
+    """The team that has won the hand from its trick results (docs/rules.md §2.6), ALL_TIED, or None if undecided."""
     return _DECIDED[num_tricks][tuple(results)]
 
 
@@ -220,11 +220,11 @@ class TrucoState:
 
     @property
     def hand_records(self) -> list[dict]:
-        """The hands of the match in INTERFACE.md record form; the last one may still be in progress."""
+        """The hands of the match in the record form of docs/records.md; the last one may still be in progress."""
         return [self._export_record(r, False) for r in self._records]
 
     def match_record(self, include_legal: bool = False) -> dict:
-        """The whole match as a JSON-serialisable dict (INTERFACE.md "Records")."""
+        """The whole match as a JSON-serialisable dict (docs/records.md)."""
         return {
             "rules": self.config.to_dict(),
             "hands": [self._export_record(r, include_legal) for r in self._records],
@@ -232,7 +232,7 @@ class TrucoState:
         }
 
     def legal_actions(self) -> list[str]:
-        """Exactly the legal action names of the actor (RULES.md 5.1); empty once the match is over."""
+        """Exactly the legal action names of the actor (docs/rules.md §5.1); empty once the match is over."""
         if self._legal is None:
             self._legal = self._compute_legal()
         return list(self._legal)
@@ -339,7 +339,7 @@ class TrucoState:
         self._proposer_team = self.team_of(seat)
         self._truco_responder = self._responder_for(1 - self._proposer_team, after=seat)
         self._phase, self._actor = TRUCO, self._truco_responder
-        if self._trick_index == 0:  # RULES.md 3.8 moment 3: the challenged team's flor comes first
+        if self._trick_index == 0:  # docs/rules.md §3.8 moment 3: the challenged team's flor comes first
             self._force_flor([s for s in self._undeclared_flor() if self.team_of(s) != self._proposer_team])
 
     # --- envido -------------------------------------------------------------------------------------------
@@ -347,7 +347,7 @@ class TrucoState:
     def _open_envido(self, seat: int, call: str) -> None:
         self._envido_opened = True
         self.envido_calls.append((seat, call))
-        if self._force_flor(self._undeclared_flor()):  # RULES.md 3.8 moment 2: flor voids the envido
+        if self._force_flor(self._undeclared_flor()):  # docs/rules.md §3.8 moment 2: flor voids the envido
             self.envido_status = "void"
             return
         self.envido_status = "pending"
@@ -401,7 +401,7 @@ class TrucoState:
         return raises
 
     def _falta(self, winner: int) -> int:
-        """Falta envido value (RULES.md 3.5), also used by contraflor al resto."""
+        """Falta envido value (docs/rules.md §3.5), also used by contraflor al resto."""
         cfg = self.config
         leader = max(self._score)
         mode = cfg.falta_envido
@@ -410,7 +410,7 @@ class TrucoState:
         return self.target - leader
 
     def _can_open_envido(self, seat: int) -> bool:
-        """RULES.md 3.3: trick 1, once per hand, before an accepted truco, by the turn holder before his card
+        """docs/rules.md §3.3: trick 1, once per hand, before an accepted truco, by the turn holder before his card
         or (envido va primero) by the responder to a pending first-trick ``truco``."""
         cfg = self.config
         if (self.family != C.ARGENTINE or self._envido_opened or self._envido_done or self._flor_declared
@@ -578,7 +578,7 @@ class TrucoState:
         self._end_hand()
 
     def _fold(self, seat: int) -> None:
-        """``mazo``: the folding team concedes the hand (RULES.md 3.10), opponents' undeclared flor scores."""
+        """``mazo``: the folding team concedes the hand (docs/rules.md §3.10), opponents' undeclared flor scores."""
         team = self.team_of(seat)
         bonus = (self.config.mazo_first_trick_bonus and self._trick_index == 0 and not self._envido_opened
                  and not self._flor_declared and self._level == 0)
@@ -673,7 +673,7 @@ class TrucoState:
         return next(s for s in self._order_after(after) if self.team_of(s) == team)
 
     def _showdown(self, values: dict[int, int]) -> tuple[int, list[tuple[int, int | None]]]:
-        """Envido/flor comparison in announcing order (RULES.md 3.6): the winning seat and the announcements.
+        """Envido/flor comparison in announcing order (docs/rules.md §3.6): the winning seat and the announcements.
 
         Players speak in seat order from the mano; one whose team holds the best value so far waits; the others
         announce a value that beats it or say "son buenas" (None). Ties go to the player closer to the mano
@@ -763,7 +763,7 @@ class TrucoState:
         self._deal(forced.get("hands"), forced.get("vira"))
 
     def _deal(self, hands: list[list[int]] | None, vira: int | None) -> None:
-        """Deal a new hand (RULES.md 2.3): card k of the shuffled deck to seat (mano + k) mod n, then the vira."""
+        """Deal a new hand (docs/rules.md §2.3): card k of the shuffled deck to seat (mano + k) mod n, then vira."""
         n = self.num_players
         mano = (self.dealer + 1) % n
         cfg = self.config
@@ -787,7 +787,7 @@ class TrucoState:
             self._start_hand(None)
 
     def _is_pica_pica_deal(self) -> bool:
-        """3v3 pica-pica (RULES.md 3.14): every second deal, while both teams are below target - 5."""
+        """3v3 pica-pica (docs/rules.md §3.14): every second deal, while both teams are below target - 5."""
         return (self.config.pica_pica and self._deal_number % 2 == 0
                 and max(self._score) < self.target - 5)
 
@@ -841,7 +841,7 @@ class TrucoState:
             self._resume()
 
     def _special_hand(self) -> tuple[str | None, int, list[int]]:
-        """Paulista mão de onze / mão de ferro at the start of a hand (RULES.md 4.7, 4.8):
+        """Paulista mão de onze / mão de ferro at the start of a hand (docs/rules.md §4.7, 4.8):
         (kind, base hand value, seats that decide play or run)."""
         cfg = self.config
         if self.family != C.PAULISTA:

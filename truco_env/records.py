@@ -1,4 +1,4 @@
-"""Match records (INTERFACE.md "Records"): validation and replay.
+"""Match records (docs/records.md): validation and replay.
 
 Why replay: a record is the one artefact that travels between the environment, the vector environment, the
 tournament runner and other front ends. Re-simulating it through the engine proves that whoever wrote it played

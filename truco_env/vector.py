@@ -25,8 +25,8 @@ naming the first offending env, and no env moves.
 Why a separate generator for deals: the reference engine deals hand ``k`` of a match from
 ``random.Random(f"{seed}:{k}")``, which costs more than a whole decision here; the vector env shuffles with a
 per-match splitmix64 stream instead. The rules are the same: with ``record=True`` every finished match is kept
-as an INTERFACE.md record (``venv.finished_records``) that ``truco replay`` re-simulates through the reference
-engine (``tests/test_vector.py`` does so for thousands of matches).
+as a match record (``venv.finished_records``, format in docs/records.md) that ``truco replay`` re-simulates
+through the reference engine (``tests/test_vector.py`` does so for thousands of matches).
 
 Why processes, not threads: the kernel is plain compiled code per match, so N matches split into independent
 slices; ``num_workers`` processes each step one slice into shared memory, and the parent only hands out actions.
