@@ -54,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
                 "  truco eval --agents heuristic random --preset argentine --matches 200"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    from truco_env import __version__
+
+    parser.add_argument("--version", action="version", version=f"truco-rl {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
