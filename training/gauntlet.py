@@ -41,9 +41,6 @@ from .evaluate import Z95, run_tournament, write_outputs
 
 #: The presets the gauntlet is made for: the four main ones.
 MAIN_PRESETS = ("argentine", "argentine-2v2", "paulista", "paulista-2v2")
-#: Those it covers now: the ones whose trained opponents are packaged. The others join when
-#: ``truco gauntlet --make-opponents --preset P`` has run for them.
-GAUNTLET_PRESETS = ("argentine", "argentine-2v2", "paulista")
 
 
 @dataclass(frozen=True)
@@ -109,8 +106,8 @@ def make_trained_opponents(preset: str, workers: int = 2, progress: bool = True)
 
 
 def check_inputs(agent: str, preset: str, matches: int, out: Path | None) -> None:
-    if preset not in GAUNTLET_PRESETS:
-        raise ValueError(f"the gauntlet covers presets {list(GAUNTLET_PRESETS)}, not {preset!r}")
+    if preset not in MAIN_PRESETS:
+        raise ValueError(f"the gauntlet covers presets {list(MAIN_PRESETS)}, not {preset!r}")
     check_preset(make_agent(agent), preset)
     if agent in gauntlet_specs(preset):
         raise ValueError(f"{agent!r} is itself a gauntlet opponent of {preset}")

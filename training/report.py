@@ -29,7 +29,7 @@ from .atomic import atomic_write, atomic_write_json
 from .best_response import STANDARD_DECISIONS, BRArgs
 from .evaluate import run_tournament
 from .exploit import cached_exploit, recipe_key
-from .gauntlet import GAUNTLET_PRESETS, OPPONENTS, markdown_table, run_gauntlet
+from .gauntlet import MAIN_PRESETS, OPPONENTS, markdown_table, run_gauntlet
 
 DEFAULT_OUT = "docs/strength.md"
 
@@ -284,11 +284,11 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
 
 def cli_main(args: Any) -> int:
     """``truco report``: exit 0 when the report is written, 2 on bad input, 130 when interrupted."""
-    presets = args.preset or list(GAUNTLET_PRESETS)
-    bad = [p for p in presets if p not in GAUNTLET_PRESETS]
+    presets = args.preset or list(MAIN_PRESETS)
+    bad = [p for p in presets if p not in MAIN_PRESETS]
     out = Path(args.out)
     if bad:
-        print(f"truco report: error: the report covers presets {list(GAUNTLET_PRESETS)}, not {bad[0]!r}",
+        print(f"truco report: error: the report covers presets {list(MAIN_PRESETS)}, not {bad[0]!r}",
               file=sys.stderr)
         return 2
     if out.exists() and out.is_dir():
