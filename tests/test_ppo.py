@@ -202,3 +202,17 @@ def test_the_warm_start_copies_a_teacher_it_is_shown():
     with torch.no_grad():
         logits, _ = net(obs[held], mask[held])
     assert float((logits.argmax(1) == highest[held]).float().mean()) > 0.9
+
+
+def test_ctrl_c_during_the_warm_start_is_a_clean_exit(tmp_path, monkeypatch, capsys):
+    from training.cli import main
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ppo, "imitation_data", interrupted)
+    code = main(["train", "ppo", "--run-dir", str(tmp_path / "run"), "--quiet", "--set", "imitation_decisions=100"])
+    err = capsys.readouterr().err
+    assert code == 130
+    assert "Traceback" not in err and "interrupted; --resume continues" in err
+    assert not (tmp_path / "run" / "checkpoint.safetensors").exists()

@@ -443,6 +443,11 @@ def _cmd_train_ppo(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     except (ValueError, PolicyFileError) as err:
         print(f"truco train ppo: error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # a second Ctrl-C, or one during the warm start
+        print(f"\ntruco train ppo: interrupted; --resume continues from the last checkpoint in "
+              f"{options.run_dir} (a run stopped before its first checkpoint starts again without it)",
+              file=sys.stderr)
+        return 130
     print(f"policy written to {path}")
     return 0
 
