@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import random
 from functools import lru_cache
-from itertools import combinations
+from itertools import combinations, permutations, product
 from typing import Any
 
 from truco_env import actions as A
@@ -84,6 +84,37 @@ def _envido(cards: list[int]) -> int:
         for combo in combinations(range(C.NUM_CARDS), 3):
             _ENVIDO3[combo] = C.envido_of(combo)
     return _ENVIDO3[tuple(sorted(cards))]
+
+
+_ENVIDO3_NESTED: list = []
+
+
+def _envido3_nested() -> list:
+    """``table[a][b][c]``: envido of the distinct cards ``a, b, c`` in any order (the values of ``_envido``)."""
+    if not _ENVIDO3_NESTED:
+        if not _ENVIDO3:
+            _envido([0, 1, 2])
+        table = [[[0] * C.NUM_CARDS for _ in range(C.NUM_CARDS)] for _ in range(C.NUM_CARDS)]
+        for combo, value in _ENVIDO3.items():
+            for a, b, c in permutations(combo):
+                table[a][b][c] = value
+        _ENVIDO3_NESTED.append(table)
+    return _ENVIDO3_NESTED[0]
+
+
+_WINNER_TABLES: dict[int, dict[tuple[int, ...], int | None]] = {}
+
+
+def _winner_table(hand_size: int) -> dict[tuple[int, ...], int | None] | None:
+    """``hand_winner(list(results), hand_size)`` for every tuple of results up to ``hand_size`` tricks (None
+    when ``hand_size`` is not one the engine knows: the caller then takes the reference path)."""
+    if hand_size not in _WINNER_TABLES:
+        if hand_size not in (1, 2, 3):
+            return None
+        _WINNER_TABLES[hand_size] = {prefix: hand_winner(list(prefix), hand_size)
+                                     for length in range(hand_size + 1)
+                                     for prefix in product((OWN, OPP, TIE), repeat=length)}
+    return _WINNER_TABLES[hand_size]
 
 
 @lru_cache(maxsize=64)
@@ -271,7 +302,7 @@ class HeuristicAgent(Agent):
             return 1.0 if v.is_own(v.dealer) else 0.0
         return 0.5
 
-    def _evaluate(self, v: View, candidates: list[int | None], n: int | None = None
+    def _evaluate_ref(self, v: View, candidates: list[int | None], n: int | None = None
                   ) -> tuple[list[list[float]], list[float]]:
         """Rollout outcomes ``[candidate][sample]`` (1 own team wins the hand, 0 loses) and, per sample, the
         opponents' hand strength (for conditioning on their calls). A candidate is a card the observer plays
@@ -304,6 +335,200 @@ class HeuristicAgent(Agent):
                 outcomes[i].append(_rollout({r: list(h) for r, h in hands.items()}, list(trick_now),
                                             v.trick_leader, t, list(results), seats, opts, first))
         return outcomes, opp_strength
+
+    # ------------------------------------------------------------------------------------------------------
+    # the fast paths: the same draws from the generator and the same results as the reference code
+    # (``_sample_worlds``, ``_evaluate_ref``, ``_envido_samples_ref``, ``_rollout``), without building a dict per
+    # sampled deal and with the rollouts of equal deals (same trick strengths per seat) played once
+
+    def _draw(self, v: View, n: int
+              ) -> tuple[dict[int, list[int]], list[tuple[int, int, int]], list[list[int]]] | None:
+        """What ``_sample_worlds(v, n)`` draws, undressed: (fixed hands: seat 0 and visible partners, the sampled
+        seats as (relative seat, offset, count) into each draw, the accepted draw of each deal). None (before
+        touching the generator) in the unusual cases where the reference code could fail on a missing seat: the
+        callers then take the reference path."""
+        seen = set(v.hand) | set(v.partner_cards)
+        for trick in v.table:
+            seen.update(trick.values())
+        if v.vira is not None:
+            seen.add(v.vira)
+        pool = [c for c in v.deck() if c not in seen]
+        seats = self._unknown_seats(v)
+        need = sum(k for _, k in seats)
+        if need > len(pool):  # a reduced research deck we cannot see: deal what there is
+            seats = [(rel, min(k, len(pool) // max(1, len(seats)))) for rel, k in seats]
+            need = sum(k for _, k in seats)
+        fixed: dict[int, list[int]] = {0: list(v.hand)}
+        if v.partner_cards:
+            own_team = [rel for rel in v.participants if rel != 0 and v.is_own(rel)]
+            if own_team:
+                fixed[own_team[0]] = list(v.partner_cards)
+        slots = []
+        i = 0
+        for rel, k in seats:
+            slots.append((rel, i, k))
+            i += k
+        keys = set(fixed) | {rel for rel, _ in seats}
+        if any(rel not in keys for rel in v.participants) or len(keys) != len(fixed) + len(seats):
+            return None
+        const_ok = True
+        var_checks: list[tuple[bool, int, list[int], int, int]] = []  # (envido?, target/must, played, off, k)
+        if v.family == C.ARGENTINE:
+            specs = []
+            for rel, value in v.envido_shown.items():
+                if rel != 0 and value is not None and rel in v.participants:
+                    specs.append((True, rel, value))
+            if v.options.get("flor") and v.flor_status != "none":
+                for rel in v.participants:
+                    if rel != 0:
+                        specs.append((False, rel, rel in v.flor_holders))
+            where = {rel: (off, k) for rel, off, k in slots}
+            for is_envido, rel, target in specs:
+                if rel not in keys:
+                    return None
+                played = v.played_by(rel)
+                if rel in fixed:
+                    cards = played + fixed[rel]
+                    ok = (_envido(cards) == target if is_envido
+                          else (C.flor_of(cards) is not None) == target)
+                    const_ok = const_ok and ok
+                else:
+                    off, k = where[rel]
+                    var_checks.append((is_envido, target, played, off, k))
+        sample = self._rng.sample
+        if const_ok and not var_checks:
+            return fixed, slots, [sample(pool, need) for _ in range(n)]
+        table = _envido3_nested()
+        flor_of = C.flor_of
+        draws = []
+        for _ in range(n):
+            for _attempt in range(25):
+                drawn = sample(pool, need)
+                if const_ok:
+                    for is_envido, target, played, off, k in var_checks:
+                        cards = played + drawn[off:off + k]
+                        if is_envido:
+                            if (table[cards[0]][cards[1]][cards[2]] if len(cards) == 3
+                                    else C.envido_of(cards)) != target:
+                                break
+                        elif (flor_of(cards) is not None) != target:
+                            break
+                    else:
+                        break
+            draws.append(drawn)
+        return fixed, slots, draws
+
+    def _evaluate(self, v: View, candidates: list[int | None], n: int | None = None
+                  ) -> tuple[list[list[float]], list[float]]:
+        """Rollout outcomes ``[candidate][sample]`` (1 own team wins the hand, 0 loses) and, per sample, the
+        opponents' hand strength (for conditioning on their calls). A candidate is a card the observer plays
+        now, or None (everybody follows the rollout policy). Same results as ``_evaluate_ref``."""
+        n = n or self.samples
+        winners = _winner_table(v.hand_size)
+        if winners is None:
+            return self._evaluate_ref(v, candidates, n)
+        strength = v.strength
+        t = min(v.trick_index, len(v.table) - 1)
+        trick_now = []
+        for rel in v.current_trick_order():
+            if rel in v.table[t]:
+                trick_now.append((rel, strength[v.table[t][rel]]))
+            elif rel in v.covered[t]:
+                trick_now.append((rel, 0))
+        seats = list(v.participants)
+        results = tuple(v.trick_results)
+        partner_tie = v.options.get("partner_tie_wins_trick", True)
+        lead_rule = ("first" if v.options.get("lead_after_tie=first_tied_card")
+                     else "next" if v.options.get("lead_after_tie=next_after_leader") else "same")
+        hand_size = v.hand_size
+        all_tied = self._all_tied_value(v)
+        drawn_worlds = self._draw(v, n)
+        if drawn_worlds is None:
+            return self._evaluate_ref(v, candidates, n)
+        fixed, slots, draws = drawn_worlds
+        rot: dict[int, list[int]] = {}
+        for i, rel in enumerate(seats):
+            rot.setdefault(rel, seats[i:] + seats[:i])
+        played_strength = {rel: sum(strength[c] for c in v.played_by(rel)) for rel in seats}
+        fixed_hands = [(rel, sorted(strength[c] for c in cards)) for rel, cards in fixed.items()]
+        fixed_opp = [played_strength[rel] + sum(h) for rel, h in fixed_hands if rel % 2 == 1]
+        opp_slots = [(played_strength[rel], off, k) for rel, off, k in slots if rel % 2 == 1]
+        firsts = [None if cand is None else strength[cand] for cand in candidates]
+        leader = v.trick_leader
+        opp_strength: list[float] = []
+        rows: list[list[float]] = []
+        memo: dict[tuple, list[float]] = {}
+        whole = len(slots) == 1 and slots[0][1] == 0  # one sampled seat (1v1): its cards are the whole draw
+        for drawn in draws:
+            ss = [strength[c] for c in drawn]
+            if whole:
+                sampled: tuple = (tuple(sorted(ss)),)
+            else:
+                sampled = tuple(tuple(sorted(ss[off:off + k])) for _, off, k in slots)
+            opp_strength.append(max(fixed_opp + [base + sum(ss[off:off + k]) for base, off, k in opp_slots],
+                                    default=0))
+            values = memo.get(sampled)
+            if values is None:
+                values = []
+                for first in firsts:
+                    hands = {rel: list(h) for rel, h in fixed_hands}
+                    for (rel, _, _), h in zip(slots, sampled):
+                        hands[rel] = list(h)
+                    values.append(_rollout_sorted(hands, list(trick_now), leader, t, results, seats, rot,
+                                                  partner_tie, lead_rule, hand_size, all_tied, winners, first))
+                memo[sampled] = values
+            rows.append(values)
+        outcomes = [list(column) for column in zip(*rows)] if rows else [[] for _ in candidates]
+        return outcomes, opp_strength
+
+    def _envido_samples(self, v: View, n: int | None = None) -> list[tuple[bool, int]]:
+        """Per sampled deal: (own team wins the envido, opponents' best envido). Same results as
+        ``_envido_samples_ref``."""
+        n = n or ENVIDO_SAMPLES
+        order = v.participants
+        i = order.index(v.mano) if v.mano in order else 0
+        from_mano = order[i:] + order[:i]
+        tie_to_mano_team = v.options.get("envido_tie=mano_team")
+        drawn_worlds = self._draw(v, n)
+        if drawn_worlds is None:
+            return self._envido_samples_ref(v, n)
+        fixed, slots, draws = drawn_worlds
+        table = _envido3_nested()
+        where = {rel: (off, k) for rel, off, k in slots}
+        plan = []  # per seat from mano: (seat, constant envido or None, played, offset, count)
+        for rel in from_mano:
+            played = v.played_by(rel)
+            if rel in where:
+                off, k = where[rel]
+                plan.append((rel, None, played, off, k))
+            else:
+                plan.append((rel, _envido(played + fixed.get(rel, [])), played, 0, 0))
+        mano_parity = v.mano % 2
+        memo: dict[tuple[int, ...], tuple[bool, int]] = {}
+        out = []
+        for drawn in draws:
+            values = []
+            for _, const, played, off, k in plan:
+                if const is None:
+                    cards = played + drawn[off:off + k]
+                    const = table[cards[0]][cards[1]][cards[2]] if len(cards) == 3 else C.envido_of(cards)
+                values.append(const)
+            key = tuple(values)
+            res = memo.get(key)
+            if res is None:
+                best_seat, best = None, -1
+                opp_best = 0
+                for (rel, _, _, _, _), value in zip(plan, values):
+                    if rel % 2 == 1:
+                        opp_best = max(opp_best, value)
+                    if value > best:
+                        best_seat, best = rel, value
+                    elif (value == best and tie_to_mano_team and rel % 2 == mano_parity
+                          and best_seat % 2 != rel % 2):
+                        best_seat = rel
+                res = memo[key] = (best_seat % 2 == 0, opp_best)
+            out.append(res)
+        return out
 
     @staticmethod
     def _p(outcomes: list[float]) -> float:
@@ -481,7 +706,7 @@ class HeuristicAgent(Agent):
                     + (1 - p) * self._me(v, a, b + self._falta(v, False)))
         return self._ev(v, p, accepted)
 
-    def _envido_samples(self, v: View, n: int | None = None) -> list[tuple[bool, int]]:
+    def _envido_samples_ref(self, v: View, n: int | None = None) -> list[tuple[bool, int]]:
         """Per sampled deal: (own team wins the envido, opponents' best envido)."""
         n = n or ENVIDO_SAMPLES
         order = v.participants
@@ -689,6 +914,87 @@ def _rollout(hands: dict[int, list[int]], trick: list[tuple[int, int]], leader: 
             elif lead_rule == "next":
                 leader = order[1 % n]
         winner = hand_winner(results, hand_size) if len(results) <= hand_size else ALL_TIED
+        if winner is not None:
+            if winner == ALL_TIED:
+                return all_tied
+            return 1.0 if winner == OWN else 0.0
+        if len(results) >= hand_size:
+            return all_tied
+        t += 1
+        trick = []
+
+
+def _rollout_sorted(hands: dict[int, list[int]], trick: list[tuple[int, int]], leader: int, t: int,
+                    results: tuple[int, ...], seats: list[int], rot: dict[int, list[int]], partner_tie: Any,
+                    lead_rule: str, hand_size: int, all_tied: float, winners: dict, first: int | None) -> float:
+    """``_rollout`` with every hand a list of trick strengths sorted ascending: the same outcome (the rollout
+    policy picks a strength, never a particular card among equal ones), with the cheapest choice rules."""
+    n = len(seats)
+    while True:
+        order = rot.get(leader, seats)
+        best = None
+        count = fh = 0
+        has_own = has_opp = False
+        if trick:
+            played = {r for r, _ in trick}
+            for r, s in trick:
+                if best is None or s > best:
+                    best, fh, count = s, r, 1
+                    has_own = r % 2 == 0
+                    has_opp = not has_own
+                elif s == best:
+                    count += 1
+                    if r % 2 == 0:
+                        has_own = True
+                    else:
+                        has_opp = True
+        else:
+            played = ()
+        for seat in order:
+            if seat in played:
+                continue
+            hand = hands[seat]
+            if not hand:
+                continue
+            if first is not None and seat == 0 and first in hand:
+                s = first
+                first = None
+            elif len(hand) == 1:
+                s = hand[0]
+            elif best is None:
+                s = hand[len(hand) // 2] if t == 0 else hand[-1]
+            elif (has_own and not has_opp) if seat % 2 == 0 else (has_opp and not has_own):
+                s = hand[0]
+            else:
+                for s in hand:
+                    if s > best:
+                        break
+                else:
+                    s = best if best in hand else hand[0]
+            hand.remove(s)
+            trick.append((seat, s))
+            if best is None or s > best:
+                best, fh, count = s, seat, 1
+                has_own = seat % 2 == 0
+                has_opp = not has_own
+            elif s == best:
+                count += 1
+                if seat % 2 == 0:
+                    has_own = True
+                else:
+                    has_opp = True
+        if not trick:
+            return all_tied
+        if has_own != has_opp and (count == 1 or partner_tie):
+            results = results + ((OWN if fh % 2 == 0 else OPP),)
+            leader = fh
+        else:
+            results = results + (TIE,)
+            if lead_rule == "first":
+                leader = fh
+            elif lead_rule == "next":
+                leader = order[1 % n]
+        winner = winners[results] if len(results) <= hand_size else ALL_TIED
         if winner is not None:
             if winner == ALL_TIED:
                 return all_tied
