@@ -105,12 +105,9 @@ def _envido3_nested() -> list:
 _WINNER_TABLES: dict[int, dict[tuple[int, ...], int | None]] = {}
 
 
-def _winner_table(hand_size: int) -> dict[tuple[int, ...], int | None] | None:
-    """``hand_winner(list(results), hand_size)`` for every tuple of results up to ``hand_size`` tricks (None
-    when ``hand_size`` is not one the engine knows: the caller then takes the reference path)."""
+def _winner_table(hand_size: int) -> dict[tuple[int, ...], int | None]:
+    """``hand_winner(list(results), hand_size)`` for every tuple of results up to ``hand_size`` tricks."""
     if hand_size not in _WINNER_TABLES:
-        if hand_size not in (1, 2, 3):
-            return None
         _WINNER_TABLES[hand_size] = {prefix: hand_winner(list(prefix), hand_size)
                                      for length in range(hand_size + 1)
                                      for prefix in product((OWN, OPP, TIE), repeat=length)}
@@ -229,61 +226,6 @@ class HeuristicAgent(Agent):
             out.append((rel, max(0, v.hand_size - v.num_played(rel))))
         return out
 
-    def _sample_worlds(self, v: View, n: int) -> list[dict[int, list[int]]]:
-        """``n`` deals of the unseen cards: relative seat -> card indices still in hand (seat 0: own hand)."""
-        seen = set(v.hand) | set(v.partner_cards)
-        for trick in v.table:
-            seen.update(trick.values())
-        if v.vira is not None:
-            seen.add(v.vira)
-        pool = [c for c in v.deck() if c not in seen]
-        seats = self._unknown_seats(v)
-        need = sum(k for _, k in seats)
-        if need > len(pool):  # a reduced research deck we cannot see: deal what there is
-            seats = [(rel, min(k, len(pool) // max(1, len(seats)))) for rel, k in seats]
-            need = sum(k for _, k in seats)
-        partners: dict[int, list[int]] = {}
-        if v.partner_cards:
-            # visible partner cards: which partner holds which is not encoded; in 2v2 there is one partner
-            own_team = [rel for rel in v.participants if rel != 0 and v.is_own(rel)]
-            if own_team:
-                partners[own_team[0]] = list(v.partner_cards)
-        checks = self._constraints(v)
-        rng = self._rng
-        worlds = []
-        for _ in range(n):
-            for _attempt in range(25):
-                drawn = rng.sample(pool, need)
-                world = {0: list(v.hand), **{rel: list(cards) for rel, cards in partners.items()}}
-                i = 0
-                for rel, k in seats:
-                    world[rel] = drawn[i:i + k]
-                    i += k
-                if all(check(world) for check in checks):
-                    break
-            worlds.append(world)
-        return worlds
-
-    def _constraints(self, v: View) -> list:
-        """Checks a sampled deal must pass: announced envido points and known flors (Argentine)."""
-        if v.family != C.ARGENTINE:
-            return []
-        checks = []
-        for rel, value in v.envido_shown.items():
-            if rel != 0 and value is not None and rel in v.participants:
-                played = v.played_by(rel)
-                checks.append(lambda w, rel=rel, value=value, played=played:
-                              _envido(played + w[rel]) == value)
-        if v.options.get("flor") and v.flor_status != "none":
-            for rel in v.participants:
-                if rel == 0:
-                    continue
-                played = v.played_by(rel)
-                must = rel in v.flor_holders
-                checks.append(lambda w, rel=rel, played=played, must=must:
-                              (C.flor_of(played + w[rel]) is not None) == must)
-        return checks
-
     # ------------------------------------------------------------------------------------------------------
     # playing hands out
 
@@ -302,51 +244,18 @@ class HeuristicAgent(Agent):
             return 1.0 if v.is_own(v.dealer) else 0.0
         return 0.5
 
-    def _evaluate_ref(self, v: View, candidates: list[int | None], n: int | None = None
-                  ) -> tuple[list[list[float]], list[float]]:
-        """Rollout outcomes ``[candidate][sample]`` (1 own team wins the hand, 0 loses) and, per sample, the
-        opponents' hand strength (for conditioning on their calls). A candidate is a card the observer plays
-        now, or None (everybody follows the rollout policy)."""
-        n = n or self.samples
-        strength = v.strength
-        t = min(v.trick_index, len(v.table) - 1)
-        trick_now = []
-        for rel in v.current_trick_order():
-            if rel in v.table[t]:
-                trick_now.append((rel, strength[v.table[t][rel]]))
-            elif rel in v.covered[t]:
-                trick_now.append((rel, 0))
-        seats = list(v.participants)
-        results = list(v.trick_results)
-        opts = (v.options.get("partner_tie_wins_trick", True),
-                "first" if v.options.get("lead_after_tie=first_tied_card")
-                else "next" if v.options.get("lead_after_tie=next_after_leader") else "same",
-                v.hand_size, self._all_tied_value(v))
-        worlds = self._sample_worlds(v, n)
-        outcomes: list[list[float]] = [[] for _ in candidates]
-        opp_strength: list[float] = []
-        played_strength = {rel: sum(strength[c] for c in v.played_by(rel)) for rel in seats}
-        for world in worlds:
-            hands = {rel: [strength[c] for c in cards] for rel, cards in world.items()}
-            opp_strength.append(max((played_strength[rel] + sum(h) for rel, h in hands.items() if rel % 2 == 1),
-                                    default=0))
-            for i, cand in enumerate(candidates):
-                first = None if cand is None else strength[cand]
-                outcomes[i].append(_rollout({r: list(h) for r, h in hands.items()}, list(trick_now),
-                                            v.trick_leader, t, list(results), seats, opts, first))
-        return outcomes, opp_strength
-
     # ------------------------------------------------------------------------------------------------------
-    # the fast paths: the same draws from the generator and the same results as the reference code
-    # (``_sample_worlds``, ``_evaluate_ref``, ``_envido_samples_ref``, ``_rollout``), without building a dict per
-    # sampled deal and with the rollouts of equal deals (same trick strengths per seat) played once
+    # Monte Carlo look-ahead: sampled deals of the unseen cards, each played out by the rollout policy (the
+    # rollouts of equal deals, same trick strengths per seat, are played once per evaluation)
 
     def _draw(self, v: View, n: int
-              ) -> tuple[dict[int, list[int]], list[tuple[int, int, int]], list[list[int]]] | None:
-        """What ``_sample_worlds(v, n)`` draws, undressed: (fixed hands: seat 0 and visible partners, the sampled
-        seats as (relative seat, offset, count) into each draw, the accepted draw of each deal). None (before
-        touching the generator) in the unusual cases where the reference code could fail on a missing seat: the
-        callers then take the reference path."""
+              ) -> tuple[dict[int, list[int]], list[tuple[int, int, int]], list[list[int]]]:
+        """``n`` deals of the unseen cards (the deck minus own cards, table, vira and visible partner cards) to
+        the other participants whose cards are hidden, each deal redrawn up to 25 times until it agrees with the
+        public information (announced envido points, declared flors; after 25 failures the last draw stands).
+        Returns (the known hands: seat 0, a visible partner, and an empty hand for any other participant whose
+        cards are neither seen nor sampled; the sampled seats as (relative seat, offset, count) into each draw;
+        the accepted draw of each deal, one ``rng.sample(pool, need)``)."""
         seen = set(v.hand) | set(v.partner_cards)
         for trick in v.table:
             seen.update(trick.values())
@@ -368,9 +277,10 @@ class HeuristicAgent(Agent):
         for rel, k in seats:
             slots.append((rel, i, k))
             i += k
-        keys = set(fixed) | {rel for rel, _ in seats}
-        if any(rel not in keys for rel in v.participants) or len(keys) != len(fixed) + len(seats):
-            return None
+        sampled = {rel for rel, _ in seats}
+        for rel in v.participants:
+            if rel not in fixed and rel not in sampled:
+                fixed[rel] = []
         const_ok = True
         var_checks: list[tuple[bool, int, list[int], int, int]] = []  # (envido?, target/must, played, off, k)
         if v.family == C.ARGENTINE:
@@ -384,8 +294,6 @@ class HeuristicAgent(Agent):
                         specs.append((False, rel, rel in v.flor_holders))
             where = {rel: (off, k) for rel, off, k in slots}
             for is_envido, rel, target in specs:
-                if rel not in keys:
-                    return None
                 played = v.played_by(rel)
                 if rel in fixed:
                     cards = played + fixed[rel]
@@ -422,11 +330,9 @@ class HeuristicAgent(Agent):
                   ) -> tuple[list[list[float]], list[float]]:
         """Rollout outcomes ``[candidate][sample]`` (1 own team wins the hand, 0 loses) and, per sample, the
         opponents' hand strength (for conditioning on their calls). A candidate is a card the observer plays
-        now, or None (everybody follows the rollout policy). Same results as ``_evaluate_ref``."""
+        now, or None (everybody follows the rollout policy)."""
         n = n or self.samples
         winners = _winner_table(v.hand_size)
-        if winners is None:
-            return self._evaluate_ref(v, candidates, n)
         strength = v.strength
         t = min(v.trick_index, len(v.table) - 1)
         trick_now = []
@@ -442,10 +348,7 @@ class HeuristicAgent(Agent):
                      else "next" if v.options.get("lead_after_tie=next_after_leader") else "same")
         hand_size = v.hand_size
         all_tied = self._all_tied_value(v)
-        drawn_worlds = self._draw(v, n)
-        if drawn_worlds is None:
-            return self._evaluate_ref(v, candidates, n)
-        fixed, slots, draws = drawn_worlds
+        fixed, slots, draws = self._draw(v, n)
         rot: dict[int, list[int]] = {}
         for i, rel in enumerate(seats):
             rot.setdefault(rel, seats[i:] + seats[:i])
@@ -474,7 +377,7 @@ class HeuristicAgent(Agent):
                     hands = {rel: list(h) for rel, h in fixed_hands}
                     for (rel, _, _), h in zip(slots, sampled):
                         hands[rel] = list(h)
-                    values.append(_rollout_sorted(hands, list(trick_now), leader, t, results, seats, rot,
+                    values.append(_rollout(hands, list(trick_now), leader, t, results, seats, rot,
                                                   partner_tie, lead_rule, hand_size, all_tied, winners, first))
                 memo[sampled] = values
             rows.append(values)
@@ -482,17 +385,13 @@ class HeuristicAgent(Agent):
         return outcomes, opp_strength
 
     def _envido_samples(self, v: View, n: int | None = None) -> list[tuple[bool, int]]:
-        """Per sampled deal: (own team wins the envido, opponents' best envido). Same results as
-        ``_envido_samples_ref``."""
+        """Per sampled deal: (own team wins the envido, opponents' best envido)."""
         n = n or ENVIDO_SAMPLES
         order = v.participants
         i = order.index(v.mano) if v.mano in order else 0
         from_mano = order[i:] + order[:i]
         tie_to_mano_team = v.options.get("envido_tie=mano_team")
-        drawn_worlds = self._draw(v, n)
-        if drawn_worlds is None:
-            return self._envido_samples_ref(v, n)
-        fixed, slots, draws = drawn_worlds
+        fixed, slots, draws = self._draw(v, n)
         table = _envido3_nested()
         where = {rel: (off, k) for rel, off, k in slots}
         plan = []  # per seat from mano: (seat, constant envido or None, played, offset, count)
@@ -706,28 +605,6 @@ class HeuristicAgent(Agent):
                     + (1 - p) * self._me(v, a, b + self._falta(v, False)))
         return self._ev(v, p, accepted)
 
-    def _envido_samples_ref(self, v: View, n: int | None = None) -> list[tuple[bool, int]]:
-        """Per sampled deal: (own team wins the envido, opponents' best envido)."""
-        n = n or ENVIDO_SAMPLES
-        order = v.participants
-        i = order.index(v.mano) if v.mano in order else 0
-        from_mano = order[i:] + order[:i]
-        tie_to_mano_team = v.options.get("envido_tie=mano_team")
-        out = []
-        for world in self._sample_worlds(v, n):
-            best_seat, best = None, -1
-            opp_best = 0
-            for rel in from_mano:
-                value = _envido(v.played_by(rel) + world.get(rel, []))
-                if rel % 2 == 1:
-                    opp_best = max(opp_best, value)
-                if value > best:
-                    best_seat, best = rel, value
-                elif value == best and tie_to_mano_team and rel % 2 == v.mano % 2 and best_seat % 2 != rel % 2:
-                    best_seat = rel
-            out.append((best_seat % 2 == 0, opp_best))
-        return out
-
     @staticmethod
     def _envido_p(samples: list[tuple[bool, int]], share: float = 1.0) -> float:
         if not samples:
@@ -857,78 +734,17 @@ def _cannot_win_trick(v: View, card: int) -> bool:
 # ----------------------------------------------------------------------------------------------------------
 # rollouts (module level for speed)
 
-def _choose(hand: list[int], trick: list[tuple[int, int]], seat: int, t: int) -> int:
-    """The rollout policy: index of the card (strength) ``seat`` plays from ``hand``."""
-    if len(hand) == 1:
-        return 0
-    if not trick:
-        ranked = sorted(range(len(hand)), key=hand.__getitem__)
-        return ranked[len(ranked) // 2] if t == 0 else ranked[-1]
-    best = max(s for _, s in trick)
-    team = seat % 2
-    holders = {r % 2 for r, s in trick if s == best}
-    if holders == {team}:
-        return min(range(len(hand)), key=hand.__getitem__)
-    beaters = [i for i, s in enumerate(hand) if s > best]
-    if beaters:
-        return min(beaters, key=hand.__getitem__)
-    for i, s in enumerate(hand):
-        if s == best:
-            return i
-    return min(range(len(hand)), key=hand.__getitem__)
+def _rollout(hands: dict[int, list[int]], trick: list[tuple[int, int]], leader: int, t: int,
+             results: tuple[int, ...], seats: list[int], rot: dict[int, list[int]], partner_tie: Any,
+             lead_rule: str, hand_size: int, all_tied: float, winners: dict, first: int | None) -> float:
+    """Play the hand out; 1.0 if the observer's team wins it, 0.0 if it loses (``all_tied`` if all tricks tie).
 
-
-def _rollout(hands: dict[int, list[int]], trick: list[tuple[int, int]], leader: int, t: int, results: list[int],
-             seats: list[int], opts: tuple, first: int | None) -> float:
-    """Play the hand out; 1.0 if the observer's team wins it, 0.0 if it loses (``opts[3]`` if all tied)."""
-    partner_tie, lead_rule, hand_size, all_tied = opts
-    n = len(seats)
-    while True:
-        i = seats.index(leader) if leader in seats else 0
-        order = seats[i:] + seats[:i]
-        played = {r for r, _ in trick}
-        for seat in order:
-            if seat in played:
-                continue
-            hand = hands[seat]
-            if not hand:
-                continue
-            if first is not None and seat == 0 and first in hand:
-                idx = hand.index(first)
-                first = None
-            else:
-                idx = _choose(hand, trick, seat, t)
-            trick.append((seat, hand.pop(idx)))
-        if not trick:
-            return all_tied
-        top = max(s for _, s in trick)
-        tops = [r for r, s in trick if s == top]
-        teams = {r % 2 for r in tops}
-        if len(teams) == 1 and (len(tops) == 1 or partner_tie):
-            results.append(OWN if tops[0] % 2 == 0 else OPP)
-            leader = tops[0]
-        else:
-            results.append(TIE)
-            if lead_rule == "first":
-                leader = tops[0]
-            elif lead_rule == "next":
-                leader = order[1 % n]
-        winner = hand_winner(results, hand_size) if len(results) <= hand_size else ALL_TIED
-        if winner is not None:
-            if winner == ALL_TIED:
-                return all_tied
-            return 1.0 if winner == OWN else 0.0
-        if len(results) >= hand_size:
-            return all_tied
-        t += 1
-        trick = []
-
-
-def _rollout_sorted(hands: dict[int, list[int]], trick: list[tuple[int, int]], leader: int, t: int,
-                    results: tuple[int, ...], seats: list[int], rot: dict[int, list[int]], partner_tie: Any,
-                    lead_rule: str, hand_size: int, all_tied: float, winners: dict, first: int | None) -> float:
-    """``_rollout`` with every hand a list of trick strengths sorted ascending: the same outcome (the rollout
-    policy picks a strength, never a particular card among equal ones), with the cheapest choice rules."""
+    Every hand is a list of trick strengths sorted ascending (the policy picks a strength, never a particular
+    card among equal ones); ``trick`` holds the (seat, strength) pairs already on the table, ``rot`` each seat's
+    playing order when it leads, ``winners`` the ``_winner_table``. Seat 0 plays ``first`` (if not None) at its
+    first turn; otherwise each seat plays its only card, or when leading its middle card in trick 1 and its top
+    card afterwards, or its lowest card when its team alone holds the best card on the table, or else its
+    cheapest card that beats the best, a card that ties it, or its lowest card."""
     n = len(seats)
     while True:
         order = rot.get(leader, seats)

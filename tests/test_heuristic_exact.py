@@ -5,7 +5,7 @@ its generator.
 Each case drives a few hundred decisions of self-play through ``VectorEnv`` (one agent per table and seat, seeded
 as ``training.ppo.imitation_data`` seeds them, reset after every match) and compares a digest of every action
 taken plus every agent's final generator state with the digest that the reference implementation produced
-(recorded before the Monte Carlo fast paths of ``agents/heuristic.py``: ``_draw``, ``_rollout_sorted``). A
+(recorded before the Monte Carlo fast paths of ``agents/heuristic.py``: ``_draw``, ``_rollout``). A
 mismatch means the agent now decides differently: if that is intended, say so in the commit and record new digests
 with ``digest()``."""
 from __future__ import annotations
@@ -41,6 +41,12 @@ PINNED: dict[tuple[str, tuple[tuple[str, object], ...], str], str] = {
     ("argentine-2v2", (("flor", True), ("envido_tie", "mano_team")), "heuristic"): "e65ee05458abd818343e32b9",
     ("paulista-2v2", (("covered_card", True), ("lead_after_tie", "first_tied_card"), ("all_tricks_tied", "mao_team")),
      "heuristic:bluff=0.35"): "0f0e17d82a5102d7e191eab7",
+    # reduced decks (the research presets, a small deck_ranks with two-card hands) and pica-pica
+    ("argentine-mini", (), "heuristic"): "5fb6266f90ee7ea59ef00e6a",
+    ("paulista-mini", (), "heuristic:bluff=0.35"): "208afa856d28abf2981ced07",
+    ("argentine", (("deck_ranks", ("1", "3", "7", "12")), ("hand_size", 2)), "heuristic:bluff=0,respect=0.9"):
+        "0d8f1c679643af65cb21d4a3",
+    ("argentine-3v3", (("pica_pica", True),), "heuristic"): "1f8c6cb8e6fd15d8e21be032",
 }
 
 
@@ -79,7 +85,8 @@ def digest(preset: str, overrides: tuple[tuple[str, object], ...], spec: str, de
 
 
 @pytest.mark.parametrize("case", list(PINNED),
-                         ids=lambda c: "-".join([c[0], *(f"{k}={v}" for k, v in c[1]), c[2]]))
+                         ids=lambda c: "-".join([c[0], *(f"{k}={'/'.join(v) if isinstance(v, tuple) else v}"
+                                                        for k, v in c[1]), c[2]]))
 def test_heuristic_decisions_match_the_reference(case):
     preset, overrides, spec = case
     assert digest(preset, overrides, spec) == PINNED[case]
