@@ -262,22 +262,31 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     presets = list(dict.fromkeys(r["preset"] for r in rows))
-    fig, axes = plt.subplots(1, len(presets), figsize=(3.6 * len(presets), 3.4), squeeze=False, sharey=True)
-    measures = [("ABR win rate", lambda r: r["exploit"]["abr"]["win_rate"]),
-                ("gauntlet mean", lambda r: r["gauntlet"]["mean"]),
-                ("gauntlet worst", lambda r: r["gauntlet"]["worst"]["win_rate"])]
+    fig, axes = plt.subplots(1, len(presets), figsize=(4.6 * len(presets), 3.6), squeeze=False, sharey=True)
+    # each measure: (label, (rate, low, high) of a row); error bars are the 95% intervals
+    measures = [("ABR: the best\nresponse's win rate\n(lower is better)",
+                 lambda r: (r["exploit"]["abr"]["win_rate"], r["exploit"]["abr"]["ci_low"],
+                            r["exploit"]["abr"]["ci_high"])),
+                ("the agent's\ngauntlet mean", lambda r: (r["gauntlet"]["mean"], r["gauntlet"]["mean_low"],
+                                             r["gauntlet"]["mean_high"])),
+                ("the agent's\ngauntlet worst", lambda r: (r["gauntlet"]["worst"]["win_rate"], r["gauntlet"]["worst"]["ci_low"],
+                                              r["gauntlet"]["worst"]["ci_high"]))]
+    colours = ("#0072B2", "#E69F00", "#009E73")  # Okabe-Ito: told apart with any colour vision
     for ax, preset in zip(axes[0], presets):
         mine = [r for r in rows if r["preset"] == preset]
         width = 0.8 / len(mine)
         for k, r in enumerate(mine):
-            ax.bar([i + k * width for i in range(len(measures))], [f(r) for _, f in measures], width,
-                   label=r["agent"])
-        ax.set_xticks([i + 0.4 - width / 2 for i in range(len(measures))], [m for m, _ in measures], fontsize=8)
+            rate, low, high = zip(*(f(r) for _, f in measures), strict=True)
+            errors = [[v - lo for v, lo in zip(rate, low, strict=True)],
+                      [hi - v for v, hi in zip(rate, high, strict=True)]]
+            ax.bar([i + k * width for i in range(len(measures))], rate, width, yerr=errors, capsize=2,
+                   color=colours[k % len(colours)], label=r["agent"])
+        ax.set_xticks([i + 0.4 - width / 2 for i in range(len(measures))], [m for m, _ in measures], fontsize=7)
         ax.axhline(0.5, color="grey", lw=0.8, ls="--")
         ax.set_ylim(0, 1)
         ax.set_title(preset, fontsize=10)
         ax.legend(fontsize=7)
-    axes[0][0].set_ylabel("win rate")
+    axes[0][0].set_ylabel("win rate (95% interval)")
     atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=110, bbox_inches="tight", format="png"), ".png")
     plt.close(fig)
 
