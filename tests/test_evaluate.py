@@ -164,6 +164,20 @@ def test_cli_errors_exit_2_with_one_clear_line(tmp_path, capsys):
     assert main(["eval", "--agents", "heuristic", "random", "--matches", "0"]) == 2  # argparse usage error
 
 
+def test_a_policy_is_refused_on_a_preset_it_was_not_trained_for(tmp_path, capsys):
+    """`eval` and `play` name the presets a policy was made for; --allow-other-preset is the explicit override."""
+    args = ["eval", "--agents", "ppo:argentine", "random", "--preset", "paulista", "--matches", "2",
+            "--workers", "1", "--out", str(tmp_path), "--no-progress", "--no-plots"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "made for preset(s) ['argentine'], not 'paulista'" in err and "--allow-other-preset" in err
+    assert len(err.strip().splitlines()) == 1
+    assert main(args + ["--allow-other-preset"]) == 0
+    capsys.readouterr()
+    assert main(["play", "--preset", "paulista", "--opponent", "ppo:argentine", "--seed", "1"]) == 2
+    assert "made for preset(s) ['argentine'], not 'paulista'" in capsys.readouterr().err
+
+
 def test_cli_smoke_writes_tables_files_and_plots(tmp_path, capsys):
     out = tmp_path / "eval"
     code = main(["eval", "--agents", "heuristic", "random", "--preset", "argentine", "--matches", "4",

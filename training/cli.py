@@ -141,6 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--save", metavar="FILE.json", help="save the match record here when the match ends")
     play.add_argument("--hands", type=_positive_int, default=None, metavar="N",
                       help="stop after N hands (default: play the whole match)")
+    play.add_argument("--allow-other-preset", action="store_true",
+                      help="let bots play presets their policy was not trained for (refused otherwise)")
     play.set_defaults(func=_cmd_play)
 
     train = sub.add_parser(
@@ -278,6 +280,8 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--backend", choices=["local", "ray"], default="local",
                           help="local processes (default) or a Ray cluster (pip install 'truco-rl[ray]'); "
                                "same results either way")
+    evaluate.add_argument("--allow-other-preset", action="store_true",
+                          help="play policies on presets they were not trained for (research; refused otherwise)")
     evaluate.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     evaluate.add_argument("--no-progress", action="store_true", help="no progress bar")
     evaluate.set_defaults(func=_cmd_eval)
@@ -529,7 +533,8 @@ def _cmd_play(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from training.play import play_match
 
     try:
-        return play_match(args.preset, args.opponent, args.partner, args.seat, args.seed, args.save, args.hands)
+        return play_match(args.preset, args.opponent, args.partner, args.seat, args.seed, args.save, args.hands,
+                          allow_other_preset=args.allow_other_preset)
     except ValueError as exc:
         print(f"truco play: error: {exc}", file=sys.stderr)
         return 2

@@ -50,7 +50,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from agents.base import Agent, make_agent
+from agents.base import Agent, check_preset, make_agent
 from truco_env import cards as C
 from truco_env.config import PRESETS, TrucoConfig, make_config
 from truco_env.engine import TrucoState
@@ -335,8 +335,9 @@ def run_task(task: Task) -> dict[str, Any]:
 # the tournament
 
 
-def validate(agents: list[str], presets: list[str], matches: int) -> None:
-    """ValueError naming what is wrong and what is allowed (before any worker starts)."""
+def validate(agents: list[str], presets: list[str], matches: int, allow_other_preset: bool = False) -> None:
+    """ValueError naming what is wrong and what is allowed (before any worker starts). A policy or checkpoint
+    made for other presets is refused unless ``allow_other_preset`` (a research choice, never a default)."""
     if len(agents) < 2:
         raise ValueError(f"a tournament needs at least two agent specs, got {agents}")
     if len(set(agents)) != len(agents):
@@ -350,7 +351,12 @@ def validate(agents: list[str], presets: list[str], matches: int) -> None:
         raise ValueError(f"matches must be an even number >= 2 (each deal is played twice with the seats "
                          f"swapped), got {matches}")
     for spec in agents:
-        make_agent(spec)  # raises ValueError listing the kinds (or the parameters) allowed
+        agent = make_agent(spec)  # raises ValueError listing the kinds (or the parameters) allowed
+        for preset in presets if not allow_other_preset else ():
+            try:
+                check_preset(agent, preset)
+            except ValueError as exc:
+                raise ValueError(f"{exc} (--allow-other-preset plays it anyway)") from None
 
 
 def pairings_of(agents: list[str]) -> list[tuple[str, str]]:
@@ -646,11 +652,11 @@ def write_plots(out: Path, summary: dict[str, Any], agents: list[str], presets: 
 
 
 def run_tournament(agents: list[str], presets: list[str], matches: int, seed: int = 0, workers: int = 1,
-                   progress: bool = False, backend: str = "local", pairs: list[tuple[str, str]] | None = None
-                   ) -> tuple[dict[str, Any], dict[str, Any]]:
+                   progress: bool = False, backend: str = "local", pairs: list[tuple[str, str]] | None = None,
+                   allow_other_preset: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
     """Validate, play and summarise; returns ``(summary, meta)``. Every pair of ``agents`` meets, or only the
     given ``pairs`` (of specs among ``agents``): one agent against a field, say."""
-    validate(agents, presets, matches)
+    validate(agents, presets, matches, allow_other_preset)
     tasks = make_tasks(agents, presets, matches, seed, pairs)
     start = time.perf_counter()
     results = play_tasks(tasks, workers=workers, progress=progress, backend=backend)
@@ -675,7 +681,7 @@ def cli_main(args: Any) -> int:
     try:
         if out.exists() and not out.is_dir():
             raise ValueError(f"--out {str(out)!r} is a file; give a folder (it is created if missing)")
-        validate(args.agents, presets, args.matches)
+        validate(args.agents, presets, args.matches, args.allow_other_preset)
         try:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -685,7 +691,8 @@ def cli_main(args: Any) -> int:
         return 2
     try:
         summary, meta = run_tournament(args.agents, presets, args.matches, seed=args.seed, workers=workers,
-                                       progress=not args.no_progress, backend=getattr(args, "backend", "local"))
+                                       progress=not args.no_progress, backend=getattr(args, "backend", "local"),
+                                       allow_other_preset=args.allow_other_preset)
     except ValueError as exc:
         print(f"truco eval: error: {exc}", file=sys.stderr)
         return 2

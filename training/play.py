@@ -15,7 +15,7 @@ from typing import TextIO
 from rich.console import Console
 from rich.panel import Panel
 
-from agents.base import Agent, make_agent
+from agents.base import Agent, check_preset, make_agent
 from training.atomic import atomic_write_json
 from truco_env import cards as C
 from truco_env.config import PRESETS, make_config
@@ -57,7 +57,7 @@ def save_record(state: TrucoState, path: str) -> None:
 
 def play_match(preset: str, opponent: str, partner: str, seat: int, seed: int | None, save: str | None,
                max_hands: int | None = None, read: Callable[[str], str] = input,
-               out: TextIO | None = None) -> int:
+               out: TextIO | None = None, allow_other_preset: bool = False) -> int:
     """Run one match with a person at ``seat``; returns an exit code."""
     if preset not in PRESETS:
         raise ValueError(f"unknown preset {preset!r}; choose one of {sorted(PRESETS)}")
@@ -71,6 +71,11 @@ def play_match(preset: str, opponent: str, partner: str, seat: int, seed: int | 
         if other != seat:
             spec = partner if other % 2 == seat % 2 else opponent
             bots[other] = make_agent(spec)
+            if not allow_other_preset:
+                try:
+                    check_preset(bots[other], preset)
+                except ValueError as exc:
+                    raise ValueError(f"{exc} (--allow-other-preset plays it anyway)") from None
             bots[other].seed(None if seed is None else seed * 100 + other)
             bots[other].reset(other)
     state = TrucoState.new(config, seed=seed)
