@@ -178,6 +178,13 @@ def test_a_policy_is_refused_on_a_preset_it_was_not_trained_for(tmp_path, capsys
     assert "made for preset(s) ['argentine'], not 'paulista'" in capsys.readouterr().err
 
 
+def test_progress_bars_stay_off_when_stderr_is_not_a_terminal(tmp_path, capsys):
+    """Logs of background runs get no bar frames; a terminal still gets its bar."""
+    assert main(["eval", "--agents", "heuristic", "random", "--matches", "2", "--workers", "1",
+                 "--out", str(tmp_path), "--no-plots"]) == 0
+    assert "truco eval" not in capsys.readouterr().err
+
+
 def test_cli_smoke_writes_tables_files_and_plots(tmp_path, capsys):
     out = tmp_path / "eval"
     code = main(["eval", "--agents", "heuristic", "random", "--preset", "argentine", "--matches", "4",

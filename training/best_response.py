@@ -441,10 +441,10 @@ def train_best_response(args: BRArgs, logdir: str | None = None, progress: bool 
     started = time.perf_counter()
     deadline = None if args.minutes is None else started + 60.0 * args.minutes
     if args.decisions is not None:
-        bar = tqdm(total=args.decisions, desc="best response", unit="dec", unit_scale=True, disable=not progress,
+        bar = tqdm(total=args.decisions, desc="best response", unit="dec", unit_scale=True, disable=None if progress else True,
                    file=sys.stderr, dynamic_ncols=True)
     else:
-        bar = tqdm(total=round(60 * args.minutes), desc="best response", unit="s", disable=not progress,
+        bar = tqdm(total=round(60 * args.minutes), desc="best response", unit="s", disable=None if progress else True,
                    file=sys.stderr, dynamic_ncols=True)
     collectors = Collectors(args)
     ctrl_c = _CtrlC()

@@ -415,7 +415,7 @@ def play_tasks(tasks: list[Task], workers: int = 1, progress: bool = False,
         raise ValueError(f"backend {backend!r} is not allowed; choose 'local' or 'ray'")
     from tqdm import tqdm
 
-    bar = tqdm(total=len(tasks), desc="truco eval", unit="match", file=sys.stderr, disable=not progress,
+    bar = tqdm(total=len(tasks), desc="truco eval", unit="match", file=sys.stderr, disable=None if progress else True,
                dynamic_ncols=True)
     results: list[dict[str, Any]] = []
     try:
@@ -447,7 +447,7 @@ def _play_tasks_on_ray(tasks: list[Task], workers: int, progress: bool) -> list[
     chunks = [tasks[i:i + size] for i in range(0, len(tasks), size)]
     futures = [remote.remote(chunk) for chunk in chunks]
     results: list[dict[str, Any]] = []
-    with tqdm(total=len(tasks), desc="truco eval (ray)", unit="match", file=sys.stderr, disable=not progress,
+    with tqdm(total=len(tasks), desc="truco eval (ray)", unit="match", file=sys.stderr, disable=None if progress else True,
               dynamic_ncols=True) as bar:
         for future in futures:  # in submission order, so results keep the task order
             chunk_results = ray.get(future)

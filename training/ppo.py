@@ -532,7 +532,7 @@ def train(args: PPOArgs, resume: bool = False, progress_bar: bool = True) -> str
     workers = args.partitions if args.backend == "ray" else min(args.partitions, max(1, os.cpu_count() or 1))
     backend = Backend(args.backend, workers)
     bar = tqdm(total=args.total_decisions, initial=state.decisions, desc="ppo", unit="dec", unit_scale=True,
-               disable=not progress_bar, file=sys.stderr, dynamic_ncols=True)
+               disable=None if progress_bar else True, file=sys.stderr, dynamic_ncols=True)
     stop = {"requested": False}
 
     def on_sigint(signum: int, frame: Any) -> None:

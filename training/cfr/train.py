@@ -49,7 +49,7 @@ class Logger:
 def _progress(enabled: bool, total: int, initial: int, desc: str, out: TextIO):
     from tqdm import tqdm
 
-    return tqdm(total=total, initial=initial, desc=desc, unit="it", disable=not enabled, file=out,
+    return tqdm(total=total, initial=initial, desc=desc, unit="it", disable=None if enabled else True, file=out,
                 dynamic_ncols=True, mininterval=0.5)
 
 
