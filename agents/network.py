@@ -192,8 +192,7 @@ class PolicyNet(nn.Module):
         """What the first layer reads: the observation (a network of an older layout reads the prefix it was
         trained on; layouts only ever append fields), then its card strengths. No weights are involved, so a
         trainer computes this once per batch."""
-        if obs.shape[1] > self.obs_size:
-            obs = obs[:, :self.obs_size]
+        obs = obs[:, :self.obs_size]  # unconditional: a no-op on a layout this size, and nothing for a tracer to warn on
         if self.strength is not None:
             obs = torch.cat([obs, self.strength(obs)], 1)
         return obs

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import random
+import warnings
 from typing import Any
 
 import numpy as np
@@ -95,9 +96,17 @@ def export_onnx(policy_path: str, out_path: str) -> tuple[str, str]:
     example = (torch.zeros(2, OBSERVATION_SIZE), torch.ones(2, A.NUM_ACTIONS, dtype=torch.int8))
     axes = {"observation": {0: "batch"}, "action_mask": {0: "batch"}, "probabilities": {0: "batch"},
             "value": {0: "batch"}}
-    atomic_write(out_path, lambda tmp: torch.onnx.export(
-        wrapper, example, tmp, input_names=list(ONNX_INPUTS), output_names=list(ONNX_OUTPUTS), dynamic_axes=axes,
-        opset_version=OPSET, dynamo=False), ".onnx")
+
+    def write(tmp: str) -> None:
+        # The TorchScript exporter on purpose: it gives a small opset-17 graph that onnxruntime-web and -node run,
+        # with no onnxscript dependency and no version conversion. torch warns that it is no longer the default;
+        # that is about torch's default, not about this graph, so the warning is not passed on to the user.
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", category=DeprecationWarning, message=".*legacy TorchScript-based")
+            torch.onnx.export(wrapper, example, tmp, input_names=list(ONNX_INPUTS), output_names=list(ONNX_OUTPUTS),
+                              dynamic_axes=axes, opset_version=OPSET, dynamo=False)
+
+    atomic_write(out_path, write, ".onnx")
     meta_path = os.path.splitext(out_path)[0] + ".json"
     atomic_write_json(meta_path, metadata(net_meta, out_path))
     return out_path, meta_path
