@@ -50,7 +50,12 @@ def test_person_plays_a_hand_with_calls(tmp_path: Path, preset, extra):
             pytest.fail("truco play ended without a final score:\n" + "".join(transcript))
     assert {"envido", "truco"} <= said, f"the scripted person did not get to call: {said}"
     record = json.loads(record_path.read_text())
+    assert len(record["hands"]) == 1, "--hands 1 --save keeps exactly the hand played"
     assert record["hands"][0]["score_after"] == shown
+    screen = "".join(transcript) + child.before
+    split = re.search(r"points by source \(team 0-team 1\): (.*)", screen)
+    assert split and "envido" in split.group(1), screen[-600:]
+    assert "last trick: seat" in screen
     actions = [name for seat, name in record["hands"][0]["actions"] if seat == 0]
     assert "envido" in actions and "truco" in actions
     from truco_env.records import replay_record

@@ -126,9 +126,13 @@ def test_random_matches_end_with_one_winner(variant):
         assert records[0]["score_before"] == [0, 0]
         for previous, record in itertools.pairwise(records):
             assert record["score_before"] == previous["score_after"]
-        for record in records:
+        for index, record in enumerate(records):
             gained = [a - b for a, b in zip(record["score_after"], record["score_before"])]
             assert gained == record["points"]
+            sources = state.hand_point_sources(index)
+            assert [sum(team) for team in zip(*sources.values())] == record["points"], sources
+            if not cfg.flor:
+                assert sources["flor"] == (0, 0)
         assert list(state.score) == records[-1]["score_after"]
         with pytest.raises(ValueError, match="match is over"):
             state.apply(records[-1]["actions"][-1][1])

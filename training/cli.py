@@ -547,7 +547,8 @@ def _cmd_replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
     from truco_env.records import ReplayError, load_record, replay_record
 
     try:
-        state = replay_record(load_record(args.file))
+        record = load_record(args.file)
+        state = replay_record(record)
     except ReplayError as exc:
         print(f"truco replay: {args.file}: {exc}", file=sys.stderr)
         return 1
@@ -555,7 +556,7 @@ def _cmd_replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
         print(f"truco replay: {args.file}: record too large or too deeply nested ({type(exc).__name__})",
               file=sys.stderr)
         return 1
-    hands = len(state.hand_records)
+    hands = len(record["hands"])  # the engine may have dealt one more hand after the last recorded action
     status = f"team {state.winner} won" if state.is_over else "match in progress"
     print(f"truco replay: {args.file}: OK, {hands} hand(s) reproduced, score {_format_score(state.score)}, {status}")
     return 0

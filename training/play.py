@@ -50,9 +50,13 @@ def choice_label(name: str, family: str, phase: str) -> str:
     return (SPANISH if spanish else PORTUGUESE).get(name, name)
 
 
-def save_record(state: TrucoState, path: str) -> None:
-    """Write the match record atomically, so an interrupted save never leaves half a file."""
-    atomic_write_json(path, state.match_record(), indent=1)
+def save_record(state: TrucoState, path: str, hands: int | None = None) -> None:
+    """Write the match record atomically, so an interrupted save never leaves half a file; ``hands`` keeps only
+    the first hands (a game stopped after N hands has already dealt hand N+1, which nobody played)."""
+    record = state.match_record()
+    if hands is not None and len(record["hands"]) > hands:
+        record["hands"] = record["hands"][:hands]
+    atomic_write_json(path, record, indent=1)
 
 
 def play_match(preset: str, opponent: str, partner: str, seat: int, seed: int | None, save: str | None,
@@ -65,7 +69,7 @@ def play_match(preset: str, opponent: str, partner: str, seat: int, seed: int | 
     n = config.num_players
     if not 0 <= seat < n:
         raise ValueError(f"--seat must be 0..{n - 1} for {preset}, got {seat}")
-    console = Console(file=out or sys.stdout, highlight=False, soft_wrap=True)
+    console = Console(file=out or sys.stdout, highlight=False)
     bots: dict[int, Agent] = {}
     for other in range(n):
         if other != seat:
@@ -110,7 +114,7 @@ def play_match(preset: str, opponent: str, partner: str, seat: int, seed: int | 
     except (EOFError, KeyboardInterrupt):
         console.print(f"\nLeaving the table. Score {state.score[0]}-{state.score[1]}")
     if save:
-        save_record(state, save)
+        save_record(state, save, None if state.is_over else hands_seen)
         console.print(f"Match record saved to {save} (check it with: truco replay {save})")
     return 0
 
@@ -128,11 +132,48 @@ def _announce(console: Console, state: TrucoState, actor: int, name: str) -> Non
 
 
 def _hand_summary(console: Console, state: TrucoState, index: int) -> None:
+    """The hand's points, where they came from (envido, flor, truco) and its last trick: what a player asks
+    after a hand that ended on a call, not only on cards."""
     record = state.hand_records[index]
     points = record["points"]
     after = record["score_after"]
     console.print(f"-- hand {index + 1} over: team 0 +{points[0]}, team 1 +{points[1]} "
                   f"-> score {after[0]}-{after[1]}")
+    split = [f"{source} {a}-{b}" for source, (a, b) in state.hand_point_sources(index).items() if a or b]
+    if split:
+        console.print(f"   points by source (team 0-team 1): {', '.join(split)}")
+    trick = last_trick(state, record)
+    if trick:
+        console.print(f"   last trick: {trick}")
+
+
+def last_trick(state: TrucoState, record: dict) -> str | None:
+    """The cards of the hand's last (possibly unfinished) trick, with its winner when it was finished."""
+    family, config = state.family, state.config
+    players = len(record.get("pair") or range(state.num_players))
+    plays: list[tuple[int, str | None]] = []
+    for seat, action in record["actions"]:
+        kind, _, arg = action.partition(":")
+        if kind == "play":
+            plays.append((seat, arg))
+        elif kind == "cover":
+            plays.append((seat, None))
+        elif kind == "play_slot":
+            plays.append((seat, record["deal"]["hands"][seat][int(arg)]))
+    if not plays:
+        return None
+    size = len(plays) % players or players
+    trick = plays[-size:]
+    text = ", ".join(f"seat {seat}: {card or 'a face-down card'}" for seat, card in trick)
+    if size < players:
+        return text + " (unfinished)"
+    vira = record["deal"]["vira"]
+    table = C.strength_table(family, None if vira is None else C.parse_card(vira, family), config.deck,
+                             config.deck_ranks)
+    strength = {seat: -1 if card is None else table[C.parse_card(card, family)] for seat, card in trick}
+    best = max(strength.values())
+    teams = {state.team_of(seat) for seat, value in strength.items() if value == best}
+    return text + (f" -> team {teams.pop()}" if len(teams) == 1 else " -> tied")
 
 
 def _ask(console: Console, state: TrucoState, seat: int, read: Callable[[str], str]) -> str:

@@ -49,6 +49,7 @@ LADDER_VALUES = {C.ARGENTINE: (1, 2, 3, 4), C.PAULISTA: (1, 3, 6, 9, 12)}
 ENVIDO_CALLS = ("envido", "real_envido", "falta_envido")
 ENVIDO_VALUE = {"envido": 2, "real_envido": 3}
 FLOR_CALLS = ("contraflor", "contraflor_al_resto")
+POINT_SOURCES = ("envido", "flor", "truco")  # where a hand's points come from; "truco": the hand's own value
 
 MAO_DE_ONZE, MAO_DE_FERRO = "mao_de_onze", "mao_de_ferro"
 
@@ -223,6 +224,13 @@ class TrucoState:
         """The hands of the match in the record form of docs/records.md; the last one may still be in progress."""
         return [self._export_record(r, False) for r in self._records]
 
+    def hand_point_sources(self, index: int) -> dict[str, tuple[int, int]]:
+        """Where hand ``index``'s points came from: per source in ``POINT_SOURCES``, the points of team 0 and 1
+        (a table reads it to say how a hand's points split; the match record keeps only the totals)."""
+        record = self._records[index]
+        flat = record["sources"] if record["finished"] else self._hand_sources
+        return {name: (flat[2 * i], flat[2 * i + 1]) for i, name in enumerate(POINT_SOURCES)}
+
     def match_record(self, include_legal: bool = False) -> dict:
         """The whole match as a JSON-serialisable dict (docs/records.md)."""
         return {
@@ -253,6 +261,7 @@ class TrucoState:
         other._score = list(self._score)
         other._tally = [list(t) for t in self._tally]
         other._hand_points = list(self._hand_points)
+        other._hand_sources = list(self._hand_sources)
         other._remaining = [list(r) for r in self._remaining]
         other._trick = list(self._trick)
         other._tricks = list(self._tricks)
@@ -320,7 +329,7 @@ class TrucoState:
             self._resume()
         elif action == "no_quiero":
             proposer = self._proposer_team
-            self._credit(proposer, self._ladder_values[self._pending - 1])
+            self._credit(proposer, self._ladder_values[self._pending - 1], "truco")
             self._end_hand()
         elif action in ENVIDO_CALLS:  # envido va primero: the truco stays pending
             self._open_envido(seat, action)
@@ -332,7 +341,7 @@ class TrucoState:
     def _propose(self, seat: int, level: int) -> None:
         if self._special is not None:  # only legal under mao_de_onze_truco="caller_loses_match"
             loser = self.team_of(seat)
-            self._credit(1 - loser, max(0, self.target - self._score[1 - loser]))
+            self._credit(1 - loser, max(0, self.target - self._score[1 - loser]), "truco")
             self._finish_match(1 - loser)
             return
         self._pending = level
@@ -371,12 +380,12 @@ class TrucoState:
                 points = sum(ENVIDO_VALUE[c] for c in chain)
             self._close_envido()
             self.envido_status = "accepted"
-            self._credit(winner, points)
+            self._credit(winner, points, "envido")
         elif action == "no_quiero":
             points = 1 if len(chain) == 1 else sum(ENVIDO_VALUE[c] for c in chain[:-1])
             self._close_envido()
             self.envido_status = "refused"
-            self._credit(self.team_of(self._envido_caller), points)
+            self._credit(self.team_of(self._envido_caller), points, "envido")
         else:
             chain.append(action)
             self.envido_calls.append((seat, action))
@@ -450,7 +459,7 @@ class TrucoState:
         teams = {self.team_of(s) for s in self._flor_holders}
         if len(teams) == 1:
             self.flor_status = "uncontested"
-            self._credit(self.team_of(seat), self.config.flor_values["uncontested_per_flor"] * len(self._flor_holders))
+            self._credit(self.team_of(seat), self.config.flor_values["uncontested_per_flor"] * len(self._flor_holders), "flor")
             if not self._check_match_end():
                 self._resume()
             return
@@ -481,7 +490,7 @@ class TrucoState:
             else:
                 points = values["contested_per_flor"] * count
             self.flor_status = "accepted"
-            self._credit(winner, points)
+            self._credit(winner, points, "flor")
         elif action == "no_quiero":
             last = chain[-1]
             if last == "flor":
@@ -493,7 +502,7 @@ class TrucoState:
             else:
                 points = values["resto_no_quiero_direct"]
             self.flor_status = "refused"
-            self._credit(self.team_of(self._flor_caller), points)
+            self._credit(self.team_of(self._flor_caller), points, "flor")
         else:
             chain.append(action)
             self.flor_calls.append((seat, action))
@@ -513,7 +522,7 @@ class TrucoState:
         elif self._onze_deciders:  # "any_accepts": the next member decides
             self._actor = self._onze_deciders[0]
         else:
-            self._credit(1 - self.team_of(seat), 1)
+            self._credit(1 - self.team_of(seat), 1, "truco")
             self._end_hand()
 
     # --- tricks -------------------------------------------------------------------------------------------
@@ -560,7 +569,7 @@ class TrucoState:
         elif winner == ALL_TIED:
             self._all_tricks_tied()
         else:
-            self._credit(winner, self.hand_value)
+            self._credit(winner, self.hand_value, "truco")
             self._end_hand()
 
     def _all_tricks_tied(self) -> None:
@@ -574,7 +583,7 @@ class TrucoState:
             elif rule == "mao_team":
                 winner = self.team_of(self.mano)
         if winner is not None:
-            self._credit(winner, self.hand_value)
+            self._credit(winner, self.hand_value, "truco")
         self._end_hand()
 
     def _fold(self, seat: int) -> None:
@@ -587,8 +596,8 @@ class TrucoState:
         if their_flor:
             self._flor_declared = True
             self.flor_status = "uncontested"
-            self._credit(1 - team, self.config.flor_values["uncontested_per_flor"] * len(their_flor))
-        self._credit(1 - team, value)
+            self._credit(1 - team, self.config.flor_values["uncontested_per_flor"] * len(their_flor), "flor")
+        self._credit(1 - team, value, "truco")
         self._end_hand()
 
     # ------------------------------------------------------------------------------------------------------
@@ -719,9 +728,11 @@ class TrucoState:
         if self._trick_index == 0 and self.turn in self._undeclared_flor() and not self._has_played(self.turn):
             self._phase = FLOR_DECLARE
 
-    def _credit(self, team: int, points: int) -> None:
+    def _credit(self, team: int, points: int, source: str) -> None:
+        """Points to ``team`` for the hand's ``source`` (one of ``POINT_SOURCES``)."""
         self._score[team] += points
         self._hand_points[team] += points
+        self._hand_sources[2 * POINT_SOURCES.index(source) + team] += points
         if self._first_to_target is None and self._score[team] >= self.target:
             self._first_to_target = team
 
@@ -743,6 +754,7 @@ class TrucoState:
         record = self._records[-1]
         record["points"] = list(self._hand_points)
         record["score_after"] = list(self._score)
+        record["sources"] = list(self._hand_sources)
         record["finished"] = True
 
     def _end_hand(self) -> None:
@@ -823,6 +835,7 @@ class TrucoState:
         self._flor_chain: list[str] = []
         self._flor_caller = self._flor_first_team = None
         self._hand_points = [0, 0]
+        self._hand_sources = [0] * (2 * len(POINT_SOURCES))
         self._legal = None
         self._special, self._base_value, self._onze_deciders = self._special_hand()
         record = {
