@@ -185,6 +185,37 @@ def test_progress_bars_stay_off_when_stderr_is_not_a_terminal(tmp_path, capsys):
     assert "truco eval" not in capsys.readouterr().err
 
 
+def test_the_table_shows_draws(tmp_path, capsys):
+    """One-hand research presets can end level: the table counts draws beside the wins (a draw scores half)."""
+    assert main(["eval", "--agents", "random", "random:seed=1", "--preset", "argentine-mini", "--matches", "60",
+                 "--workers", "1", "--out", str(tmp_path), "--no-progress", "--no-plots"]) == 0
+    printed = capsys.readouterr().out
+    assert "| A wins / draws / B wins |" in printed
+    row = json.loads((tmp_path / "results.json").read_text())["pairings"][0]
+    assert row["draws"] > 0 and row["wins_a"] + row["draws"] + row["wins_b"] == 60
+    assert f"| {row['wins_a']} / {row['draws']} / {row['wins_b']} |" in printed
+    assert row["win_rate_a"] == (row["wins_a"] + row["draws"] / 2) / 60
+
+
+def test_records_are_written_and_replay(tmp_path, capsys):
+    """`--records DIR` writes every match of the tournament, each naming who sat where, and each replays."""
+    from truco_env.records import replay_record
+
+    records = tmp_path / "records"
+    assert main(["eval", "--agents", "heuristic", "random", "--matches", "4", "--workers", "1", "--out",
+                 str(tmp_path / "eval"), "--records", str(records), "--no-progress", "--no-plots"]) == 0
+    files = sorted(records.glob("*.json"))
+    assert len(files) == 4
+    results = json.loads((tmp_path / "eval" / "results.json").read_text())
+    assert all("record" not in m for m in results["matches"])
+    for path in files:
+        record = json.loads(path.read_text())
+        assert sorted(record["players"]) == ["heuristic", "random"]
+        state = replay_record(record)
+        assert state.winner == record["winner"] is not None
+    capsys.readouterr()
+
+
 def test_cli_smoke_writes_tables_files_and_plots(tmp_path, capsys):
     out = tmp_path / "eval"
     code = main(["eval", "--agents", "heuristic", "random", "--preset", "argentine", "--matches", "4",

@@ -282,6 +282,8 @@ def build_parser() -> argparse.ArgumentParser:
                                "same results either way")
     evaluate.add_argument("--allow-other-preset", action="store_true",
                           help="play policies on presets they were not trained for (research; refused otherwise)")
+    evaluate.add_argument("--records", metavar="DIR",
+                          help="also write every match record here (JSON, replayable with truco replay)")
     evaluate.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     evaluate.add_argument("--no-progress", action="store_true", help="no progress bar")
     evaluate.set_defaults(func=_cmd_eval)

@@ -56,6 +56,7 @@ from truco_env.config import PRESETS, TrucoConfig, make_config
 from truco_env.engine import TrucoState
 from truco_env.turns import ask_agent, play_turns
 
+from .atomic import atomic_write_json
 from .workers import ignore_sigint, spawn_pool
 
 Z95 = 1.959963984540054
@@ -267,6 +268,7 @@ class Task:
     swapped: bool  # False: A at the even seats (team 0); True: B there
     match_seed: int
     seed: int  # the tournament seed (agent seeds derive from it)
+    keep_record: bool = False  # return the match record (with the agent spec of each seat) for --records
 
 
 def match_seed_for(seed: int, deal: int) -> int:
@@ -328,6 +330,8 @@ def run_task(task: Task) -> dict[str, Any]:
         "hands_won_b": sum(1 for w in hand_winners if w == 1 - team_a),
         "behaviour_a": dict(behaviour_counts(config, record, hand_winners, team_a)),
         "behaviour_b": dict(behaviour_counts(config, record, hand_winners, 1 - team_a)),
+        **({"record": {**record, "players": [task.spec_a if seat % 2 == team_a else task.spec_b
+                                             for seat in range(n)]}} if task.keep_record else {}),
     }
 
 
@@ -364,14 +368,15 @@ def pairings_of(agents: list[str]) -> list[tuple[str, str]]:
 
 
 def make_tasks(agents: list[str], presets: list[str], matches: int, seed: int,
-               pairs: list[tuple[str, str]] | None = None) -> list[Task]:
+               pairs: list[tuple[str, str]] | None = None, keep_records: bool = False) -> list[Task]:
     deals = matches // 2
     tasks = []
     for preset in presets:
         for p, (a, b) in enumerate(pairings_of(agents) if pairs is None else pairs):
             for deal in range(deals):
                 for swapped in (False, True):
-                    tasks.append(Task(preset, p, a, b, deal, swapped, match_seed_for(seed, deal), seed))
+                    tasks.append(Task(preset, p, a, b, deal, swapped, match_seed_for(seed, deal), seed,
+                                      keep_records))
     return tasks
 
 
@@ -551,12 +556,12 @@ def _rate(x: float | None) -> str:
 
 
 def markdown_report(summary: dict[str, Any]) -> str:
-    lines = [("| preset | agent A | agent B | matches | A win rate [95% CI] | points/hand A | points/hand B "
-             "| hands won A / B | verdict |"),
-             "|---|---|---|---:|---|---:|---:|---|---|"]
-    for r in summary["pairings"]:
+    lines = [("| preset | agent A | agent B | matches | A wins / draws / B wins | A win rate [95% CI] "
+              "| points/hand A | points/hand B | hands won A / B | verdict |"),
+             "|---|---|---|---:|---|---|---:|---:|---|---|"]
+    for r in summary["pairings"]:  # a draw (single-hand variants) counts half in the win rate
         lines.append(f"| {r['preset']} | `{r['agent_a']}` | `{r['agent_b']}` | {r['matches']} | "
-                     f"{_pct(r['win_rate_a'])} [{_pct(r['ci_low'])}, {_pct(r['ci_high'])}] | "
+                     f"{r['wins_a']} / {r['draws']} / {r['wins_b']} | {_pct(r['win_rate_a'])} [{_pct(r['ci_low'])}, {_pct(r['ci_high'])}] | "
                      f"{r['points_per_hand_a']:.2f} | {r['points_per_hand_b']:.2f} | "
                      f"{r['hands_won_a']} / {r['hands_won_b']} | {r['verdict']} |")
     lines += ["", "| ratings | agent | mu | sigma | 95% interval |", "|---|---|---:|---:|---|"]
@@ -653,14 +658,21 @@ def write_plots(out: Path, summary: dict[str, Any], agents: list[str], presets: 
 
 def run_tournament(agents: list[str], presets: list[str], matches: int, seed: int = 0, workers: int = 1,
                    progress: bool = False, backend: str = "local", pairs: list[tuple[str, str]] | None = None,
-                   allow_other_preset: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
+                   allow_other_preset: bool = False, records: Path | None = None
+                   ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Validate, play and summarise; returns ``(summary, meta)``. Every pair of ``agents`` meets, or only the
-    given ``pairs`` (of specs among ``agents``): one agent against a field, say."""
+    given ``pairs`` (of specs among ``agents``): one agent against a field, say. With ``records``, every match
+    record (docs/records.md, plus the agent spec of each seat) is written there for ``truco replay``."""
     validate(agents, presets, matches, allow_other_preset)
-    tasks = make_tasks(agents, presets, matches, seed, pairs)
+    tasks = make_tasks(agents, presets, matches, seed, pairs, keep_records=records is not None)
     start = time.perf_counter()
     results = play_tasks(tasks, workers=workers, progress=progress, backend=backend)
     elapsed = time.perf_counter() - start
+    if records is not None:
+        records.mkdir(parents=True, exist_ok=True)
+        for r in results:
+            name = f"{r['preset']}_pairing{r['pairing']}_deal{r['deal']:05d}_{'b' if r['swapped'] else 'a'}-even.json"
+            atomic_write_json(records / name, r.pop("record"))
     summary = summarise(agents, presets, results, pairs)
     summary["matches"] = results
     meta = {"agents": agents, "presets": presets, "matches_per_pairing": matches, "seed": seed,
@@ -692,7 +704,8 @@ def cli_main(args: Any) -> int:
     try:
         summary, meta = run_tournament(args.agents, presets, args.matches, seed=args.seed, workers=workers,
                                        progress=not args.no_progress, backend=getattr(args, "backend", "local"),
-                                       allow_other_preset=args.allow_other_preset)
+                                       allow_other_preset=args.allow_other_preset,
+                                       records=Path(args.records) if args.records else None)
     except ValueError as exc:
         print(f"truco eval: error: {exc}", file=sys.stderr)
         return 2
