@@ -106,8 +106,9 @@ class PPOArgs(Options):
     """Decisions per gradient step."""
     clip_coef: Annotated[float, Field(gt=0)] = 0.2
     """PPO's ratio clip."""
-    ent_coef: Annotated[float, Field(ge=0)] = 0.01
-    """Entropy bonus."""
+    ent_coef: Annotated[float, Field(ge=0)] = 0.03
+    """Entropy bonus. Self-play needs it larger than a single-opponent learner: a near-deterministic policy is
+    what a best response exploits (docs/research.md)."""
     vf_coef: Annotated[float, Field(ge=0)] = 0.5
     """Weight of the value losses."""
     max_grad_norm: Annotated[float, Field(gt=0)] = 0.5
