@@ -1,5 +1,10 @@
 """The wheel carries every package of the project, not only what an editable install happens to find."""
 
+import os
+import re
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,3 +23,97 @@ def test_every_package_of_the_project_goes_into_the_wheel():
     assert {"training.cfr"} <= on_disk
     assert on_disk == found  # nothing missing, and nothing outside the three top-level packages (tests, notebooks)
     assert "policies/*.safetensors" in config["package-data"]["agents"]  # the shipped policies ride along as data
+
+
+CORE = {"numpy", "numba", "gymnasium", "pettingzoo"}
+OPTIONAL = ("torch", "tensorboard", "safetensors", "pydantic", "yaml", "tqdm", "matplotlib", "openskill", "rich",
+            "onnx", "onnxruntime", "onnxscript", "ray", "pyspiel")
+
+#: Runs the core features in a process where every optional dependency fails to import, as in a core install.
+CORE_ONLY = '''
+import importlib.abc, json, sys
+BLOCKED = set(sys.argv[1].split(","))
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, Block())
+
+from truco_env import env, make_config, TrucoState
+from agents.base import make_agent
+from truco_env.turns import ask_agent, play_turns
+from training.cli import main
+
+aec = env("argentine")
+aec.reset(seed=3)
+for agent in aec.agent_iter():
+    observation, reward, termination, truncation, info = aec.last()
+    legal = [i for i, ok in enumerate(observation["action_mask"]) if ok] if not (termination or truncation) else []
+    aec.step(legal[0] if legal else None)
+print("env episode done")
+state = TrucoState.new(make_config("argentine"), seed=5)
+bots = [make_agent("heuristic"), make_agent("random")]
+for seat, bot in enumerate(bots):
+    bot.seed(seat)
+    bot.reset(seat)
+play_turns(state, lambda seat: ask_agent(bots[seat], state, seat))
+print("heuristic match winner", state.winner)
+with open(sys.argv[2], "w") as handle:
+    json.dump(state.match_record(), handle)
+assert main(["replay", sys.argv[2]]) == 0
+for command in (["eval", "--agents", "heuristic", "random"], ["play"], ["train", "ppo"]):
+    assert main(command) == 2
+'''
+
+
+def test_the_core_dependencies_are_the_engine_and_the_environments():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    names = {re.split(r"[<>=!~\[ ;]", dep, maxsplit=1)[0].lower() for dep in project["dependencies"]}
+    assert names == CORE
+    extras = project["optional-dependencies"]
+    assert {"train", "eval", "play", "export", "ray", "spiel", "all", "dev"} <= set(extras)
+    assert any("torch" in dep for dep in extras["train"]) and not any("torch" in dep for dep in extras["eval"])
+    assert "truco-rl[all]" in extras["dev"]
+
+
+def test_the_core_install_plays_replays_and_names_the_missing_extra(tmp_path):
+    """An env episode, a heuristic match and `truco replay` need nothing optional; a command that needs an extra
+    says which, in one line."""
+    result = subprocess.run([sys.executable, "-c", CORE_ONLY, ",".join(OPTIONAL), str(tmp_path / "match.json")],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "env episode done" in result.stdout and "heuristic match winner" in result.stdout
+    assert "OK," in result.stdout  # truco replay
+    errors = result.stderr.strip().splitlines()
+    assert errors == [
+        "truco eval: error: this command needs 'tqdm', which the core install leaves out: pip install 'truco-rl[eval]'",
+        "truco play: error: this command needs 'rich', which the core install leaves out: pip install 'truco-rl[play]'",
+        ("truco train ppo: error: this command needs 'torch', which the core install leaves out: "
+         "pip install 'truco-rl[train]'"),
+    ], result.stderr
+
+
+@pytest.mark.slow
+def test_the_wheel_installs_without_extras_into_a_fresh_venv(tmp_path):
+    """The real thing: build the wheel, install it with no extras into an empty venv (needs the package index),
+    and run the same core features there."""
+    try:
+        socket.create_connection(("pypi.org", 443), timeout=3).close()
+    except OSError as error:
+        pytest.skip(f"the package index is unreachable ({error})")
+    wheels = tmp_path / "wheels"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(wheels),
+                    str(ROOT)], check=True, capture_output=True, timeout=600)
+    wheel = next(wheels.glob("truco_rl-*.whl"))
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    python = venv / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", str(wheel)], check=True, timeout=1200)
+    installed = subprocess.run([str(python), "-m", "pip", "list", "--format=json"], check=True, capture_output=True,
+                               text=True).stdout
+    assert '"torch"' not in installed and '"matplotlib"' not in installed
+    result = subprocess.run([str(python), "-c", CORE_ONLY, "none", str(tmp_path / "match.json")], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=600, check=False)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "heuristic match winner" in result.stdout and "OK," in result.stdout

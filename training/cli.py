@@ -425,16 +425,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help, or a usage error already printed by argparse
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 2)
-    return args.func(args, parser)
+    try:
+        return args.func(args, parser)
+    except ModuleNotFoundError as exc:
+        extra = extra_for(exc.name)
+        if extra is None:
+            raise
+        command = " ".join(part for part in ("truco", getattr(args, "command", None),
+                                             getattr(args, "trainer", None)) if part)
+        print(f"{command}: error: this command needs {exc.name.split('.')[0]!r}, which the core install leaves "
+              f"out: pip install 'truco-rl[{extra}]'", file=sys.stderr)
+        return 2
+
+
+#: Optional dependencies and the extra (pyproject.toml) that installs each: the core install is the engine, the
+#: environments, the random and heuristic agents and replay; everything else names its extra when it is missing.
+EXTRAS = {"torch": "train", "tensorboard": "train", "safetensors": "train", "pydantic": "train", "yaml": "train",
+          "tqdm": "eval", "matplotlib": "eval", "openskill": "eval", "rich": "play", "onnx": "export",
+          "onnxruntime": "export", "onnxscript": "export", "ray": "ray", "pyspiel": "spiel"}
+
+
+def extra_for(module: str | None) -> str | None:
+    """The extra that installs ``module`` (a dotted name is looked up by its top-level package)."""
+    return EXTRAS.get((module or "").split(".")[0])
 
 
 # ---------------------------------------------------------------- train
 
 
 def _ppo_options() -> str:
-    from training.options import describe
-    from training.ppo import PPOArgs
-
+    try:
+        from training.options import describe
+        from training.ppo import PPOArgs
+    except ModuleNotFoundError as exc:
+        if extra_for(exc.name) is None:
+            raise
+        return "  (the options are listed once the training extra is installed: pip install 'truco-rl[train]')"
     return describe(PPOArgs)
 
 
