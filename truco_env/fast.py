@@ -91,6 +91,7 @@ def options_array(config: TrucoConfig) -> np.ndarray:
 
 
 _CFG_CACHE: dict[int, tuple[TrucoConfig, np.ndarray, list[int]]] = {}
+_OBS_TEMPLATES: dict[int, tuple[TrucoConfig, np.ndarray]] = {}
 
 
 def _cached_config(config: TrucoConfig) -> tuple[np.ndarray, list[int]]:
@@ -339,9 +340,16 @@ class FastState:
         return out
 
     def observation_buffer(self) -> np.ndarray:
-        out = np.zeros(K.OBS_SIZE, dtype=np.float32)
-        K.encode_static(self._cfg, options_array(self.config), out)
-        return out
+        """A fresh observation vector whose static tail (the rules) is filled in: a copy of a template made once
+        per config, so that encoding one seat's view costs one kernel call."""
+        template = _OBS_TEMPLATES.get(id(self.config))
+        if template is None or template[0] is not self.config:
+            out = np.zeros(K.OBS_SIZE, dtype=np.float32)
+            K.encode_static(self._cfg, options_array(self.config), out)
+            if len(_OBS_TEMPLATES) > 256:
+                _OBS_TEMPLATES.clear()
+            template = _OBS_TEMPLATES[id(self.config)] = (self.config, out)
+        return template[1].copy()
 
     # -- records --------------------------------------------------------------------------------------------
 

@@ -7,6 +7,8 @@ zero-argument callables that make one, so that each seat gets an agent of its ow
 import the agents package, so it takes no spec strings;
 ``agents.single_agent(preset, opponents="heuristic:bluff=0.3")`` builds this same view from specs.
 
+* engine: the compiled engine (``truco_env.fast.FastState``, the same rules and records as the reference engine;
+  ``env.state.reference()`` is the reference ``TrucoState`` of the match), as in the PettingZoo env;
 * observation: the learner seat's observation vector (same layout as the AEC env, ``docs/observation.md``);
   ``info["action_mask"]`` and :meth:`action_masks` give the legal actions (what ``MaskablePPO`` reads);
 * reward: ``"match"`` (+1/-1 to the learner's team at the end) or ``"points"`` (each hand's point difference);
@@ -24,8 +26,8 @@ from gymnasium import spaces
 
 from . import actions as A
 from .config import make_config
-from .encoding import OBSERVATION_SIZE, encode_action_mask, encode_observation
-from .engine import TrucoState
+from .encoding import OBSERVATION_SIZE
+from .fast import FastState
 from .render import render_text
 from .turns import ask_agent, play_turns
 
@@ -53,7 +55,7 @@ class TrucoSingleAgentEnv(gymnasium.Env):
         self._build(self._partners)
         self._cache: dict[tuple[int, bool], Any] = {}
         self._carry = 0.0
-        self.state: TrucoState | None = None
+        self.state: FastState | None = None
         self.seat = 0
 
     @staticmethod
@@ -85,7 +87,7 @@ class TrucoSingleAgentEnv(gymnasium.Env):
         self.seat = self.fixed_seat if self.fixed_seat is not None else int(self.np_random.integers(n))
         self._cache: dict[tuple[int, bool], Any] = {}
         while True:
-            self.state = TrucoState.new(self.config, seed=int(self.np_random.integers(2 ** 62)),
+            self.state = FastState.new(self.config, seed=int(self.np_random.integers(2 ** 62)),
                                         deal=options.get("deal"), score=options.get("score"))
             for seat in range(n):
                 if seat != self.seat:
@@ -106,11 +108,10 @@ class TrucoSingleAgentEnv(gymnasium.Env):
         if state.is_over:
             raise RuntimeError("the episode is over: call reset()")
         action = int(action)
-        name = A.action_name(action, state.family) if 0 <= action < A.NUM_ACTIONS else None
-        if name is None or name not in state.legal_actions():
+        if not (0 <= action < A.NUM_ACTIONS and state.legal_mask()[action]):
             return self._observe(), -1.0, True, False, {**self._info(), "illegal_action": True}
         hand = state.hand_index
-        state.apply(name)
+        state.apply_id(action)
         reward, self._carry = self._hand_reward(hand) + self._carry, 0.0
         reward += self._play_others()
         if state.is_over and self.reward_mode == "match" and state.winner is not None:
@@ -123,12 +124,12 @@ class TrucoSingleAgentEnv(gymnasium.Env):
         """Boolean mask of the learner's legal actions (sb3-contrib's ``MaskablePPO`` calls this)."""
         if self.state is None or self.state.is_over:
             return np.ones(A.NUM_ACTIONS, dtype=bool)  # nothing is legal; avoid an all-False distribution
-        return encode_action_mask(self.state).astype(bool)
+        return self._mask().astype(bool)
 
     def render(self) -> str | None:
         if self.state is None or self.render_mode is None:
             return None
-        return render_text(self.state, self.seat)
+        return render_text(self.state.reference(), self.seat)
 
     # -- internals ---------------------------------------------------------------------------------------------
 
@@ -146,14 +147,20 @@ class TrucoSingleAgentEnv(gymnasium.Env):
         if self.reward_mode != "points" or (state.hand_index == hand and not state.is_over):
             return 0.0
         team = self.seat % 2
-        points = state.hand_records[hand]["points"]
+        points = state.hand_points(hand)
         return float(points[team] - points[1 - team])
 
     def _observe(self) -> np.ndarray:
-        return encode_observation(self.state, self.seat)
+        return self.state.encode_observation(self.seat, self.state.observation_buffer())
 
     def _info(self) -> dict[str, Any]:
-        return {"action_mask": encode_action_mask(self.state), "seat": self.seat, "score": self.state.score}
+        return {"action_mask": self._mask(), "seat": self.seat, "score": self.state.score}
+
+    def _mask(self) -> np.ndarray:
+        """The learner's legal actions (all zero once the match is over)."""
+        if self.state.is_over or self.state.actor != self.seat:
+            return np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+        return self.state.legal_mask().copy()
 
 
 def single_agent(preset: str = "argentine", *, opponents: Any, **kwargs: Any) -> TrucoSingleAgentEnv:

@@ -30,7 +30,14 @@ def observation_for(agent: Any, state: TrucoState, seat: int) -> dict[str, Any]:
     )
 
     wants = getattr(agent, "wants", ())
-    obs = {"observation": encode_observation(state, seat), "action_mask": encode_action_mask(state)}
+    buffer = getattr(state, "observation_buffer", None)
+    if buffer is not None:  # the compiled engine encodes with its kernel; extras come from its reference state
+        obs = {"observation": state.encode_observation(seat, buffer()), "action_mask": state.legal_mask().copy()}
+        if not wants:
+            return obs
+        state = state.reference()
+    else:
+        obs = {"observation": encode_observation(state, seat), "action_mask": encode_action_mask(state)}
     if "info_state_string" in wants:
         obs["info_state_string"] = information_state_string(state, seat)
     if "info_state" in wants:
@@ -41,14 +48,18 @@ def observation_for(agent: Any, state: TrucoState, seat: int) -> dict[str, Any]:
 def ask_agent(agent: Any, state: TrucoState, seat: int) -> str:
     """The name of the legal action ``agent`` chooses at ``seat``; a ValueError naming the agent otherwise."""
     action_id = agent.act(observation_for(agent, state, seat))
-    who = f"agent {getattr(agent, 'spec', '') or agent!r} at seat {seat}"
     try:
         name = A.action_name(int(action_id), state.family)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{who} returned {action_id!r}: {exc}") from None
-    if name not in state.legal_actions():
-        raise ValueError(f"{who} chose an illegal action: {name!r}; legal: {state.legal_actions()}")
+        raise ValueError(f"{_who(agent, seat)} returned {action_id!r}: {exc}") from None
+    mask = getattr(state, "legal_mask", None)  # the compiled engine answers from its mask, without name lists
+    if not (mask()[int(action_id)] if mask is not None else name in state.legal_actions()):
+        raise ValueError(f"{_who(agent, seat)} chose an illegal action: {name!r}; legal: {state.legal_actions()}")
     return name
+
+
+def _who(agent: Any, seat: int) -> str:
+    return f"agent {getattr(agent, 'spec', '') or agent!r} at seat {seat}"
 
 
 def play_turns(state: TrucoState, choose: Callable[[int], str], *,
