@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from truco_env.single import RandomPlayer
 from truco_env.turns import observation_for  # noqa: F401  (re-exported: see the module docstring)
 
 #: How a policy agent (``ppo:``, ``onnx:``) picks among its action probabilities: the argmax, or a draw.
@@ -61,22 +62,11 @@ class Agent:
         return f"<{type(self).__name__} {self.spec or ''}>".replace(" >", ">")
 
 
-class RandomAgent(Agent):
-    """Uniform over the legal actions: the floor every other agent must clear."""
+class RandomAgent(RandomPlayer, Agent):
+    """Uniform over the legal actions: the floor every other agent must clear (the environment's own
+    ``RandomPlayer``, the single-agent view's default opponent, made an agent with a batched ``act_batch``)."""
 
     batched = True
-
-    def __init__(self, seed: int | None = None):
-        self._rng = np.random.default_rng(seed)
-
-    def seed(self, seed: int | None = None) -> None:
-        self._rng = np.random.default_rng(seed)
-
-    def act(self, observation: dict[str, Any]) -> int:
-        legal = np.flatnonzero(observation["action_mask"])
-        if legal.size == 0:
-            raise ValueError("RandomAgent.act: the action mask has no legal action")
-        return int(self._rng.choice(legal))
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         legal = np.asarray(masks) > 0

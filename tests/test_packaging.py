@@ -2,6 +2,7 @@
 
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -102,9 +103,12 @@ def test_the_wheel_installs_without_extras_into_a_fresh_venv(tmp_path):
         socket.create_connection(("pypi.org", 443), timeout=3).close()
     except OSError as error:
         pytest.skip(f"the package index is unreachable ({error})")
+    source = tmp_path / "source"  # a copy: building in place would write build/ into the repository
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", ".venv", "runs", "build", "dist",
+                                                                "node_modules", "*.egg-info", "__pycache__"))
     wheels = tmp_path / "wheels"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(wheels),
-                    str(ROOT)], check=True, capture_output=True, timeout=600)
+                    str(source)], check=True, capture_output=True, timeout=600)
     wheel = next(wheels.glob("truco_rl-*.whl"))
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)

@@ -95,3 +95,23 @@ def test_maskable_ppo_trains_without_illegal_actions():
     model.learn(total_timesteps=3000, callback=counter)
     assert model.num_timesteps >= 3000
     assert counter.illegal == 0
+
+
+def test_registered_with_gymnasium():
+    """`gymnasium.make` builds the view from its id, with a spec that check_env sees; random players by default."""
+    import gymnasium
+
+    env = gymnasium.make(truco_env.SINGLE_AGENT_ID, preset="paulista")
+    assert env.spec is not None and env.spec.id == truco_env.SINGLE_AGENT_ID
+    check_env(env.unwrapped)
+    obs, info = env.reset(seed=4)
+    assert obs.shape == env.observation_space.shape and info["action_mask"].any()
+    with_heuristic = gymnasium.make(truco_env.SINGLE_AGENT_ID, opponents=make_agent("heuristic"), seat=1)
+    _, info = with_heuristic.reset(seed=0)
+    assert info["seat"] == 1
+    env.close()
+    with_heuristic.close()
+
+
+def test_the_aec_metadata_name_carries_the_registered_version():
+    assert truco_env.raw_env().metadata["name"] == "truco_v1" and truco_env.ENV_ID.endswith("-v1")

@@ -11,6 +11,8 @@ __all__ = ["PRESETS", "TIE", "TrucoConfig", "TrucoState", "env", "make_config", 
 __version__ = "0.1.0"
 
 ENV_ID = "truco/Truco-v1"
+#: The Gymnasium id of the single-agent view (``gymnasium.make(SINGLE_AGENT_ID, preset=..., opponents=...)``).
+SINGLE_AGENT_ID = "truco/TrucoSingleAgent-v1"
 
 
 def env(preset: str = "argentine", **kwargs):
@@ -27,16 +29,25 @@ def raw_env(preset: str = "argentine", **kwargs):
     return _raw_env(preset, **kwargs)
 
 
-def single_agent(preset: str = "argentine", *, opponents, **kwargs):
-    """The Gymnasium single-agent view: one learner seat against agent objects (see ``truco_env.single``); to give
-    the other seats as specs (``"heuristic"``), use ``agents.single_agent``."""
+def single_agent(preset: str = "argentine", *, opponents=None, **kwargs):
+    """The Gymnasium single-agent view: one learner seat against agent objects (uniform random players when none
+    are given; see ``truco_env.single``); to give the other seats as specs (``"heuristic"``), use
+    ``agents.single_agent``."""
+    from .single import RandomPlayer
     from .single import single_agent as _single_agent
 
-    return _single_agent(preset, opponents=opponents, **kwargs)
+    return _single_agent(preset, opponents=RandomPlayer if opponents is None else opponents, **kwargs)
 
 
 def _register() -> None:
-    """Register with PettingZoo's registry where the installed version has one (string entry point: lazy)."""
+    """Register the single-agent view with Gymnasium, and the AEC env with PettingZoo's registry where the
+    installed version has one (PettingZoo >= 1.25); string entry points, so nothing heavy loads here."""
+    try:
+        import gymnasium
+    except ImportError:  # the rules engine works without Gymnasium
+        return
+    if SINGLE_AGENT_ID not in gymnasium.registry:
+        gymnasium.register(SINGLE_AGENT_ID, entry_point="truco_env.single:TrucoSingleAgentEnv")
     try:
         import pettingzoo
     except ImportError:  # the rules engine works without PettingZoo

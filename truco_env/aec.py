@@ -111,7 +111,7 @@ class TrucoEnv(AECEnv):
     """The unwrapped AEC environment (``truco_env.raw_env``); see the module docstring."""
 
     metadata: ClassVar[dict] = {
-        "render_modes": list(RENDER_MODES), "name": "truco_v0", "is_parallelizable": False}
+        "render_modes": list(RENDER_MODES), "name": "truco_v1", "is_parallelizable": False}
 
     def __init__(self, preset: str = "argentine", episode: str = "match", reward: str = "match",
                  illegal_action: str = "raise", render_mode: str | None = None, **overrides: Any):

@@ -32,12 +32,32 @@ from .render import render_text
 from .turns import ask_agent, play_turns
 
 
+class RandomPlayer:
+    """Uniform over the legal actions: the view's default opponent, so that ``gymnasium.make(SINGLE_AGENT_ID)``
+    works with no arguments (``agents.RandomAgent`` is this player with a batched ``act_batch``)."""
+
+    def __init__(self, seed: int | None = None):
+        self._rng = np.random.default_rng(seed)
+
+    def seed(self, seed: int | None = None) -> None:
+        self._rng = np.random.default_rng(seed)
+
+    def reset(self, seat: int | None = None) -> None:
+        """Nothing to forget between matches."""
+
+    def act(self, observation: dict[str, Any]) -> int:
+        legal = np.flatnonzero(observation["action_mask"])
+        if legal.size == 0:
+            raise ValueError(f"{type(self).__name__}.act: the action mask has no legal action")
+        return int(self._rng.choice(legal))
+
+
 class TrucoSingleAgentEnv(gymnasium.Env):
     """See the module docstring. ``seat=None`` draws the learner's seat at every reset."""
 
-    metadata = {"render_modes": ["ansi", "human"]}  # noqa: RUF012  # Gymnasium's convention
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}  # noqa: RUF012  # Gymnasium's convention
 
-    def __init__(self, preset: str = "argentine", *, opponents: Any, partners: Any = None,
+    def __init__(self, preset: str = "argentine", *, opponents: Any = RandomPlayer, partners: Any = None,
                  seat: int | None = None, reward: str = "match", render_mode: str | None = None, **overrides: Any):
         self.config = make_config(preset, **overrides)
         n = self.config.num_players
@@ -117,7 +137,7 @@ class TrucoSingleAgentEnv(gymnasium.Env):
         if state.is_over and self.reward_mode == "match" and state.winner is not None:
             reward = 1.0 if state.winner == self.seat % 2 else -1.0
         if self.render_mode == "human":
-            print(self.render())
+            self.render()
         return self._observe(), float(reward), state.is_over, False, self._info()
 
     def action_masks(self) -> np.ndarray:
@@ -129,7 +149,11 @@ class TrucoSingleAgentEnv(gymnasium.Env):
     def render(self) -> str | None:
         if self.state is None or self.render_mode is None:
             return None
-        return render_text(self.state.reference(), self.seat)
+        text = render_text(self.state.reference(), self.seat)
+        if self.render_mode == "human":  # Gymnasium's convention: human mode shows, ansi returns
+            print(text)
+            return None
+        return text
 
     # -- internals ---------------------------------------------------------------------------------------------
 
@@ -163,6 +187,6 @@ class TrucoSingleAgentEnv(gymnasium.Env):
         return self.state.legal_mask().copy()
 
 
-def single_agent(preset: str = "argentine", *, opponents: Any, **kwargs: Any) -> TrucoSingleAgentEnv:
+def single_agent(preset: str = "argentine", *, opponents: Any = RandomPlayer, **kwargs: Any) -> TrucoSingleAgentEnv:
     """``truco_env.single_agent(preset, opponents=AGENT, **overrides)``: the Gymnasium single-agent view."""
     return TrucoSingleAgentEnv(preset, opponents=opponents, **kwargs)
