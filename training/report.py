@@ -28,7 +28,7 @@ from typing import Any
 from .atomic import atomic_write, atomic_write_json
 from .best_response import STANDARD_DECISIONS, BRArgs
 from .evaluate import run_tournament
-from .exploit import cached_exploit, recipe_key
+from .exploit import agent_file_hash, cached_exploit, recipe_key
 from .gauntlet import MAIN_PRESETS, OPPONENTS, markdown_table, run_gauntlet
 
 DEFAULT_OUT = "docs/strength.md"
@@ -87,10 +87,12 @@ def measure(agent: str, preset: str, runs: Path, decisions: int, seed: int, work
             eval_matches: int, progress: bool, log: Any) -> dict[str, Any]:
     """The three stages for one agent (each reused when already done)."""
     folder = runs / preset / _safe(agent)
+    file_hash = agent_file_hash(agent)
+    same_file = {"agent_file": file_hash} if file_hash else {}
     recipe = BRArgs(preset=preset, target=agent, decisions=decisions, seed=seed, workers=workers)
-    exploit = _stage(folder / "exploit.json", {"recipe": recipe_key(recipe), "matches": eval_matches},
+    exploit = _stage(folder / "exploit.json", {"recipe": recipe_key(recipe), "matches": eval_matches, **same_file},
                      lambda: cached_exploit(recipe, eval_matches, progress=progress)[0], log)
-    gauntlet = _stage(folder / "gauntlet.json", {"matches": gauntlet_matches, "seed": seed},
+    gauntlet = _stage(folder / "gauntlet.json", {"matches": gauntlet_matches, "seed": seed, **same_file},
                       lambda: run_gauntlet(agent, preset, gauntlet_matches, seed, workers, folder / "gauntlet",
                                            progress=progress), log)
     opponents = [spec for spec in ("heuristic", "random") if spec != agent]
@@ -104,7 +106,7 @@ def measure(agent: str, preset: str, runs: Path, decisions: int, seed: int, work
         return {r["agent_b"]: {k: r[k] for k in ("matches", "win_rate_a", "ci_low", "ci_high")}
                 for r in summary["pairings"]}
 
-    key = {"matches": eval_matches, "seed": seed, **({"previous": previous} if previous else {})}
+    key = {"matches": eval_matches, "seed": seed, **({"previous": previous} if previous else {}), **same_file}
     versus = _stage(folder / "baselines.json", key, baselines, log)
     return {"agent": agent, "preset": preset, "exploit": exploit, "gauntlet": gauntlet, "versus": versus}
 
