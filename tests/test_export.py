@@ -204,7 +204,7 @@ def test_export_cli_takes_a_shipped_policy_by_name(tmp_path, capsys):
 
 def test_a_plain_export_prints_no_warnings(tmp_path):
     """`truco export ppo ppo:NAME` is quiet: no tracer or exporter warnings for a user to puzzle over."""
-    result = subprocess.run([sys.executable, "-m", "training.cli", "export", "ppo", "ppo:argentine",
+    result = subprocess.run([sys.executable, "-W", "always", "-m", "training.cli", "export", "ppo", "ppo:argentine",
                              "--out", str(tmp_path / "a.onnx")], cwd=tmp_path, capture_output=True, text=True,
                             timeout=300, check=False)
     assert result.returncode == 0, result.stderr

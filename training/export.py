@@ -103,6 +103,7 @@ def export_onnx(policy_path: str, out_path: str) -> tuple[str, str]:
         # that is about torch's default, not about this graph, so the warning is not passed on to the user.
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", category=DeprecationWarning, message=".*legacy TorchScript-based")
+            warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"torch\.onnx")
             torch.onnx.export(wrapper, example, tmp, input_names=list(ONNX_INPUTS), output_names=list(ONNX_OUTPUTS),
                               dynamic_axes=axes, opset_version=OPSET, dynamo=False)
 
