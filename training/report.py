@@ -210,9 +210,12 @@ def model_card(row: dict[str, Any], meta: dict[str, Any], settings: dict[str, An
 
     lines = [
         f"# Model card: `ppo:{preset}`", "",
-        (f"One policy network for {preset}, trained from nothing by population self-play: it played itself, frozen "
-         "past snapshots of itself and small shares of the scripted agents in its config, and acts from its own "
-         "observation alone (no input, expert or reward term depends on whom it faces)."), "",
+        (f"One policy network for {preset}, trained from nothing by population self-play"
+         + (f" after a warm start that imitates {config['imitation_decisions']:,} heuristic decisions (the same run)"
+            if config.get("imitation_decisions") else "")
+         + ": it played itself, frozen past snapshots of itself and small shares of the scripted agents in its "
+         "config, and acts from its own observation alone (no input, expert or reward term depends on whom it "
+         "faces)."), "",
         "## How it was made", "",
         "```bash", f"truco train ppo --config configs/ppo/{preset}.yaml", "python -m training.ship runs/ppo/" + preset,
         "```", "",
