@@ -75,6 +75,11 @@ def test_the_core_dependencies_are_the_engine_and_the_environments():
     assert {"train", "eval", "play", "export", "ray", "spiel", "all", "dev"} <= set(extras)
     assert any("torch" in dep for dep in extras["train"]) and not any("torch" in dep for dep in extras["eval"])
     assert "truco-rl[all]" in extras["dev"]
+    # the CLI's one-line error for a missing module names an extra: it must be one pyproject.toml defines
+    from training.cli import EXTRAS
+
+    for module, extra in EXTRAS.items():
+        assert extra in extras, f"{module}: the CLI names extra {extra!r}, which pyproject.toml does not define"
 
 
 def test_the_core_install_plays_replays_and_names_the_missing_extra(tmp_path):

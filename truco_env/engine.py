@@ -50,6 +50,7 @@ ENVIDO_CALLS = ("envido", "real_envido", "falta_envido")
 ENVIDO_VALUE = {"envido": 2, "real_envido": 3}
 FLOR_CALLS = ("contraflor", "contraflor_al_resto")
 POINT_SOURCES = ("envido", "flor", "truco")  # where a hand's points come from; "truco": the hand's own value
+_SOURCE_COLUMN = {name: 2 * i for i, name in enumerate(POINT_SOURCES)}  # team 0's slot in _hand_sources
 
 MAO_DE_ONZE, MAO_DE_FERRO = "mao_de_onze", "mao_de_ferro"
 
@@ -732,7 +733,7 @@ class TrucoState:
         """Points to ``team`` for the hand's ``source`` (one of ``POINT_SOURCES``)."""
         self._score[team] += points
         self._hand_points[team] += points
-        self._hand_sources[2 * POINT_SOURCES.index(source) + team] += points
+        self._hand_sources[_SOURCE_COLUMN[source] + team] += points
         if self._first_to_target is None and self._score[team] >= self.target:
             self._first_to_target = team
 
