@@ -4,7 +4,7 @@ from functools import partial
 
 from .base import Agent, RandomAgent, make_agent, parse_spec, register_agent
 
-__all__ = ["Agent", "RandomAgent", "make_agent", "parse_spec", "register_agent", "single_agent"]
+__all__ = ["Agent", "RandomAgent", "make_agent", "parse_spec", "register_agent", "single_agent", "vector_env"]
 
 
 def single_agent(preset: str = "argentine", opponents="random", partners=None, **kwargs):
@@ -18,3 +18,18 @@ def single_agent(preset: str = "argentine", opponents="random", partners=None, *
         return partial(make_agent, given) if isinstance(given, str) else given
 
     return TrucoSingleAgentEnv(preset, opponents=seat_agents(opponents), partners=seat_agents(partners), **kwargs)
+
+
+def vector_env(preset: str = "argentine", num_envs: int = 64, opponents="random", **kwargs):
+    """``truco_env.gym_vector.TrucoVectorEnv`` (a Gymnasium vector env on the compiled engine) with the
+    opponents given as a spec of a batched agent (``"random"``, ``"ppo:argentine"``, ``"onnx:FILE"``) or an agent.
+    """
+    from truco_env.gym_vector import TrucoVectorEnv  # gymnasium: loaded on use
+
+    if isinstance(opponents, str):
+        agent = make_agent(opponents)
+        if not agent.batched:
+            raise ValueError(f"opponents={opponents!r} plays one table at a time; the vector env needs a batched "
+                             "agent (random, ppo:..., onnx:...)")
+        opponents = agent
+    return TrucoVectorEnv(preset, num_envs, opponents=opponents, **kwargs)

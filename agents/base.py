@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from truco_env.single import RandomPlayer
+from truco_env.single import RandomPlayer, sample_rows  # noqa: F401  (sample_rows: re-exported for the agents)
 from truco_env.turns import observation_for  # noqa: F401  (re-exported: see the module docstring)
 
 #: How a policy agent (``ppo:``, ``onnx:``) picks among its action probabilities: the argmax, or a draw.
@@ -67,22 +67,6 @@ class RandomAgent(RandomPlayer, Agent):
     ``RandomPlayer``, the single-agent view's default opponent, made an agent with a batched ``act_batch``)."""
 
     batched = True
-
-    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        legal = np.asarray(masks) > 0
-        if not legal.any(axis=1).all():
-            raise ValueError("RandomAgent.act_batch: a row of the action masks has no legal action")
-        return sample_rows(legal / legal.sum(axis=1, keepdims=True), self._rng)
-
-
-def sample_rows(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One draw per row of a [batch, actions] probability array (inverse CDF with one uniform per row)."""
-    cdf = np.cumsum(probs, axis=1)
-    draws = rng.random(len(probs))[:, None] * cdf[:, -1:]
-    chosen = np.minimum((cdf <= draws).sum(axis=1), probs.shape[1] - 1)
-    rounded = probs[np.arange(len(probs)), chosen] <= 0  # a draw that rounded onto the top of the cdf
-    chosen[rounded] = np.argmax(probs[rounded], axis=1)
-    return chosen.astype(np.int64)
 
 
 def check_preset(agent: Agent, preset: str) -> None:

@@ -11,7 +11,8 @@ __all__ = ["PRESETS", "TIE", "TrucoConfig", "TrucoState", "env", "make_config", 
 __version__ = "0.1.0"
 
 ENV_ID = "truco/Truco-v1"
-#: The Gymnasium id of the single-agent view (``gymnasium.make(SINGLE_AGENT_ID, preset=..., opponents=...)``).
+#: The Gymnasium id of the single-agent view (``gymnasium.make(SINGLE_AGENT_ID, preset=..., opponents=...)``);
+#: ``gymnasium.make_vec(SINGLE_AGENT_ID, num_envs=N, preset=...)`` gives N of them on the compiled vector env.
 SINGLE_AGENT_ID = "truco/TrucoSingleAgent-v1"
 
 
@@ -47,7 +48,8 @@ def _register() -> None:
     except ImportError:  # the rules engine works without Gymnasium
         return
     if SINGLE_AGENT_ID not in gymnasium.registry:
-        gymnasium.register(SINGLE_AGENT_ID, entry_point="truco_env.single:TrucoSingleAgentEnv")
+        gymnasium.register(SINGLE_AGENT_ID, entry_point="truco_env.single:TrucoSingleAgentEnv",
+                           vector_entry_point="truco_env.gym_vector:TrucoVectorEnv")
     try:
         import pettingzoo
     except ImportError:  # the rules engine works without PettingZoo

@@ -1261,6 +1261,7 @@ def deal_and_legal(st, cfg, cards, vira, mask, ids):
 
 INFO_CLOSED, INFO_HP, INFO_SCORE, INFO_WINNER, INFO_DONE = 0, 1, 3, 5, 6
 INFO_SIZE = 7
+SKIP = -1  # the action that leaves an env of ``vec_step`` untouched (a batch where only some envs move)
 
 
 @njit(cache=True, inline="always")
@@ -1321,9 +1322,11 @@ def vec_reset(states, cfg, rng, obs, masks, actors, rewards, info):
 
 @njit(cache=True)
 def vec_check(masks, actions):
-    """Index of the first env whose action is not legal, else -1."""
+    """Index of the first env whose action is neither legal nor ``SKIP``, else -1."""
     for i in range(actions.shape[0]):
         a = actions[i]
+        if a == SKIP:
+            continue
         if a < 0 or a >= NUM_ACTIONS or masks[i, a] == 0:
             return i
     return -1
@@ -1331,9 +1334,15 @@ def vec_check(masks, actions):
 
 @njit(cache=True)
 def vec_step(states, cfg, rng, actions, obs, masks, actors, rewards, info, points_reward):
-    """Step every env with its (legal) action; finished matches restart at once (``info`` keeps the result)."""
+    """Step every env with its (legal) action; finished matches restart at once (``info`` keeps the result).
+    An env whose action is ``SKIP`` stays as it is (no reward, not closed, not done)."""
     n = cfg[C_N]
     for i in range(states.shape[0]):
+        if actions[i] == SKIP:
+            rewards[i, :] = 0.0
+            info[i, INFO_CLOSED] = 0
+            info[i, INFO_DONE] = 0
+            continue
         st = states[i]
         count = st[S_HAND_COUNT]
         apply(st, cfg, actions[i])

@@ -51,6 +51,23 @@ class RandomPlayer:
             raise ValueError(f"{type(self).__name__}.act: the action mask has no legal action")
         return int(self._rng.choice(legal))
 
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """One uniformly random legal action per row (the opponents of ``truco_env.gym_vector``)."""
+        legal = np.asarray(masks) > 0
+        if not legal.any(axis=1).all():
+            raise ValueError(f"{type(self).__name__}.act_batch: a row of the action masks has no legal action")
+        return sample_rows(legal / legal.sum(axis=1, keepdims=True), self._rng)
+
+
+def sample_rows(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One draw per row of a [batch, actions] probability array (inverse CDF with one uniform per row)."""
+    cdf = np.cumsum(probs, axis=1)
+    draws = rng.random(len(probs))[:, None] * cdf[:, -1:]
+    chosen = np.minimum((cdf <= draws).sum(axis=1), probs.shape[1] - 1)
+    rounded = probs[np.arange(len(probs)), chosen] <= 0  # a draw that rounded onto the top of the cdf
+    chosen[rounded] = np.argmax(probs[rounded], axis=1)
+    return chosen.astype(np.int64)
+
 
 class TrucoSingleAgentEnv(gymnasium.Env):
     """See the module docstring. ``seat=None`` draws the learner's seat at every reset."""

@@ -20,7 +20,7 @@ actions; ``actor`` (N,) int32, that seat; ``reward`` (N, num_players) float32 fo
 (columns ``truco_env._kernel.INFO_*``: hand closed, hand points, score, winner, done).
 
 The arrays are buffers that the next ``step`` overwrites: copy what you keep. Illegal actions raise ValueError
-naming the first offending env, and no env moves.
+naming the first offending env, and no env moves; ``SKIP`` (-1) leaves an env as it is for one step.
 
 Why a separate generator for deals: the reference engine deals hand ``k`` of a match from
 ``random.Random(f"{seed}:{k}")``, which costs more than a whole decision here; the vector env shuffles with a
@@ -49,6 +49,7 @@ from .encoding import PRIVILEGED_SIZE
 from .fast import config_array, options_array
 
 REWARDS = ("match", "points")
+SKIP = K.SKIP  # an action that leaves its env as it is (see VectorEnv.step)
 
 
 def _seed_streams(seed: int | None, num_envs: int) -> np.ndarray:
@@ -185,7 +186,9 @@ class VectorEnv:
         return b.obs, b.masks, b.actors
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """One action id per env; returns ``(obs, mask, reward, actor, done)``."""
+        """One action id per env; returns ``(obs, mask, reward, actor, done)``. An env given ``SKIP`` (-1) does
+        not move (zero reward, not done): a batch where only some envs act, as when opponents answer in between
+        the learner's turns (:mod:`truco_env.gym_vector`)."""
         self._check_open()
         if not self._has_reset:
             raise RuntimeError("call reset() before step()")
@@ -297,6 +300,8 @@ class VectorEnv:
     def _log_step(self, before: np.ndarray) -> None:
         b = self._bufs
         for i in range(self.num_envs):
+            if b.actions[i] == K.SKIP:
+                continue
             record = self._records[i]
             hand = record["hands"][-1]
             hand["actions"].append([int(before[i]), self.action_names[int(b.actions[i])]])
