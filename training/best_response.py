@@ -47,6 +47,7 @@ the time, so it is reproducible given the number of decisions it reached (record
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import signal
 import sys
@@ -64,6 +65,8 @@ from truco_env.config import make_config
 from truco_env.vector import EngineVectorEnv, VectorEnv
 
 from .ppo import DealCritic, advantages, ppo_epochs
+
+logger = logging.getLogger(__name__)
 
 #: The standard budget: learner decisions (see docs/strength.md for why decisions, not minutes).
 STANDARD_DECISIONS = 600_000
@@ -416,7 +419,7 @@ class _CtrlC:
         if self.requested:
             raise KeyboardInterrupt
         self.requested = True
-        print("\nCtrl-C: stopping after this update (Ctrl-C again to leave at once)", file=sys.stderr, flush=True)
+        logger.warning("\nCtrl-C: stopping after this update (Ctrl-C again to leave at once)")
 
     def restore(self) -> None:
         signal.signal(signal.SIGINT, self._previous)

@@ -16,12 +16,40 @@ Subcommands:
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import random
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
 DEFAULT_PRESETS = ("argentine", "paulista", "argentine-2v2")
+
+#: The packages whose modules report progress and status through ``logging.getLogger(__name__)``: the command
+#: line shows their messages; a program that imports them sees nothing unless it configures logging.
+LOGGED_PACKAGES = ("truco_env", "agents", "training")
+
+
+@contextlib.contextmanager
+def cli_logging(level: int = logging.INFO):
+    """Show the library's log messages (``level`` and above, the message text alone) on stderr while a command
+    runs, once each (they do not also reach the root logger's handlers); the loggers are put back afterwards."""
+    handler = logging.StreamHandler()  # sys.stderr as it is now (pytest's capsys swaps it per test)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    saved = []
+    for name in LOGGED_PACKAGES:
+        log = logging.getLogger(name)
+        saved.append((log, log.level, log.propagate))
+        log.addHandler(handler)
+        log.setLevel(level)
+        log.propagate = False
+    try:
+        yield handler
+    finally:
+        for log, old_level, propagate in saved:
+            log.removeHandler(handler)
+            log.setLevel(old_level)
+            log.propagate = propagate
 
 
 def _positive_int(text: str) -> int:
@@ -426,7 +454,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 2)
     try:
-        return args.func(args, parser)
+        with cli_logging():
+            return args.func(args, parser)
     except ModuleNotFoundError as exc:
         extra = extra_for(exc.name)
         if extra is None:
@@ -599,6 +628,8 @@ def _cmd_demo(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             print("truco demo: error: --preset goes with --random (the main demo trains on argentine)",
                   file=sys.stderr)
             return 2
+        import os
+
         from training.demo import run_demo
 
         matches = args.matches or 200
@@ -606,7 +637,11 @@ def _cmd_demo(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             print(f"truco demo: error: --matches must be even (each deal is played twice), got {matches}",
                   file=sys.stderr)
             return 2
-        return run_demo(args.out, matches, args.seed, args.quick)
+        result = run_demo(args.out, matches, args.seed, args.quick)
+        print(result["report"])
+        print(f"truco demo: policy {result['policy']}; tournament files in {result['eval']}: "
+              + ", ".join(os.path.basename(str(f)) for f in result["files"]))
+        return 0
     args.matches = args.matches or 2
     try:
         from truco_env.config import PRESETS, make_config

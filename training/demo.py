@@ -7,7 +7,7 @@ the output folder. Everything is seeded: the same command gives the same numbers
 
 from __future__ import annotations
 
-import os
+import logging
 from pathlib import Path
 
 from training.evaluate import default_workers, markdown_report, run_tournament, write_outputs
@@ -21,27 +21,28 @@ DEMO_CONFIG = {
 }
 QUICK = {"total_decisions": 2000, "batch_decisions": 1000, "tables": 8}
 
+logger = logging.getLogger(__name__)
 
-def run_demo(out: str = "runs/demo", matches: int = 200, seed: int = 0, quick: bool = False) -> int:
+
+def run_demo(out: str = "runs/demo", matches: int = 200, seed: int = 0, quick: bool = False) -> dict:
+    """Train, then play the tournament; returns the Markdown ``report``, the trained ``policy``'s path, the
+    ``eval`` folder and the tournament ``files`` written there (``truco demo`` prints the report)."""
     folder = Path(out)
     settings = {**DEMO_CONFIG, **(QUICK if quick else {})}
-    print(f"truco demo: training PPO on {settings['preset']} for {settings['total_decisions']:,} decisions "
-          f"(embedded config) -> {folder / 'train'}", flush=True)
+    logger.info(f"truco demo: training PPO on {settings['preset']} for {settings['total_decisions']:,} decisions "
+                f"(embedded config) -> {folder / 'train'}")
     run_dir = folder / "train"
     if (run_dir / "checkpoint.safetensors").exists():  # a finished demo run: start it over
         (run_dir / "checkpoint.safetensors").unlink()
     policy = train(PPOArgs(run_dir=str(run_dir), **settings))
     agents = [f"ppo:{policy}", "heuristic", "random"]
-    print(f"truco demo: duplicate-deal tournament, {matches} matches per pairing: {', '.join(agents)}", flush=True)
+    logger.info(f"truco demo: duplicate-deal tournament, {matches} matches per pairing: {', '.join(agents)}")
     summary, meta = run_tournament(agents, [settings["preset"]], matches, seed=seed,
                                    workers=default_workers(), progress=True)
     summary = _rename(summary, agents[0], "ppo (demo)")
     meta["agents"] = ["ppo (demo)" if a == agents[0] else a for a in meta["agents"]]
-    print(markdown_report(summary))
     files = write_outputs(folder / "eval", summary, meta)
-    print(f"truco demo: policy {policy}; tournament files in {folder / 'eval'}: "
-          + ", ".join(os.path.basename(str(f)) for f in files))
-    return 0
+    return {"report": markdown_report(summary), "policy": policy, "eval": folder / "eval", "files": files}
 
 
 def _rename(value, old: str, new: str):

@@ -18,6 +18,7 @@ marks an interrupted run), so a partial run never enters the report.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import platform
 import sys
@@ -30,6 +31,8 @@ from .best_response import STANDARD_DECISIONS, BRArgs
 from .evaluate import run_tournament
 from .exploit import agent_file_hash, cached_exploit, recipe_key
 from .gauntlet import MAIN_PRESETS, OPPONENTS, markdown_table, run_gauntlet
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_OUT = "docs/strength.md"
 
@@ -314,8 +317,7 @@ def cli_main(args: Any) -> int:
                 "gauntlet_matches": args.gauntlet_matches, "eval_matches": args.matches}
     command = "truco report" + "".join(f" --preset {p}" for p in (args.preset or []))
 
-    def log(text: str) -> None:
-        print(text, file=sys.stderr, flush=True)
+    log = logger.info  # progress: which agent, which stage is run or reused, which file is written
 
     rows = []
     try:
@@ -335,5 +337,5 @@ def cli_main(args: Any) -> int:
     atomic_write(out, lambda tmp: Path(tmp).write_text(text), ".md")
     write_model_cards(rows, settings, log)
     print(text)
-    print(f"wrote {out} and {figure}", file=sys.stderr)
+    logger.info(f"wrote {out} and {figure}")
     return 0

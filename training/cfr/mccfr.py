@@ -25,6 +25,7 @@ iterations. Without a model both seats share one table (plain self-play MCCFR).
 from __future__ import annotations
 
 import dataclasses
+import logging
 import random
 import sys
 import time
@@ -40,6 +41,8 @@ from truco_env.config import TrucoConfig
 
 from .checkpoint import check_compatible, save_checkpoint
 from .runconfig import RunConfig
+
+logger = logging.getLogger(__name__)
 
 CARD_KINDS = ("play", "cover", "play_slot")
 #: What a hand is worth to the traverser: ``points`` (own hand points minus the opponent's) or ``match_equity``
@@ -249,6 +252,8 @@ class MCCFR:
 
 
 def train_mccfr(cfg: RunConfig, out: TextIO = sys.stderr, max_new_iterations: int | None = None) -> dict:
+    """Run (or resume) MCCFR as configured; returns a summary dict. The progress bars go to ``out``; the status
+    lines (opponent model, resume, final iteration, evaluation) to this module's logger."""
     from .opponent_model import OpponentModel
     from .train import Logger, _progress
 
@@ -265,21 +270,21 @@ def train_mccfr(cfg: RunConfig, out: TextIO = sys.stderr, max_new_iterations: in
         if ckpt is not None and "model_keys" in ckpt.extra:
             model = OpponentModel.from_arrays(ckpt.extra, spec, n_matches)
         else:
-            print(f"[mccfr] modelling {spec!r}: {n_matches} self-play matches in {cfg.preset}", file=out)
+            logger.info(f"[mccfr] modelling {spec!r}: {n_matches} self-play matches in {cfg.preset}")
             mbar = _progress(cfg.progress, n_matches, 0, f"model {spec}", out)
             model = OpponentModel.collect(rules, spec, n_matches, seed=cfg.seed, version=cfg.abstraction,
                                           progress=lambda k: mbar.update(1))
             mbar.close()
-            print(f"[mccfr] model: {model.decisions} decisions at {len(model)} abstract information sets "
-                  f"({time.perf_counter() - t0:.0f} s)", file=out)
+            logger.info(f"[mccfr] model: {model.decisions} decisions at {len(model)} abstract information sets "
+                        f"({time.perf_counter() - t0:.0f} s)")
     solver = MCCFR(rules, seed=cfg.seed, abstraction=cfg.abstraction, model=model,
                    model_weight=float(om.get("weight", 0.8)), model_full_count=int(om.get("full_count", 20)),
                    utility=cfg.utility)
     if ckpt is not None:
         check_compatible(ckpt, kind="mccfr", rules=rules.to_dict(), solver=solver.solver_meta(), where=str(path))
         solver.restore(ckpt)
-        print(f"[mccfr] resumed from {path} at iteration {solver.iteration}", file=out)
-    logger = Logger(cfg.logdir)
+        logger.info(f"[mccfr] resumed from {path} at iteration {solver.iteration}")
+    board = Logger(cfg.logdir)
     start_iter = solver.iteration
     bar = _progress(cfg.progress, cfg.iterations, start_iter, f"mccfr {cfg.preset}", out)
     last_ckpt = t0
@@ -302,7 +307,7 @@ def train_mccfr(cfg: RunConfig, out: TextIO = sys.stderr, max_new_iterations: in
                 rate = (k - last_log_it) / max(now - last_log_t, 1e-9)
                 last_log_t, last_log_it = now, k
                 regrets = [max(max(e[1]), 0.0) for e in solver.table.values()]
-                logger.scalars(k, {"infosets/total": len(solver.table),
+                board.scalars(k, {"infosets/total": len(solver.table),
                                    "infosets/touched": len(solver.touched_since),
                                    "regret/average": (sum(regrets) / len(regrets) / k) if regrets else 0.0,
                                    "perf/iterations_per_s": rate,
@@ -314,20 +319,20 @@ def train_mccfr(cfg: RunConfig, out: TextIO = sys.stderr, max_new_iterations: in
                 last_ckpt = time.perf_counter()
     finally:
         bar.close()
-        logger.close()
+        board.close()
     save_checkpoint(path, solver.to_checkpoint(cfg.preset))
     run_s = time.perf_counter() - t0
     new = solver.iteration - start_iter
     summary = {"preset": cfg.preset, "iterations": solver.iteration, "infosets": len(solver.table),
                "seconds": run_s, "iterations_per_s": new / run_s if run_s > 0 else 0.0, "checkpoint": str(path)}
-    print(f"[mccfr] {cfg.preset}: iteration {solver.iteration}, {len(solver.table)} abstract infosets, "
-          f"{summary['iterations_per_s']:.0f} it/s; checkpoint {path}", file=out)
+    logger.info(f"[mccfr] {cfg.preset}: iteration {solver.iteration}, {len(solver.table)} abstract infosets, "
+                f"{summary['iterations_per_s']:.0f} it/s; checkpoint {path}")
     if cfg.eval:
-        summary["eval"] = evaluate_against(cfg, path, out)
+        summary["eval"] = evaluate_against(cfg, path)
     return summary
 
 
-def evaluate_against(cfg: RunConfig, path: Path, out: TextIO) -> dict:
+def evaluate_against(cfg: RunConfig, path: Path) -> dict:
     """Duplicate matches of the checkpoint (``cfr:PATH``) against ``cfg.eval['opponent']`` in the run's preset,
     through :func:`training.evaluate.run_tournament` (``cfg.eval``: ``opponent``, ``matches``, ``workers``)."""
     from training.evaluate import run_tournament
@@ -345,5 +350,5 @@ def evaluate_against(cfg: RunConfig, path: Path, out: TextIO) -> dict:
             result[k] = v
     if flip:
         result["note"] = "pairing row is from the opponent's side"
-    print(f"[mccfr] {cfg.preset}: cfr vs {opponent}: {row}", file=out)
+    logger.info(f"[mccfr] {cfg.preset}: cfr vs {opponent}: {row}")
     return result

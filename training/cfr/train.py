@@ -10,6 +10,7 @@ average strategy, exact), ``regret/average`` (mean over infosets of max_a R+(I, 
 
 from __future__ import annotations
 
+import logging
 import sys
 import time
 from pathlib import Path
@@ -23,6 +24,8 @@ from .checkpoint import check_compatible, save_checkpoint
 from .runconfig import RunConfig
 from .solver import CFRSolver
 from .tree import GameTree, tree_for
+
+logger = logging.getLogger(__name__)
 
 
 class Logger:
@@ -88,22 +91,23 @@ def restore_exact(solver: CFRSolver, path: str | Path, cfg: RunConfig | None = N
 def train_exact(cfg: RunConfig, out: TextIO = sys.stderr, max_new_iterations: int | None = None,
                 tree: GameTree | None = None) -> dict:
     """Run (or resume) exact CFR as configured. ``max_new_iterations`` stops early (tests use it to simulate
-    an interruption). Returns a summary dict."""
+    an interruption). Returns a summary dict. The progress bar goes to ``out``; the status lines (tree size,
+    resume, final NashConv) to this module's logger."""
     rules = cfg.rules()
     t0 = time.perf_counter()
     tree = tree if tree is not None else tree_for(rules)
     build_s = time.perf_counter() - t0
     size = tree.summary()
-    print(f"[cfr] {cfg.preset}: {size['deals']} deals, {size['histories']} histories, "
-          f"{sum(size['infosets'])} infosets ({size['slots']} infoset-actions), utility range "
-          f"{size['utility_range']:g}; tree built in {build_s:.1f}s", file=out)
+    logger.info(f"[cfr] {cfg.preset}: {size['deals']} deals, {size['histories']} histories, "
+                f"{sum(size['infosets'])} infosets ({size['slots']} infoset-actions), utility range "
+                f"{size['utility_range']:g}; tree built in {build_s:.1f}s")
     solver = CFRSolver(tree, **cfg.solver_params())
     history: list = []
     ckpt_path = Path(cfg.checkpoint)
     if cfg.resume and ckpt_path.exists():
         history = restore_exact(solver, ckpt_path)
-        print(f"[cfr] resumed from {ckpt_path} at iteration {solver.iteration}", file=out)
-    logger = Logger(cfg.logdir)
+        logger.info(f"[cfr] resumed from {ckpt_path} at iteration {solver.iteration}")
+    board = Logger(cfg.logdir)
     urange = tree.utility_range
     target = None if cfg.target_nash_conv is None else cfg.target_nash_conv * urange
     nash = history[-1][1] if history else None
@@ -125,7 +129,7 @@ def train_exact(cfg: RunConfig, out: TextIO = sys.stderr, max_new_iterations: in
                 now = time.perf_counter()
                 rate = (k - last_it) / max(now - last_t, 1e-9)
                 last_t, last_it = now, k
-                logger.scalars(k, {"exploitability/nash_conv": nash,
+                board.scalars(k, {"exploitability/nash_conv": nash,
                                    "exploitability/nash_conv_relative": nash / urange,
                                    "regret/average": average_regret(tree.slot_start, solver.regrets, k),
                                    "regret/increment": solver.last_regret_mean,
@@ -137,7 +141,7 @@ def train_exact(cfg: RunConfig, out: TextIO = sys.stderr, max_new_iterations: in
                 save_checkpoint(ckpt_path, exact_checkpoint(solver, cfg, history, nash))
     finally:
         bar.close()
-        logger.close()
+        board.close()
     if nash is None or not history or history[-1][0] != solver.iteration:
         nash = solver.nash_conv()
         history.append([solver.iteration, nash])
@@ -149,9 +153,9 @@ def train_exact(cfg: RunConfig, out: TextIO = sys.stderr, max_new_iterations: in
                "build_seconds": build_s, "iterations_per_s": new / run_s if run_s > 0 else 0.0,
                "target_reached": bool(target is not None and nash <= target), "checkpoint": str(ckpt_path),
                **{f"tree_{k}": v for k, v in size.items()}}
-    print(f"[cfr] {cfg.preset}: iteration {solver.iteration}, NashConv {nash:.3e} "
-          f"({nash / urange:.2e} of the utility range {urange:g}), {summary['iterations_per_s']:.1f} it/s; "
-          f"checkpoint {ckpt_path}", file=out)
+    logger.info(f"[cfr] {cfg.preset}: iteration {solver.iteration}, NashConv {nash:.3e} "
+                f"({nash / urange:.2e} of the utility range {urange:g}), {summary['iterations_per_s']:.1f} it/s; "
+                f"checkpoint {ckpt_path}")
     return summary
 
 
