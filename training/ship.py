@@ -18,17 +18,23 @@ from agents.network import PolicyFileError, load_policy
 
 from .atomic import atomic_write
 
-CURVES = ("eval/win_rate_vs_heuristic", "eval/win_rate_vs_random", "league/snapshot_win_rate", "losses/entropy",
-          "losses/explained_variance", "charts/SPS")
+#: The training curves a shipped policy's model card shows: TensorBoard tag -> the panel's title.
+CURVES = {"eval/win_rate_vs_heuristic": "win rate against the heuristic", "eval/win_rate_vs_random":
+          "win rate against random", "league/snapshot_win_rate": "win rate against its past snapshots",
+          "losses/entropy": "policy entropy", "losses/explained_variance": "value: explained variance",
+          "charts/SPS": "learner decisions per second"}
 
 
-def curves_png(run_dir: str, out: str, title: str) -> str:
-    """The run's main TensorBoard scalars against learner decisions, one panel each."""
+def curves_png(run_dir: str, out: str, title: str, eval_matches: int | None = None) -> str:
+    """The run's main TensorBoard scalars against learner decisions, one panel each; the evaluation win rates
+    (``eval/*``, ``eval_matches`` duplicate matches each) with their 95% Wilson intervals when that is given."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from .evaluate import OKABE_ITO, wilson_interval
 
     logs = EventAccumulator(os.path.join(run_dir, "tb"))
     logs.Reload()
@@ -38,8 +44,17 @@ def curves_png(run_dir: str, out: str, title: str) -> str:
     fig, axes = plt.subplots(2, 3, figsize=(11, 5.5), squeeze=False)
     for ax, tag in zip(axes.flat, tags, strict=False):
         events = logs.Scalars(tag)
-        ax.plot([e.step for e in events], [e.value for e in events], marker="." if len(events) < 50 else None)
-        ax.set_title(tag, fontsize=9)
+        steps, values = [e.step for e in events], [e.value for e in events]
+        marker = "." if len(events) < 50 else None
+        if tag.startswith("eval/") and eval_matches:
+            bounds = [wilson_interval(v * eval_matches, eval_matches) for v in values]
+            errors = [[v - lo for v, (lo, _) in zip(values, bounds, strict=True)],
+                      [hi - v for v, (_, hi) in zip(values, bounds, strict=True)]]
+            ax.errorbar(steps, values, yerr=errors, color=OKABE_ITO[0], marker=marker, capsize=3)
+            ax.set_title(f"{CURVES[tag]} (95% interval)", fontsize=9)
+        else:
+            ax.plot(steps, values, color=OKABE_ITO[0], marker=marker)
+            ax.set_title(CURVES[tag], fontsize=9)
         ax.set_xlabel("learner decisions", fontsize=8)
     for ax in list(axes.flat)[len(tags):]:
         ax.axis("off")
@@ -65,7 +80,8 @@ def ship(run_dir: str, policies: str | None = None, images: str = "docs/img") ->
     target = os.path.join(policies or SHIPPED_DIR, f"ppo_{preset}.safetensors")
     atomic_write(target, lambda tmp: shutil.copyfile(source, tmp), ".safetensors")
     figure = curves_png(run_dir, os.path.join(images, f"ppo_{preset}_training.png"),
-                        f"ppo:{preset}, truco train ppo --config configs/ppo/{preset}.yaml")
+                        f"ppo:{preset}: training curves ({meta.get('decisions', 0):,} learner decisions)",
+                        meta["config"].get("eval_matches"))
     return target, figure
 
 
