@@ -611,43 +611,81 @@ def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
         writer.writerows(rows)
 
 
+#: Colour maps the plots may use: perceptually uniform and readable with any colour vision (no red-green).
+COLOUR_MAPS = ("cividis", "viridis")
+#: The Okabe-Ito palette: categorical colours told apart with any colour vision.
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+_FILE_SUFFIXES = (".safetensors", ".npz", ".onnx", ".json", ".pt")
+
+
+def display_name(spec: str) -> str:
+    """An agent spec as a plot shows it: a policy named by its file is shown by the file's name without folders
+    or extension (``ppo:runs/x/policy.safetensors,greedy`` -> ``ppo:policy,greedy``); other specs as given."""
+    kind, colon, rest = spec.partition(":")
+    if not colon:
+        return spec
+    parts = []
+    for part in rest.split(","):
+        name = part.replace("\\", "/").rsplit("/", 1)[-1]
+        parts.append(next((name[:-len(s)] for s in _FILE_SUFFIXES if name.endswith(s)), name))
+    return f"{kind}:{','.join(parts)}"
+
+
+def display_names(agents: list[str]) -> dict[str, str]:
+    """:func:`display_name` of each agent, except that agents whose short names would collide keep their spec."""
+    short = {a: display_name(a) for a in agents}
+    seen = Counter(short.values())
+    return {a: name if seen[name] == 1 else a for a, name in short.items()}
+
+
 def write_plots(out: Path, summary: dict[str, Any], agents: list[str], presets: list[str]) -> list[Path]:
-    """Win-rate heatmap (row agent's win rate against the column agent, per preset) and rating bars."""
+    """Win-rate heatmap (row agent's win rate against the column agent, per preset, with its 95% interval in
+    each cell) and rating bars (95% intervals); colour map :data:`COLOUR_MAPS`, agents by :func:`display_names`."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     k = len(agents)
+    label = display_names(agents)
+    names = [label[a] for a in agents]
+    cmap = plt.get_cmap(COLOUR_MAPS[0])
     fig, axes = plt.subplots(1, len(presets), figsize=(2.2 + 1.3 * k * len(presets), 1.6 + 1.1 * k),
                              squeeze=False)
     for ax, preset in zip(axes[0], presets):
         grid = [[float("nan")] * k for _ in range(k)]
+        interval: dict[tuple[int, int], tuple[float, float]] = {}
         for r in summary["pairings"]:
             if r["preset"] != preset:
                 continue
             i, j = agents.index(r["agent_a"]), agents.index(r["agent_b"])
             grid[i][j] = r["win_rate_a"]
             grid[j][i] = 1 - r["win_rate_a"]
-        image = ax.imshow(grid, vmin=0, vmax=1, cmap="RdYlGn")
+            interval[i, j] = (r["ci_low"], r["ci_high"])
+            interval[j, i] = (1 - r["ci_high"], 1 - r["ci_low"])
+        image = ax.imshow(grid, vmin=0, vmax=1, cmap=cmap)
         for i in range(k):
             for j in range(k):
                 if grid[i][j] == grid[i][j]:
-                    ax.text(j, i, f"{100 * grid[i][j]:.0f}%", ha="center", va="center", fontsize=9)
-        ax.set_xticks(range(k), agents, rotation=30, ha="right", fontsize=8)
-        ax.set_yticks(range(k), agents, fontsize=8)
+                    low, high = interval[i, j]
+                    red, green, blue, _ = cmap(grid[i][j])  # dark text on the light end of the map
+                    ink = "black" if 0.299 * red + 0.587 * green + 0.114 * blue > 0.5 else "white"
+                    ax.text(j, i, f"{100 * grid[i][j]:.0f}%\n[{100 * low:.0f}, {100 * high:.0f}]", ha="center",
+                            va="center", fontsize=8, color=ink)
+        ax.set_xticks(range(k), names, rotation=30, ha="right", fontsize=8)
+        ax.set_yticks(range(k), names, fontsize=8)
         ax.set_title(preset, fontsize=10)
-    fig.colorbar(image, ax=axes[0].tolist(), shrink=0.8, label="row agent's match win rate")
+    fig.colorbar(image, ax=axes[0].tolist(), shrink=0.8, label="row agent's match win rate [95% interval]")
     heat = out / "winrate_heatmap.png"
     fig.savefig(heat, dpi=110, bbox_inches="tight")
     plt.close(fig)
 
     rows = summary["ratings"]["overall"]
     fig, ax = plt.subplots(figsize=(6, 0.9 + 0.5 * len(rows)))
-    names = [row["agent"] for row in rows][::-1]
+    names = [label.get(row["agent"], row["agent"]) for row in rows][::-1]
     mus = [row["mu"] for row in rows][::-1]
     errs = [Z95 * row["sigma"] for row in rows][::-1]
-    ax.barh(names, mus, xerr=errs, color="#4c72b0", capsize=4)
+    ax.barh(names, mus, xerr=errs, color=OKABE_ITO[0], capsize=4)
     ax.set_xlabel("OpenSkill mu (bars: 95% interval, mu ± 1.96 sigma)")
     ax.set_title("ratings over all matches")
     bars = out / "ratings.png"

@@ -37,7 +37,7 @@ from typing import Any
 from agents.base import check_preset, make_agent
 
 from .atomic import atomic_write, atomic_write_json
-from .evaluate import Z95, run_tournament, write_outputs
+from .evaluate import OKABE_ITO, Z95, display_name, run_tournament, write_outputs
 
 #: The presets the gauntlet is made for: the four main ones.
 MAIN_PRESETS = ("argentine", "argentine-2v2", "paulista", "paulista-2v2")
@@ -159,11 +159,11 @@ def plot_gauntlet(result: dict[str, Any], path: Path) -> None:
     names = [f"{r['opponent']} ({r['family']})" for r in rows][::-1]
     rates = [r["win_rate"] for r in rows][::-1]
     errs = [[r["win_rate"] - r["ci_low"] for r in rows][::-1], [r["ci_high"] - r["win_rate"] for r in rows][::-1]]
-    ax.barh(names, rates, xerr=errs, color="#4c72b0", capsize=3)
+    ax.barh(names, rates, xerr=errs, color=OKABE_ITO[0], capsize=3)
     ax.axvline(0.5, color="grey", lw=0.8, ls="--")
-    ax.axvline(result["mean"], color="#c44e52", lw=1.2, label=f"mean {100 * result['mean']:.1f}%")
+    ax.axvline(result["mean"], color=OKABE_ITO[3], lw=1.2, label=f"mean {100 * result['mean']:.1f}%")
     ax.set_xlim(0, 1)
-    ax.set_xlabel(f"{result['agent']}'s match win rate (bars: 95% Wilson interval)")
+    ax.set_xlabel(f"{display_name(result['agent'])}'s match win rate (bars: 95% Wilson interval)")
     ax.set_title(f"gauntlet, {result['preset']}", fontsize=10)
     ax.legend(loc="lower right", fontsize=8)
     atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=110, bbox_inches="tight", format="png"), ".png")

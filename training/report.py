@@ -28,7 +28,7 @@ from typing import Any
 
 from .atomic import atomic_write, atomic_write_json
 from .best_response import STANDARD_DECISIONS, BRArgs
-from .evaluate import run_tournament
+from .evaluate import OKABE_ITO, run_tournament
 from .exploit import agent_file_hash, cached_exploit, recipe_key
 from .gauntlet import MAIN_PRESETS, OPPONENTS, markdown_table, run_gauntlet
 
@@ -279,7 +279,7 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
                                              r["gauntlet"]["mean_high"])),
                 ("the agent's\ngauntlet worst", lambda r: (r["gauntlet"]["worst"]["win_rate"], r["gauntlet"]["worst"]["ci_low"],
                                               r["gauntlet"]["worst"]["ci_high"]))]
-    colours = ("#0072B2", "#E69F00", "#009E73")  # Okabe-Ito: told apart with any colour vision
+    colours = OKABE_ITO[:3]  # told apart with any colour vision
     for ax, preset in zip(axes[0], presets):
         mine = [r for r in rows if r["preset"] == preset]
         width = 0.8 / len(mine)

@@ -24,6 +24,7 @@ from truco_env import actions as A
 from truco_env import cards as C
 from truco_env import make_config
 
+from ..evaluate import OKABE_ITO
 from .solver import CFRSolver, reaches
 from .tree import GameTree, build_tree
 
@@ -86,7 +87,7 @@ def svg_plot(preset: str, profile: dict, path: Path) -> None:
               ("envido points", [n for n in ENVIDO if n in profile])]
     panels = [(t, names) for t, names in panels if names]
     width, height, pad = 460, 300, 50
-    colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
+    colors = OKABE_ITO[:6]  # told apart with any colour vision (no red next to green)
     parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{width * len(panels)}" height="{height}" '
               'font-family="sans-serif" font-size="11">'),
              '<rect width="100%" height="100%" fill="white"/>']
@@ -119,8 +120,10 @@ def svg_plot(preset: str, profile: dict, path: Path) -> None:
             for x, p in zip(profile[name]["x"], profile[name]["p"]):
                 parts.append(f'<circle cx="{px(x):.1f}" cy="{py(p):.1f}" r="3" fill="{color}"/>')
             share = profile[name]["share_with_weakest_third"]
-            parts.append(f'<text x="{ox + pad + 8}" y="{pad - 14 + 13 * j + 8}" fill="{color}">{name} '
-                         f'(weakest third: {share:.0%} of calls)</text>')
+            y = pad - 14 + 13 * j + 8  # the legend: a swatch of the line's colour, then black text
+            parts.append(f'<line x1="{ox + pad + 8}" y1="{y - 4}" x2="{ox + pad + 24}" y2="{y - 4}" stroke="{color}" '
+                         'stroke-width="3"/>')
+            parts.append(f'<text x="{ox + pad + 30}" y="{y}">{name} (weakest third: {share:.0%} of calls)</text>')
     parts.append("</svg>")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(parts))
