@@ -10,10 +10,10 @@ MCCFR strategies are played *thresholded* (``threshold``, default :data:`MCCFR_T
 average-strategy probability is below the threshold are dropped and the rest renormalised (the strongest action
 is kept if none passes). A sampled, abstracted, not fully converged average strategy keeps some probability
 on every action it tried early on; dropping that noise is the usual purification step of abstraction-based
-agents, and measured better against ``heuristic`` (README, CFR section). Exact checkpoints are played as they
+agents, and measured better against ``heuristic`` (docs/cfr.md). Exact checkpoints are played as they
 are (threshold 0). A *data-biased response* checkpoint (MCCFR trained against a model of a fixed agent,
 ``meta["solver"]["response"]``) is played greedily by default: a response to a fixed opponent is a pure
-strategy, and the most likely action of its average strategy measured best (README, CFR section).
+strategy, and the most likely action of its average strategy measured best (docs/cfr.md).
 
 Checkpoints are read with ``np.load(allow_pickle=False)`` (:mod:`agents.cfr_table`): a file that is not a
 plain checkpoint is refused with a ValueError, never executed.
