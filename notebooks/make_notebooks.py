@@ -1,8 +1,15 @@
-"""Writes the tutorial notebooks from the cell sources below (so they stay reviewable as plain Python).
+"""Writes the tutorial notebooks from the cell sources below (so they stay reviewable as plain Python), then
+executes them so that the committed notebooks carry their outputs (text, tables and figures).
 
-Run: python notebooks/make_notebooks.py. Every notebook reads TRUCO_NOTEBOOK_FAST=1 (set by the tests) to use
-tiny settings, so CI executes them all in seconds."""
+Run: python notebooks/make_notebooks.py [--fast] [--no-execute] [NAME ...]. ``--fast`` sets TRUCO_NOTEBOOK_FAST=1
+(tiny settings whose numbers mean nothing; the tests use it to execute every notebook in seconds), ``--no-execute``
+writes the cells without outputs. The kernel runs in a temporary folder that is also its TMPDIR, so what a
+notebook trains or writes never lands in the repository and is removed afterwards."""
 
+import argparse
+import os
+import sys
+import tempfile
 from pathlib import Path
 from textwrap import dedent
 
@@ -173,9 +180,11 @@ CFR = [
      """),
     ("code", """
      from training.cfr.bluff import call_profile
+     from training.evaluate import OKABE_ITO
 
      profile = call_profile(tree, solver.average_policy())
      fig, ax = plt.subplots(figsize=(5, 3))
+     ax.set_prop_cycle(color=OKABE_ITO)   # colours told apart with any colour vision
      for name, entry in profile.items():
          ax.plot(entry["x"], entry["p"], marker=".", label=name)
          print(f"{name}: {entry['share_with_weakest_third']:.0%} of its calls come from the weakest third")
@@ -226,14 +235,24 @@ PPO = [
      """),
     ("code", """
      import matplotlib.pyplot as plt
+     from training.evaluate import wilson_interval
 
-     shown = ["losses/policy_loss", "losses/value_loss", "losses/entropy", "losses/approx_kl",
-              "losses/explained_variance", "eval/win_rate_vs_random"]
+     shown = {"losses/policy_loss": "policy loss", "losses/value_loss": "value loss",
+              "losses/entropy": "policy entropy", "losses/approx_kl": "approximate KL divergence",
+              "losses/explained_variance": "value: explained variance",
+              "eval/win_rate_vs_random": "win rate against random (95% interval)"}
      fig, axes = plt.subplots(2, 3, figsize=(11, 5.5))
-     for ax, tag in zip(axes.flat, shown):
+     for ax, (tag, title) in zip(axes.flat, shown.items()):
          steps, values = curves.get(tag, ([], []))
-         ax.plot(steps, values, marker="o")
-         ax.set_title(tag, fontsize=10)
+         if tag.startswith("eval/"):  # each point: args.eval_matches duplicate matches
+             bounds = [wilson_interval(v * args.eval_matches, args.eval_matches) for v in values]
+             errors = [[v - low for v, (low, _) in zip(values, bounds)],
+                       [high - v for v, (_, high) in zip(values, bounds)]]
+             ax.errorbar(steps, values, yerr=errors, marker="o", capsize=3)
+             ax.set_ylim(0, 1)
+         else:
+             ax.plot(steps, values, marker="o")
+         ax.set_title(title, fontsize=10)
          ax.set_xlabel("learner decisions")
      fig.tight_layout()
      plt.show()
@@ -269,17 +288,52 @@ NOTEBOOKS = {"01_environment_tour.ipynb": TOUR, "02_cfr_research_preset.ipynb": 
              "03_ppo_training_and_tournament.ipynb": PPO, "04_export_onnx.ipynb": EXPORT}
 
 
-def build(name: str, cells: list[tuple[str, str]]) -> None:
+def build(cells: list[tuple[str, str]]) -> nbformat.NotebookNode:
     notebook = nbformat.v4.new_notebook()
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     notebook.cells = [(nbformat.v4.new_markdown_cell if kind == "md" else nbformat.v4.new_code_cell)(
         dedent(source).strip()) for kind, source in cells]
     for index, cell in enumerate(notebook.cells):
-        cell.id = f"cell-{index:02d}"  # stable ids: regenerating leaves unchanged notebooks byte for byte equal
-    nbformat.write(notebook, HERE / name)
+        cell.id = f"cell-{index:02d}"  # stable ids: regenerating leaves unchanged cells byte for byte equal
+    return notebook
+
+
+def execute(notebook: nbformat.NotebookNode, folder: str, timeout: int) -> None:
+    """Run every cell in a fresh kernel whose working folder is ``folder`` (no timing metadata is recorded)."""
+    import nbclient
+
+    nbclient.NotebookClient(notebook, timeout=timeout, kernel_name="python3", record_timing=False,
+                            resources={"metadata": {"path": folder}}).execute()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python notebooks/make_notebooks.py", description=__doc__.split("\n")[0])
+    parser.add_argument("names", nargs="*", metavar="NAME", help=f"notebooks to write (default: all of {list(NOTEBOOKS)})")
+    parser.add_argument("--fast", action="store_true", help="execute with TRUCO_NOTEBOOK_FAST=1 (tiny settings)")
+    parser.add_argument("--no-execute", action="store_true", help="write the cells without running them")
+    parser.add_argument("--timeout", type=int, default=7200, help="seconds a cell may run (default: %(default)s)")
+    args = parser.parse_args(argv)
+    unknown = [n for n in args.names if n not in NOTEBOOKS]
+    if unknown:
+        parser.error(f"unknown notebook {unknown[0]!r}")
+    with tempfile.TemporaryDirectory(prefix="truco_notebooks_") as folder:
+        # the kernel inherits this environment: temporary files in the folder, no bytecode written in the repository,
+        # the repository importable from there even without an editable install
+        os.environ.update(TMPDIR=folder, PYTHONDONTWRITEBYTECODE="1",
+                          PYTHONPATH=os.pathsep.join(filter(None, [str(HERE.parent), os.environ.get("PYTHONPATH")])))
+        if args.fast:
+            os.environ["TRUCO_NOTEBOOK_FAST"] = "1"
+        else:
+            os.environ.pop("TRUCO_NOTEBOOK_FAST", None)
+        for name in args.names or NOTEBOOKS:
+            notebook = build(NOTEBOOKS[name])
+            if not args.no_execute:
+                execute(notebook, folder, args.timeout)
+                notebook.metadata["truco_rl"] = {"executed_with": "fast settings" if args.fast else "full settings"}
+            nbformat.write(notebook, HERE / name)
+            print("wrote", name, flush=True)
+    return 0
 
 
 if __name__ == "__main__":
-    for notebook_name, notebook_cells in NOTEBOOKS.items():
-        build(notebook_name, notebook_cells)
-        print("wrote", notebook_name)
+    sys.exit(main())
