@@ -30,9 +30,6 @@ ALLOWED: dict[str, set[str] | str] = {
     "training/cfr/bluff.py": {"main"},
     "truco_env/single.py": {"TrucoSingleAgentEnv.render"},
     "truco_env/aec.py": {"TrucoEnv.render"},
-    # Not converted yet (the module was being reworked at the time): its warm-start line and Ctrl-C notice
-    # should move to logger.info / logger.warning, as in training/best_response.py.
-    "training/ppo.py": {"train", "train.on_sigint"},
 }
 
 

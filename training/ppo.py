@@ -36,6 +36,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -69,6 +70,7 @@ from .atomic import atomic_save_tensors
 from .options import Options
 from .selfplay import Backend, Task, stored_rows
 
+logger = logging.getLogger(__name__)
 CHECKPOINT_FORMAT = "truco-rl-ppo-checkpoint-v2"
 PositiveInt = Annotated[int, Field(ge=1)]
 
@@ -524,8 +526,8 @@ def train(args: PPOArgs, resume: bool = False, progress_bar: bool = True) -> str
         state = load_checkpoint(checkpoint, args, net, critic, optimizer, league, rng)
     elif args.imitation_decisions:
         accuracy = imitate(net, imitation_data(args), args.seed)
-        print(f"warm start: the network takes the heuristic's action at {accuracy:.1%} of "
-              f"{args.imitation_decisions:,} decisions", file=sys.stderr)
+        logger.info("warm start: the network takes the heuristic's action at %.1f%% of %s decisions",
+                    100 * accuracy, f"{args.imitation_decisions:,}")
     meta = {"presets": [args.preset], "play": args.play, "config": args.model_dump(mode="json"),
             "config_hash": config_hash(args), "commit": git_commit()}
     writer = SummaryWriter(os.path.join(args.run_dir, "tb"))
@@ -540,7 +542,7 @@ def train(args: PPOArgs, resume: bool = False, progress_bar: bool = True) -> str
         if stop["requested"]:
             raise KeyboardInterrupt
         stop["requested"] = True
-        print("\nCtrl-C: stopping after this update (Ctrl-C again to leave at once)", file=sys.stderr, flush=True)
+        logger.warning("Ctrl-C: stopping after this update (Ctrl-C again to leave at once)")
 
     previous = signal.signal(signal.SIGINT, on_sigint)
     started = time.perf_counter() - state.seconds
