@@ -247,7 +247,10 @@ def test_config_errors(tmp_path):
                         ("trainer: exact\npreset: argentine\n", "research variant"),
                         ("trainer: exact\npreset: argentine-mini\nalgorithm: magic\n", "algorithm"),
                         ("trainer: exact\npreset: argentine-mini\niterations: -3\n", "iterations"),
-                        ("trainer: exact\npreset: argentine-mini\nbogus: 1\n", "unknown key"),
+                        ("trainer: exact\npreset: argentine-mini\nbogus: 1\n", "unknown option 'bogus'"),
+                        ("trainer: exact\npreset: argentine-mini\niteratons: 3\n", "did you mean 'iterations'"),
+                        ("trainer: exact\npreset: argentine-mini\nutility: points\n", "belongs to trainer 'mccfr'"),
+                        ("trainer: exact\npreset: argentine-mini\nalpha: fast\n", "'alpha' = 'fast' is not allowed"),
                         ("trainer: mccfr\npreset: argentine-2v2\n", "1v1"),
                         ("[", "YAML")]:
         bad.write_text(text)
@@ -292,3 +295,21 @@ def test_research_presets_solved_to_1e3(preset):
         if solver.nash_conv() <= 1e-3 * tree.utility_range:
             break
     assert solver.nash_conv() <= 1e-3 * tree.utility_range
+
+
+def test_cli_set_overrides_are_checked(tmp_path, capsys):
+    from training.cli import main
+
+    config = tmp_path / "c.yaml"
+    config.write_text(f"trainer: exact\npreset: paulista-mini\noverrides: {{deck_ranks: [K]}}\niterations: 30\n"
+                      f"checkpoint: {tmp_path / 'ck.npz'}\nprogress: false\n")
+    for bad, message in [("iterations=fast", "option 'iterations' = 'fast' is not allowed"),
+                         ("alpha=-1", "option 'alpha' = -1 is not allowed: should be greater than or equal to 0"),
+                         ("iteration=3", "unknown option 'iteration'; did you mean 'iterations'")]:
+        assert main(["train", "cfr", "--config", str(config), "--set", bad]) == 2
+        err = capsys.readouterr().err.strip()
+        assert message in err and len(err.splitlines()) == 1, err
+    assert main(["train", "cfr", "--config", str(config), "--set", "iterations=2", "--set", "eval_every=2"]) == 0
+    from agents.cfr_table import load_checkpoint
+
+    assert load_checkpoint(tmp_path / "ck.npz").iteration == 2  # --set took the place of the file's 30

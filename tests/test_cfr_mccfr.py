@@ -249,11 +249,11 @@ def test_data_biased_response_refuses_other_model_settings(tmp_path):
 
 
 @pytest.mark.parametrize("bad, message", [
-    ({"agent": "heuristic", "weight": 1.5}, "weight' must be a number in \\[0, 1\\]"),
-    ({"agent": "heuristic", "matches": 0}, "matches' must be a positive integer"),
+    ({"agent": "heuristic", "weight": 1.5}, "option 'opponent_model.weight' = 1.5 is not allowed: should be less"),
+    ({"agent": "heuristic", "matches": 0}, "option 'opponent_model.matches' = 0 is not allowed: should be greater"),
     ({"agent": "nobody"}, "unknown agent kind 'nobody'"),
-    ({"agent": "heuristic", "size": 3}, "unknown key\\(s\\) \\['size'\\]"),
-    ("heuristic", "must be a mapping"),
+    ({"agent": "heuristic", "size": 3}, "unknown option 'opponent_model.size'"),
+    ("heuristic", "option 'opponent_model' = 'heuristic' is not allowed: should be a valid dictionary"),
 ])
 def test_opponent_model_config_errors(tmp_path, bad, message):
     with pytest.raises(ValueError, match=message):
@@ -305,7 +305,7 @@ def test_match_equity_utility_values():
 
 
 def test_utility_config_errors_and_resume_guard(tmp_path):
-    with pytest.raises(ValueError, match="'utility' must be 'points' or 'match_equity', got 'equity'"):
+    with pytest.raises(ValueError, match="option 'utility' = 'equity' is not allowed: should be 'points' or 'match_equity'"):
         _cfg(tmp_path, utility="equity")
     with pytest.raises(ValueError, match="unknown utility"):
         MCCFR(make_config("paulista"), utility="equity")

@@ -90,9 +90,9 @@ class Target:
 def cfr_config(preset: str, checkpoint: Path, name: str) -> RunConfig:
     """The preset's exact CFR run config, writing into ``checkpoint``; ``cfr10`` stops after 10 iterations."""
     cfg = load_config(CONFIGS / f"cfr_{preset.replace('-', '_')}.yaml")
-    cfg = dataclasses.replace(cfg, checkpoint=str(checkpoint), logdir=None, progress=False, resume=False)
+    cfg = cfg.model_copy(update={"checkpoint": str(checkpoint), "logdir": None, "progress": False, "resume": False})
     if name == "cfr10":
-        cfg = dataclasses.replace(cfg, iterations=CFR10_ITERATIONS, target_nash_conv=None)
+        cfg = cfg.model_copy(update={"iterations": CFR10_ITERATIONS, "target_nash_conv": None})
     return cfg
 
 

@@ -219,6 +219,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     cfr_train.add_argument("--config", required=True, metavar="FILE.yaml", help="the run config")
+    cfr_train.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                           help="override a config option (repeatable; the value is read as YAML)")
     cfr_train.add_argument("--no-resume", action="store_true", help="start over even if the checkpoint exists")
     cfr_train.add_argument("--no-progress", action="store_true", help="no progress bar")
     cfr_train.set_defaults(func=_cmd_train_cfr)
@@ -517,9 +519,10 @@ def _cmd_train_cfr(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     from agents.cfr_table import CheckpointError
     from training.cfr.runconfig import load_config
     from training.cfr.train import train
+    from training.options import parse_overrides
 
     try:
-        cfg = load_config(args.config)
+        cfg = load_config(args.config, parse_overrides(args.set))
         if args.no_resume:
             cfg.resume = False
         if args.no_progress:

@@ -115,4 +115,8 @@ def _first_error(err: ValidationError) -> str:
     message = first["msg"].replace("Input should be", "should be").replace("Value error, ", "")
     if first["type"] == "missing":
         return f"option {where!r} is required"
+    if first["type"] == "extra_forbidden":
+        return f"unknown option {where!r}"
+    if not where:  # a check of the options together
+        return message
     return f"option {where!r} = {first['input']!r} is not allowed: {message}"

@@ -40,7 +40,7 @@ from truco_env import TrucoState
 from truco_env.config import TrucoConfig
 
 from .checkpoint import check_compatible, save_checkpoint
-from .runconfig import RunConfig
+from .runconfig import OpponentModelOptions, RunConfig
 
 logger = logging.getLogger(__name__)
 
@@ -259,14 +259,14 @@ def train_mccfr(cfg: RunConfig, out: TextIO = sys.stderr, max_new_iterations: in
 
     rules = cfg.rules()
     t0 = time.perf_counter()
-    om = cfg.opponent_model or {}
+    om = cfg.opponent_model or OpponentModelOptions(agent="heuristic")  # its weights count only with a model
     path = Path(cfg.checkpoint)
     ckpt = None
     if cfg.resume and path.exists():
         ckpt = load_checkpoint(path)
     model = None
-    if om:
-        spec, n_matches = str(om["agent"]), int(om["matches"])
+    if cfg.opponent_model is not None:
+        spec, n_matches = om.agent, om.matches
         if ckpt is not None and "model_keys" in ckpt.extra:
             model = OpponentModel.from_arrays(ckpt.extra, spec, n_matches)
         else:
@@ -278,7 +278,7 @@ def train_mccfr(cfg: RunConfig, out: TextIO = sys.stderr, max_new_iterations: in
             logger.info(f"[mccfr] model: {model.decisions} decisions at {len(model)} abstract information sets "
                         f"({time.perf_counter() - t0:.0f} s)")
     solver = MCCFR(rules, seed=cfg.seed, abstraction=cfg.abstraction, model=model,
-                   model_weight=float(om.get("weight", 0.8)), model_full_count=int(om.get("full_count", 20)),
+                   model_weight=om.weight, model_full_count=om.full_count,
                    utility=cfg.utility)
     if ckpt is not None:
         check_compatible(ckpt, kind="mccfr", rules=rules.to_dict(), solver=solver.solver_meta(), where=str(path))
@@ -333,13 +333,11 @@ def train_mccfr(cfg: RunConfig, out: TextIO = sys.stderr, max_new_iterations: in
 
 
 def evaluate_against(cfg: RunConfig, path: Path) -> dict:
-    """Duplicate matches of the checkpoint (``cfr:PATH``) against ``cfg.eval['opponent']`` in the run's preset,
+    """Duplicate matches of the checkpoint (``cfr:PATH``) against ``cfg.eval.opponent`` in the run's preset,
     through :func:`training.evaluate.run_tournament` (``cfg.eval``: ``opponent``, ``matches``, ``workers``)."""
     from training.evaluate import run_tournament
 
-    opponent = str(cfg.eval.get("opponent", "heuristic"))
-    matches = int(cfg.eval.get("matches", 200))
-    workers = int(cfg.eval.get("workers", 1))
+    opponent, matches, workers = cfg.eval.opponent, cfg.eval.matches, cfg.eval.workers
     agent = f"cfr:{path}"
     summary, meta = run_tournament([agent, opponent], [cfg.preset], matches, seed=cfg.seed, workers=workers)
     row = summary["pairings"][0]

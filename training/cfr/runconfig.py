@@ -20,59 +20,159 @@ mccfr
   data-biased response to a frequency model of that agent, built from ``matches`` of its self-play, see
   :mod:`training.cfr.opponent_model`; null = plain self-play MCCFR), ``utility`` (``points``, the default: the
   hand's point difference; ``match_equity``: the change in match-winning probability over the hand)
+
+The fields are typed and checked by pydantic (:mod:`training.options`): a wrong type, an out-of-range value or a
+key of the other trainer is one line naming the option; an unknown key suggests the closest names.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-import yaml
+from pydantic import Field, field_validator, model_validator
 
 from truco_env import PRESETS, make_config
 
+from ..options import Options, build, read_yaml
 from .solver import ALGORITHMS
 
 TRAINERS = ("exact", "mccfr")
-COMMON = {"trainer", "preset", "overrides", "seed", "checkpoint", "resume", "logdir", "progress"}
-EXACT = {"algorithm", "alternating", "averaging_delay", "alpha", "beta", "gamma", "iterations",
-         "target_nash_conv", "eval_every", "checkpoint_every"}
-MCCFR = {"iterations", "time_limit_s", "checkpoint_every_s", "log_every", "abstraction", "eval", "opponent_model",
-         "utility"}
-MODEL_KEYS = {"agent", "matches", "weight", "full_count"}
+EXACT = {"algorithm", "alternating", "averaging_delay", "alpha", "beta", "gamma", "target_nash_conv", "eval_every",
+         "checkpoint_every"}
+MCCFR = {"time_limit_s", "checkpoint_every_s", "log_every", "abstraction", "eval", "opponent_model", "utility"}
+PositiveInt = Annotated[int, Field(ge=1)]
+NonNegative = Annotated[float, Field(ge=0)]
 
 
-@dataclass
-class RunConfig:
-    trainer: str
+class EvalOptions(Options):
+    """The end-of-run check of an MCCFR run: duplicate matches of the checkpoint against one agent."""
+
+    opponent: str = "heuristic"
+    """Agent spec of the opponent."""
+    matches: PositiveInt = 200
+    """Duplicate matches."""
+    workers: PositiveInt = 1
+    """Processes."""
+
+
+class OpponentModelOptions(Options):
+    """A data-biased response (:mod:`training.cfr.opponent_model`): a frequency model of one agent's play."""
+
+    agent: str
+    """Agent spec whose self-play is counted, e.g. ``heuristic``."""
+    matches: PositiveInt = 3000
+    """Self-play matches counted."""
+    weight: Annotated[float, Field(ge=0, le=1)] = 0.8
+    """How much the model's frequencies count where they are well observed."""
+    full_count: PositiveInt = 20
+    """Observations at which the model counts fully."""
+
+    @field_validator("agent")
+    @classmethod
+    def _known_agent(cls, value: str) -> str:
+        from agents.base import make_agent
+
+        make_agent(value)  # ValueError naming what is wrong
+        return value
+
+
+class RunConfig(Options):
+    """One CFR run; a YAML file (``configs/cfr_*.yaml``) sets the fields, checked on load."""
+
+    trainer: Literal["exact", "mccfr"]
+    """``exact``: full-traversal CFR on a research preset; ``mccfr``: external-sampling MCCFR on a full 1v1 preset."""
     preset: str
-    overrides: dict = field(default_factory=dict)
-    seed: int = 0
-    checkpoint: str = "runs/cfr/checkpoint.npz"
+    """Rules preset."""
+    overrides: dict[str, Any] = Field(default_factory=dict)
+    """Rules fields over the preset's, e.g. ``{deck_ranks: [K]}``."""
+    seed: Annotated[int, Field(ge=0)] = 0
+    """Seeds every draw of the run."""
+    checkpoint: Annotated[str, Field(min_length=1)] = "runs/cfr/checkpoint.npz"
+    """Path of the .npz checkpoint."""
     resume: bool = True
-    logdir: str | None = None
+    """Continue from ``checkpoint`` when it exists."""
+    logdir: Annotated[str, Field(min_length=1)] | None = None
+    """TensorBoard folder (null: none)."""
     progress: bool = True
+    """Show a progress bar."""
+    iterations: PositiveInt = 1000
+    """The most iterations to run."""
     # exact
-    algorithm: str = "cfr+"
+    algorithm: Literal[ALGORITHMS] = "cfr+"  # type: ignore[valid-type]
+    """exact: the regret update."""
     alternating: bool = True
-    averaging_delay: int = 0
-    alpha: float = 1.5
-    beta: float = 0.0
-    gamma: float = 2.0
-    iterations: int = 1000
-    target_nash_conv: float | None = 1e-3
-    eval_every: int = 10
-    checkpoint_every: int = 100
+    """exact: update one player per iteration."""
+    averaging_delay: Annotated[int, Field(ge=0)] = 0
+    """exact: iterations before the average strategy starts."""
+    alpha: NonNegative = 1.5
+    """exact, dcfr: discount of positive regrets."""
+    beta: NonNegative = 0.0
+    """exact, dcfr: discount of negative regrets."""
+    gamma: NonNegative = 2.0
+    """exact, dcfr: discount of the average strategy."""
+    target_nash_conv: NonNegative | None = 1e-3
+    """exact: stop once NashConv is at most this fraction of the utility range (null: run every iteration)."""
+    eval_every: PositiveInt = 10
+    """exact: iterations between exact NashConv evaluations."""
+    checkpoint_every: PositiveInt = 100
+    """exact: iterations between checkpoints."""
     # mccfr
-    time_limit_s: float | None = None
-    checkpoint_every_s: float = 300.0
-    log_every: int = 1000
-    abstraction: str = "v2"
-    eval: dict | None = None
-    opponent_model: dict | None = None
-    utility: str = "points"
+    time_limit_s: NonNegative | None = None
+    """mccfr: stop after this wall time."""
+    checkpoint_every_s: NonNegative = 300.0
+    """mccfr: seconds between checkpoints."""
+    log_every: PositiveInt = 1000
+    """mccfr: iterations between TensorBoard points."""
+    abstraction: Literal["v1", "v2"] = "v2"
+    """mccfr: the information-set abstraction (agents/cfr_abstraction.py)."""
+    eval: EvalOptions | None = None
+    """mccfr: duplicate matches at the end of the run (null: none)."""
+    opponent_model: OpponentModelOptions | None = None
+    """mccfr: train a data-biased response to a model of this agent (null: plain self-play MCCFR)."""
+    utility: Literal["points", "match_equity"] = "points"
+    """mccfr: the hand's point difference, or the change in match-winning probability over the hand."""
     source: str = ""
+    """Where the config came from (set by :func:`load_config`)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _keys_of_the_trainer(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("trainer") in TRAINERS:
+            other, name = (MCCFR, "mccfr") if data["trainer"] == "exact" else (EXACT, "exact")
+            wrong = sorted(set(data) & other)
+            if wrong:
+                raise ValueError(f"option {wrong[0]!r} belongs to trainer {name!r}, not {data['trainer']!r}")
+        return data
+
+    @field_validator("preset")
+    @classmethod
+    def _known_preset(cls, value: str) -> str:
+        if value not in PRESETS:
+            raise ValueError(f"should be one of {sorted(PRESETS)}")
+        return value
+
+    @field_validator("overrides")
+    @classmethod
+    def _ranks_as_tuple(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if isinstance(value.get("deck_ranks"), list):
+            value = {**value, "deck_ranks": tuple(str(r) for r in value["deck_ranks"])}
+        return value
+
+    @model_validator(mode="after")
+    def _playable(self) -> RunConfig:
+        try:
+            rules = self.rules()
+        except ValueError as exc:
+            raise ValueError(f"rules: {exc}") from None
+        if self.trainer == "exact":
+            from .tree import check_solvable
+
+            check_solvable(rules)
+        elif rules.num_players != 2:
+            raise ValueError(f"mccfr trains 1v1 presets (argentine, argentine-flor, paulista); {self.preset!r} has "
+                             f"{rules.num_players} players")
+        return self
 
     def rules(self):
         return make_config(self.preset, **self.overrides)
@@ -83,114 +183,13 @@ class RunConfig:
                 "gamma": self.gamma}
 
 
-def _fail(where: str, message: str) -> None:
-    raise ValueError(f"{where}: {message}")
-
-
 def parse_config(data: Any, where: str = "config") -> RunConfig:
+    """A checked :class:`RunConfig` from a mapping; a one-line ValueError naming the option otherwise."""
     if not isinstance(data, dict):
-        _fail(where, f"expected a mapping of settings, got {type(data).__name__}")
-    trainer = data.get("trainer")
-    if trainer not in TRAINERS:
-        _fail(where, f"'trainer' must be one of {list(TRAINERS)}, got {trainer!r}")
-    allowed = COMMON | (EXACT if trainer == "exact" else MCCFR)
-    unknown = sorted(set(data) - allowed)
-    if unknown:
-        _fail(where, f"unknown key(s) {unknown} for trainer {trainer!r}; allowed: {sorted(allowed)}")
-    preset = data.get("preset")
-    if preset not in PRESETS:
-        _fail(where, f"'preset' must be one of {sorted(PRESETS)}, got {preset!r}")
-    overrides = data.get("overrides") or {}
-    if not isinstance(overrides, dict):
-        _fail(where, "'overrides' must be a mapping of rules fields")
-    if "deck_ranks" in overrides and isinstance(overrides["deck_ranks"], list):
-        overrides = {**overrides, "deck_ranks": tuple(str(r) for r in overrides["deck_ranks"])}
-    cfg = RunConfig(trainer=trainer, preset=preset, overrides=overrides, source=where)
-    for key, value in data.items():
-        if key in ("trainer", "preset", "overrides"):
-            continue
-        default = getattr(cfg, key)
-        if key in ("logdir", "target_nash_conv", "time_limit_s", "eval", "opponent_model") and value is None:
-            setattr(cfg, key, None)
-            continue
-        if isinstance(default, bool) or key in ("alternating", "resume", "progress"):
-            if not isinstance(value, bool):
-                _fail(where, f"{key!r} must be true or false, got {value!r}")
-        elif key in ("seed", "iterations", "averaging_delay", "eval_every", "checkpoint_every", "log_every"):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0 or (
-                    key in ("iterations", "eval_every", "checkpoint_every", "log_every") and value < 1):
-                _fail(where, f"{key!r} must be a {'positive' if key != 'seed' else 'non-negative'} integer, "
-                             f"got {value!r}")
-        elif key in ("alpha", "beta", "gamma", "target_nash_conv", "time_limit_s", "checkpoint_every_s"):
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
-                _fail(where, f"{key!r} must be a non-negative number, got {value!r}")
-            value = float(value)
-        elif key in ("checkpoint", "logdir", "algorithm", "abstraction", "utility"):
-            if not isinstance(value, str) or not value:
-                _fail(where, f"{key!r} must be a non-empty string, got {value!r}")
-        elif key == "eval" and not isinstance(value, dict):
-            _fail(where, "'eval' must be a mapping such as {opponent: heuristic, matches: 200}")
-        elif key == "opponent_model":
-            value = _check_model(value, where)
-        setattr(cfg, key, value)
-    if cfg.algorithm not in ALGORITHMS:
-        _fail(where, f"'algorithm' must be one of {list(ALGORITHMS)}, got {cfg.algorithm!r}")
-    if cfg.utility not in ("points", "match_equity"):
-        _fail(where, f"'utility' must be 'points' or 'match_equity', got {cfg.utility!r}")
-    if cfg.abstraction not in ("v1", "v2"):
-        _fail(where, f"'abstraction' must be 'v1' or 'v2', got {cfg.abstraction!r}")
-    try:
-        rules = cfg.rules()
-    except ValueError as exc:
-        _fail(where, f"rules: {exc}")
-    if trainer == "exact":
-        from .tree import check_solvable
-        try:
-            check_solvable(rules)
-        except ValueError as exc:
-            _fail(where, str(exc))
-    elif rules.num_players != 2:
-        _fail(where, f"mccfr trains 1v1 presets (argentine, argentine-flor, paulista); {preset!r} has "
-                     f"{rules.num_players} players")
-    return cfg
+        raise ValueError(f"{where}: expected a mapping of settings, got {type(data).__name__}")
+    return build(RunConfig, {**data, "source": where}, source=where)
 
 
-def _check_model(value: Any, where: str) -> dict:
-    example = "{agent: heuristic, matches: 3000, weight: 0.8, full_count: 20}"
-    if not isinstance(value, dict):
-        _fail(where, f"'opponent_model' must be a mapping such as {example}, got {value!r}")
-    unknown = sorted(set(value) - MODEL_KEYS)
-    if unknown:
-        _fail(where, f"'opponent_model': unknown key(s) {unknown}; allowed: {sorted(MODEL_KEYS)}")
-    agent = value.get("agent")
-    if not isinstance(agent, str) or not agent:
-        _fail(where, f"'opponent_model.agent' must be an agent spec such as 'heuristic', got {agent!r}")
-    out = {"agent": agent, "matches": value.get("matches", 3000), "weight": value.get("weight", 0.8),
-           "full_count": value.get("full_count", 20)}
-    for key in ("matches", "full_count"):
-        if not isinstance(out[key], int) or isinstance(out[key], bool) or out[key] < 1:
-            _fail(where, f"'opponent_model.{key}' must be a positive integer, got {out[key]!r}")
-    weight = out["weight"]
-    if not isinstance(weight, (int, float)) or isinstance(weight, bool) or not 0.0 <= weight <= 1.0:
-        _fail(where, f"'opponent_model.weight' must be a number in [0, 1], got {weight!r}")
-    out["weight"] = float(weight)
-    from agents.base import make_agent
-
-    try:
-        make_agent(agent)
-    except ValueError as exc:
-        _fail(where, f"'opponent_model.agent': {exc}")
-    return out
-
-
-def load_config(path: str | Path) -> RunConfig:
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise ValueError(f"cannot read config {str(path)!r}: {exc.strerror or exc}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{path}: not valid YAML ({exc})") from None
-    return parse_config(data, where=str(path))
+def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> RunConfig:
+    """A checked :class:`RunConfig` from a YAML file, then ``overrides`` (``--set``)."""
+    return parse_config({**read_yaml(str(path)), **(overrides or {})}, where=str(path))
