@@ -115,3 +115,12 @@ def test_registered_with_gymnasium():
 
 def test_the_aec_metadata_name_carries_the_registered_version():
     assert truco_env.raw_env().metadata["name"] == "truco_v1" and truco_env.ENV_ID.endswith("-v1")
+
+
+def test_registered_with_pettingzoo():
+    """PettingZoo >= 1.27 (the project's floor) has a registry: the AEC env is made from its id."""
+    import pettingzoo
+
+    env = pettingzoo.make("aec", truco_env.ENV_ID, preset="paulista")
+    env.reset(seed=0)
+    assert env.unwrapped.metadata["name"] == "truco_v1" and env.agents == ["player_0", "player_1"]
