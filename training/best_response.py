@@ -53,10 +53,11 @@ import signal
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 import torch
+from pydantic import ConfigDict, Field, model_validator
 
 from agents.base import Agent, make_agent, observation_for
 from agents.network import PolicyNet
@@ -64,7 +65,8 @@ from truco_env import _kernel as K
 from truco_env.config import make_config
 from truco_env.vector import EngineVectorEnv, VectorEnv
 
-from .ppo import DealCritic, advantages, ppo_epochs
+from .options import Options
+from .ppo import DealCritic, PositiveInt, advantages, ppo_epochs
 
 logger = logging.getLogger(__name__)
 
@@ -72,64 +74,60 @@ logger = logging.getLogger(__name__)
 STANDARD_DECISIONS = 600_000
 
 
-@dataclass(frozen=True)
-class BRArgs:
+class BRArgs(Options):
     """The best-response recipe. Only ``preset``, ``target``, the budget, ``seed`` and ``workers`` are set from the
-    command line; the rest is the fixed recipe every target faces."""
+    command line; the rest is the fixed recipe every target faces. Typed and checked on construction (a bad
+    budget or size is a one-line ValueError naming it); frozen, since a recipe is a cache key."""
+
+    model_config = ConfigDict(**{**Options.model_config, "frozen": True})
 
     preset: str
     """Rules preset of the matches."""
     target: str
     """Agent spec of the frozen target (``heuristic``, ``ppo:argentine``, ``cfr:PATH``, ``onnx:PATH``, ...)."""
-    decisions: int | None = STANDARD_DECISIONS
+    decisions: PositiveInt | None = STANDARD_DECISIONS
     """Budget in learner decisions (the reproducible budget); training stops at the first update past it."""
-    minutes: float | None = None
+    minutes: Annotated[float, Field(gt=0)] | None = None
     """Budget in wall-clock minutes instead (or as well: whichever comes first)."""
-    seed: int = 0
+    seed: Annotated[int, Field(ge=0)] = 0
     """Seeds the deals, the learner's initial weights and sampling, and the target's draws."""
-    workers: int = 2
+    workers: PositiveInt = 2
     """Processes that run the collection partitions (does not change the result)."""
-    partitions: int = 2
+    partitions: PositiveInt = 2
     """Independent collection partitions, each with its own tables and seed."""
-    tables: int = 128
+    tables: PositiveInt = 128
     """Matches played at once per partition."""
-    batch_decisions: int = 16_384
+    batch_decisions: PositiveInt = 16_384
     """Learner decisions from finished matches per update (over all partitions)."""
-    hidden: tuple[int, ...] = (256, 256)
+    hidden: tuple[PositiveInt, ...] = (256, 256)
     """Hidden layers of the learner's network (:class:`agents.network.PolicyNet`)."""
     features: str = "card_strength"
     """Input features added to the observation (card strengths under the vira)."""
-    learning_rate: float = 1e-3
+    learning_rate: Annotated[float, Field(gt=0)] = 1e-3
     """Adam's initial step size, annealed linearly to 0 over the budget (decisions, or minutes if that ends first):
     a best response is read off the final weights, and a step size still large at the end leaves them noisy."""
-    update_epochs: int = 4
+    update_epochs: PositiveInt = 4
     """Passes over each batch."""
-    minibatch_size: int = 1024
+    minibatch_size: PositiveInt = 1024
     """Decisions per gradient step."""
-    clip_coef: float = 0.2
+    clip_coef: Annotated[float, Field(gt=0)] = 0.2
     """PPO's ratio clip."""
-    ent_coef: float = 0.01
+    ent_coef: Annotated[float, Field(ge=0)] = 0.01
     """Entropy bonus."""
-    vf_coef: float = 0.5
+    vf_coef: Annotated[float, Field(ge=0)] = 0.5
     """Weight of the value loss."""
-    max_grad_norm: float = 0.5
+    max_grad_norm: Annotated[float, Field(gt=0)] = 0.5
     """Gradient norm clip."""
-    gae_lambda: float = 0.95
+    gae_lambda: Annotated[float, Field(ge=0, le=1)] = 0.95
     """GAE's lambda (gamma is 1: a match is short and its result is what counts)."""
-    shaping: float = 1.0
+    shaping: Annotated[float, Field(ge=0)] = 1.0
     """Weight of the potential-based hand-points shaping (match presets)."""
 
-    def validate(self) -> None:
-        """ValueError naming the first bad budget or size."""
+    @model_validator(mode="after")
+    def _has_budget(self) -> BRArgs:
         if self.decisions is None and self.minutes is None:
             raise ValueError("give a budget: decisions or minutes")
-        if self.decisions is not None and (isinstance(self.decisions, bool) or self.decisions < 1):
-            raise ValueError(f"the decision budget must be a positive integer, got {self.decisions!r}")
-        if self.minutes is not None and not self.minutes > 0:
-            raise ValueError(f"the minutes budget must be a positive number, got {self.minutes!r}")
-        for name in ("workers", "partitions", "tables", "batch_decisions", "minibatch_size", "update_epochs"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)!r}")
+        return self
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -432,7 +430,6 @@ def train_best_response(args: BRArgs, logdir: str | None = None, progress: bool 
     from torch.utils.tensorboard import SummaryWriter
     from tqdm import tqdm
 
-    args.validate()
     torch.manual_seed(int(np.random.SeedSequence([args.seed, 1 << 20]).generate_state(1)[0]))
     net = new_network(args)
     critic = DealCritic(args.hidden)
