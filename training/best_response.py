@@ -65,7 +65,7 @@ from truco_env import _kernel as K
 from truco_env.config import make_config
 from truco_env.vector import EngineVectorEnv, VectorEnv
 
-from .options import Options
+from .options import Options, PresetName
 from .ppo import DealCritic, PositiveInt, advantages, ppo_epochs
 
 logger = logging.getLogger(__name__)
@@ -81,7 +81,7 @@ class BRArgs(Options):
 
     model_config = ConfigDict(**{**Options.model_config, "frozen": True})
 
-    preset: str
+    preset: PresetName
     """Rules preset of the matches."""
     target: str
     """Agent spec of the frozen target (``heuristic``, ``ppo:argentine``, ``cfr:PATH``, ``onnx:PATH``, ...)."""

@@ -16,9 +16,21 @@ import os
 from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
+
+from truco_env.config import PRESETS
 
 O = TypeVar("O", bound="Options")
+
+
+def _known_preset(value: str) -> str:
+    if value not in PRESETS:
+        raise ValueError(f"should be one of {sorted(PRESETS)}")
+    return value
+
+
+#: A rules preset's name, checked against ``truco_env.PRESETS`` (every options class that names one uses it).
+PresetName = Annotated[str, AfterValidator(_known_preset)]
 
 
 class Options(BaseModel):

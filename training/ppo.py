@@ -62,12 +62,11 @@ from agents.network import (
     load_tensors,
 )
 from truco_env import cards as C
-from truco_env.config import PRESETS
 from truco_env.encoding import OBSERVATION_SIZE, OBSERVATION_VERSION, PRIVILEGED_SIZE
 from truco_env.vector import VectorEnv
 
 from .atomic import atomic_save_tensors
-from .options import Options
+from .options import Options, PresetName
 from .selfplay import Backend, Task, stored_rows
 
 logger = logging.getLogger(__name__)
@@ -78,7 +77,7 @@ PositiveInt = Annotated[int, Field(ge=1)]
 class PPOArgs(Options):
     """Every option of a run; ``configs/ppo/<preset>.yaml`` sets a handful, ``--set key=value`` overrides any."""
 
-    preset: str = "argentine"
+    preset: PresetName = "argentine"
     """Rules preset to train on."""
     run_dir: str = "runs/ppo"
     """Where TensorBoard logs, the checkpoint and the policy go."""
@@ -141,13 +140,6 @@ class PPOArgs(Options):
     """Updates between checkpoints."""
     play: Literal["greedy", "sample"] = "sample"
     """How the saved policy plays by default (recorded in its metadata)."""
-
-    @field_validator("preset")
-    @classmethod
-    def _known_preset(cls, value: str) -> str:
-        if value not in PRESETS:
-            raise ValueError(f"should be one of {sorted(PRESETS)}")
-        return value
 
     @field_validator("scripted", "eval_opponents")
     @classmethod

@@ -32,9 +32,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from truco_env import PRESETS, make_config
+from truco_env import make_config
 
-from ..options import Options, build, read_yaml
+from ..options import Options, PresetName, build, read_yaml
 from .solver import ALGORITHMS
 
 TRAINERS = ("exact", "mccfr")
@@ -82,7 +82,7 @@ class RunConfig(Options):
 
     trainer: Literal["exact", "mccfr"]
     """``exact``: full-traversal CFR on a research preset; ``mccfr``: external-sampling MCCFR on a full 1v1 preset."""
-    preset: str
+    preset: PresetName
     """Rules preset."""
     overrides: dict[str, Any] = Field(default_factory=dict)
     """Rules fields over the preset's, e.g. ``{deck_ranks: [K]}``."""
@@ -144,13 +144,6 @@ class RunConfig(Options):
             if wrong:
                 raise ValueError(f"option {wrong[0]!r} belongs to trainer {name!r}, not {data['trainer']!r}")
         return data
-
-    @field_validator("preset")
-    @classmethod
-    def _known_preset(cls, value: str) -> str:
-        if value not in PRESETS:
-            raise ValueError(f"should be one of {sorted(PRESETS)}")
-        return value
 
     @field_validator("overrides")
     @classmethod
