@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Set up .venv if needed, then play a few seeded random matches as text.
+# Set up .venv if needed, then run `truco demo`: a short PPO training run on an embedded config and a
+# tournament of the trained policy against the heuristic and random (runs/demo/eval).
 # Arguments go to `truco demo`, e.g.:
-#   bash scripts/demo.sh --preset paulista --matches 1 --seed 7
+#   bash scripts/demo.sh --out runs/demo2 --matches 400
+#   bash scripts/demo.sh --random --preset paulista      # seeded random matches as text instead
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
