@@ -156,12 +156,34 @@ def test_cli_errors_exit_2_with_one_clear_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "unknown agent kind 'bogus'" in err and "'random'" in err
     assert main(["eval", "--agents", "heuristic", "random", "--preset", "nope", "--out", str(tmp_path)]) == 2
-    assert "choose from: argentine" in capsys.readouterr().err
+    assert "option 'presets[0]' = 'nope' is not allowed: should be one of ['argentine'" in capsys.readouterr().err
     a_file = tmp_path / "file.txt"
     a_file.write_text("x")
     assert main(["eval", "--agents", "heuristic", "random", "--out", str(a_file)]) == 2
     assert "is a file; give a folder" in capsys.readouterr().err
     assert main(["eval", "--agents", "heuristic", "random", "--matches", "0"]) == 2  # argparse usage error
+    capsys.readouterr()
+
+
+def test_the_tournament_options_are_typed_and_shared_by_yaml_set_and_flags(tmp_path, capsys):
+    """--config FILE, then --set, then the flags; every wrong value is one line naming the option."""
+    config = tmp_path / "t.yaml"
+    config.write_text(f"agents: [random, heuristic]\nmatches: 6\nworkers: 1\nout: {tmp_path / 'out'}\n"
+                      "plots: false\nprogress: false\n")
+    for extra, message in [(["--set", "matches=3"], "option 'matches' = 3 is not allowed: should be even"),
+                           (["--set", "matchs=4"], "unknown option 'matchs'; did you mean 'matches'?"),
+                           (["--set", "seed=-1"], "option 'seed' = -1 is not allowed: should be greater than"),
+                           (["--set", "plots=maybe"], "option 'plots' = 'maybe' is not allowed: should be a valid"),
+                           (["--agents", "random"], "option 'agents' = ['random'] is not allowed")]:
+        assert main(["eval", "--config", str(config), *extra]) == 2
+        err = capsys.readouterr().err.strip()
+        assert message in err and len(err.splitlines()) == 1, err
+    assert main(["eval"]) == 2
+    assert "option 'agents' is required" in capsys.readouterr().err
+    assert main(["eval", "--config", str(config), "--set", "matches=4", "--matches", "2"]) == 0
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert [p["matches"] for p in results["pairings"]] == [2]  # the flag over --set over the file
+    assert not list((tmp_path / "out").glob("*.png"))  # plots: false from the file
 
 
 def test_a_policy_is_refused_on_a_preset_it_was_not_trained_for(tmp_path, capsys):

@@ -76,10 +76,14 @@ def test_the_core_dependencies_are_the_engine_and_the_environments():
     assert any("torch" in dep for dep in extras["train"]) and not any("torch" in dep for dep in extras["eval"])
     assert "truco-rl[all]" in extras["dev"]
     # the CLI's one-line error for a missing module names an extra: it must be one pyproject.toml defines
-    from training.cli import EXTRAS
+    from training.cli import COMMAND_EXTRAS, EXTRAS
 
-    for module, extra in EXTRAS.items():
-        assert extra in extras, f"{module}: the CLI names extra {extra!r}, which pyproject.toml does not define"
+    pip_name = {"yaml": "pyyaml", "pyspiel": "open-spiel"}
+    for module, named in EXTRAS.items():
+        for extra in named:
+            deps = {re.split(r"[<>=!~\[ ;]", dep, maxsplit=1)[0].lower() for dep in extras[extra]}
+            assert pip_name.get(module, module) in deps, f"the CLI says extra {extra!r} installs {module!r}"
+    assert set(COMMAND_EXTRAS.values()) <= set(extras)
 
 
 def test_the_core_install_plays_replays_and_names_the_missing_extra(tmp_path):
@@ -93,7 +97,9 @@ def test_the_core_install_plays_replays_and_names_the_missing_extra(tmp_path):
     assert "OK," in result.stdout  # truco replay
     errors = result.stderr.strip().splitlines()
     assert errors == [
-        "truco eval: error: this command needs 'tqdm', which the core install leaves out: pip install 'truco-rl[eval]'",
+        # pydantic comes with both train and eval: the command's own extra is the one named
+        ("truco eval: error: this command needs 'pydantic', which the core install leaves out: "
+         "pip install 'truco-rl[eval]'"),
         "truco play: error: this command needs 'rich', which the core install leaves out: pip install 'truco-rl[play]'",
         ("truco train ppo: error: this command needs 'torch', which the core install leaves out: "
          "pip install 'truco-rl[train]'"),

@@ -298,16 +298,16 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    evaluate.add_argument("--agents", nargs="+", required=True, metavar="SPEC", help="two or more agent specs")
+    evaluate.add_argument("--agents", nargs="+", metavar="SPEC", help="two or more agent specs")
     evaluate.add_argument("--preset", action="append", metavar="NAME",
                           help="rules preset; repeat for several (default: argentine)")
-    evaluate.add_argument("--matches", type=_positive_int, default=200, metavar="N",
+    evaluate.add_argument("--matches", type=_positive_int, default=None, metavar="N",
                           help="matches per pairing and preset, even: N/2 deals x 2 seatings (default: 200)")
-    evaluate.add_argument("--seed", type=int, default=0, help="tournament seed (default: 0)")
+    evaluate.add_argument("--seed", type=int, default=None, help="tournament seed (default: 0)")
     evaluate.add_argument("--workers", type=_positive_int, default=None, metavar="N",
                           help="worker processes (default: all cores)")
-    evaluate.add_argument("--out", default="runs/eval", metavar="DIR", help="output folder (default: runs/eval)")
-    evaluate.add_argument("--backend", choices=["local", "ray"], default="local",
+    evaluate.add_argument("--out", default=None, metavar="DIR", help="output folder (default: runs/eval)")
+    evaluate.add_argument("--backend", choices=["local", "ray"], default=None,
                           help="local processes (default) or a Ray cluster (pip install 'truco-rl[ray]'); "
                                "same results either way")
     evaluate.add_argument("--allow-other-preset", action="store_true",
@@ -316,6 +316,11 @@ def build_parser() -> argparse.ArgumentParser:
                           help="also write every match record here (JSON, replayable with truco replay)")
     evaluate.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     evaluate.add_argument("--no-progress", action="store_true", help="no progress bar")
+    evaluate.add_argument("--config", metavar="FILE.yaml",
+                          help="the tournament's options as YAML (agents, presets, matches, seed, workers, out, "
+                               "backend, allow_other_preset, records, plots, progress); flags override it")
+    evaluate.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                          help="override an option of --config (repeatable; the value is read as YAML)")
     evaluate.set_defaults(func=_cmd_eval)
 
     exploit = sub.add_parser(
@@ -459,7 +464,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with cli_logging():
             return args.func(args, parser)
     except ModuleNotFoundError as exc:
-        extra = extra_for(exc.name)
+        extra = extra_for(exc.name, getattr(args, "command", None))
         if extra is None:
             raise
         command = " ".join(part for part in ("truco", getattr(args, "command", None),
@@ -469,16 +474,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
-#: Optional dependencies and the extra (pyproject.toml) that installs each: the core install is the engine, the
-#: environments, the random and heuristic agents and replay; everything else names its extra when it is missing.
-EXTRAS = {"torch": "train", "tensorboard": "train", "safetensors": "train", "pydantic": "train", "yaml": "train",
-          "tqdm": "eval", "matplotlib": "eval", "openskill": "eval", "rich": "play", "onnx": "export",
-          "onnxruntime": "export", "onnxscript": "export", "ray": "ray", "pyspiel": "spiel"}
+#: Optional dependencies and the extras (pyproject.toml) that install each, the usual one first: the core install
+#: is the engine, the environments, the random and heuristic agents and replay; everything else names its extra
+#: when it is missing (the running command's own extra where it is one of them).
+EXTRAS = {"torch": ("train",), "tensorboard": ("train",), "safetensors": ("train",), "pydantic": ("train", "eval"),
+          "yaml": ("train", "eval"), "tqdm": ("eval", "train"), "matplotlib": ("eval",), "openskill": ("eval",),
+          "rich": ("play",), "onnx": ("export",), "onnxruntime": ("export",), "onnxscript": ("export",),
+          "ray": ("ray",), "pyspiel": ("spiel",)}
+#: The extra a command is installed by, where it has one.
+COMMAND_EXTRAS = {"eval": "eval", "train": "train", "play": "play", "export": "export"}
 
 
-def extra_for(module: str | None) -> str | None:
-    """The extra that installs ``module`` (a dotted name is looked up by its top-level package)."""
-    return EXTRAS.get((module or "").split(".")[0])
+def extra_for(module: str | None, command: str | None = None) -> str | None:
+    """The extra that installs ``module`` (a dotted name is looked up by its top-level package): ``command``'s
+    own extra when that one installs it, else the usual one."""
+    extras = EXTRAS.get((module or "").split(".")[0])
+    if not extras:
+        return None
+    own = COMMAND_EXTRAS.get(command or "")
+    return own if own in extras else extras[0]
 
 
 # ---------------------------------------------------------------- train

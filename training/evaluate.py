@@ -48,7 +48,9 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, field_validator
 
 from agents.base import Agent, check_preset, make_agent
 from truco_env import cards as C
@@ -57,6 +59,7 @@ from truco_env.engine import TrucoState
 from truco_env.turns import ask_agent, play_turns
 
 from .atomic import atomic_write_json
+from .options import Options, PresetName, build, parse_overrides, read_yaml
 from .workers import ignore_sigint, spawn_pool
 
 Z95 = 1.959963984540054
@@ -723,15 +726,61 @@ def default_workers() -> int:
     return max(1, os.cpu_count() or 1)
 
 
+class TournamentOptions(Options):
+    """A tournament of ``truco eval``: a YAML file (``--config``), ``--set KEY=VALUE`` and the flags fill it, in
+    that order, checked before anything plays."""
+
+    agents: Annotated[list[str], Field(min_length=2)]
+    """Agent specs: two for a head-to-head, more for a round robin."""
+    presets: Annotated[list[PresetName], Field(min_length=1)] = ["argentine"]  # noqa: RUF012  (pydantic copies it)
+    """Rules presets, each a tournament of its own."""
+    matches: Annotated[int, Field(ge=2)] = 200
+    """Matches per pairing and preset, even: each deal is played twice with the seats swapped."""
+    seed: Annotated[int, Field(ge=0)] = 0
+    """Tournament seed: the same seed gives the same numbers, whatever the workers."""
+    workers: Annotated[int, Field(ge=1)] | None = None
+    """Worker processes (null: every core)."""
+    out: str = "runs/eval"
+    """Output folder."""
+    backend: Literal["local", "ray"] = "local"
+    """Local processes or a Ray cluster (same results)."""
+    allow_other_preset: bool = False
+    """Play policies on presets they were not trained for (research; refused otherwise)."""
+    records: str | None = None
+    """Also write every match record to this folder."""
+    plots: bool = True
+    """Draw the PNG plots."""
+    progress: bool = True
+    """Show a progress bar."""
+
+    @field_validator("matches")
+    @classmethod
+    def _even(cls, value: int) -> int:
+        if value % 2:
+            raise ValueError("should be even (each deal is played twice with the seats swapped)")
+        return value
+
+
+def tournament_options(args: Any) -> TournamentOptions:
+    """The checked options of ``truco eval`` from its ``--config`` file, ``--set`` overrides and flags."""
+    data = read_yaml(args.config) if getattr(args, "config", None) else {}
+    data.update(parse_overrides(getattr(args, "set", None) or []))
+    flags = {"agents": args.agents, "presets": args.preset, "matches": args.matches, "seed": args.seed,
+             "workers": args.workers, "out": args.out, "backend": args.backend, "records": args.records,
+             "allow_other_preset": args.allow_other_preset or None, "plots": False if args.no_plots else None,
+             "progress": False if args.no_progress else None}
+    data.update({k: v for k, v in flags.items() if v is not None})
+    return build(TournamentOptions, data, source=getattr(args, "config", None) or "")
+
+
 def cli_main(args: Any) -> int:
-    """``truco eval``: exit 0 on success, 2 on a bad spec, preset, number or output path."""
-    presets = args.preset or ["argentine"]
-    out = Path(args.out)
-    workers = args.workers or default_workers()
+    """``truco eval``: exit 0 on success, 2 on a bad option, spec, preset, number or output path."""
     try:
+        opts = tournament_options(args)
+        out = Path(opts.out)
         if out.exists() and not out.is_dir():
             raise ValueError(f"--out {str(out)!r} is a file; give a folder (it is created if missing)")
-        validate(args.agents, presets, args.matches, args.allow_other_preset)
+        validate(opts.agents, opts.presets, opts.matches, opts.allow_other_preset)
         try:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -739,16 +788,17 @@ def cli_main(args: Any) -> int:
     except ValueError as exc:
         print(f"truco eval: error: {exc}", file=sys.stderr)
         return 2
+    workers = opts.workers or default_workers()
     try:
-        summary, meta = run_tournament(args.agents, presets, args.matches, seed=args.seed, workers=workers,
-                                       progress=not args.no_progress, backend=getattr(args, "backend", "local"),
-                                       allow_other_preset=args.allow_other_preset,
-                                       records=Path(args.records) if args.records else None)
+        summary, meta = run_tournament(opts.agents, opts.presets, opts.matches, seed=opts.seed, workers=workers,
+                                       progress=opts.progress, backend=opts.backend,
+                                       allow_other_preset=opts.allow_other_preset,
+                                       records=Path(opts.records) if opts.records else None)
     except ValueError as exc:
         print(f"truco eval: error: {exc}", file=sys.stderr)
         return 2
     print(markdown_report(summary))
-    written = write_outputs(out, summary, meta, plots=not args.no_plots)
+    written = write_outputs(out, summary, meta, plots=opts.plots)
     print(f"\n{sum(r['matches'] for r in summary['pairings'])} matches in {meta['seconds']:.1f} s "
           f"with {workers} worker(s); wrote {', '.join(str(p) for p in written)}")
     return 0

@@ -72,14 +72,15 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
 
 def build(cls: type[O], data: dict[str, Any], source: str = "options") -> O:
     """``cls(**data)``, or a one-line ValueError about the first thing wrong (``source`` names where it came from,
-    e.g. the config file)."""
+    e.g. the config file; empty: none)."""
+    prefix = f"{source}: " if source else ""
     unknown = [key for key in data if key not in cls.model_fields]
     if unknown:
-        raise ValueError(f"{source}: unknown option {unknown[0]!r}{_suggest(unknown[0], cls)}")
+        raise ValueError(f"{prefix}unknown option {unknown[0]!r}{_suggest(unknown[0], cls)}")
     try:
         return cls(**data)
     except ValidationError as err:
-        raise ValueError(f"{source}: {_first_error(err)}") from None
+        raise ValueError(f"{prefix}{_first_error(err)}") from None
 
 
 def load(cls: type[O], config: str | None = None, overrides: list[str] | None = None, **fixed: Any) -> O:
