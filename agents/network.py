@@ -212,49 +212,6 @@ class PolicyNet(nn.Module):
                 "features": self.features}
 
 
-class GatedPolicy(nn.Module):
-    """Expert policies, one per opponent, mixed by a gate that guesses from the match tally whom the table faces.
-
-    Only to read the policies shipped before the PPO rebuild (three were gated: an expert against ``random``, one
-    against ``heuristic``, a classifier choosing between them; ``docs/research.md`` tells why, and why it was
-    dropped: it fits two evaluation opponents and says nothing about a third). They go once the rebuilt policies
-    ship; ``agents/policies/previous/`` keeps them as ONNX. Forward returns log-probabilities as logits."""
-
-    def __init__(self, experts: dict[str, PolicyNet], hidden: int = 32):
-        super().__init__()
-        if len(experts) < 2:
-            raise ValueError(f"a gated policy needs at least two experts, got {list(experts)}")
-        self.opponents = tuple(experts)
-        self.experts = nn.ModuleList(experts.values())
-        self.gate_hidden = hidden
-        self.tally = OBS_OFFSETS["match_tally"]
-        self.gate = nn.Sequential(nn.Linear(self.tally[1] - self.tally[0], hidden), nn.ReLU(),
-                                  nn.Linear(hidden, len(experts)))
-        self.obs_size, self.num_actions = OBSERVATION_SIZE, self.experts[0].num_actions
-
-    def gate_logits(self, obs: torch.Tensor) -> torch.Tensor:
-        """``[batch, opponents]`` logits of whom the table faces, from the observation's match tally."""
-        return self.gate(obs[:, self.tally[0]:self.tally[1]])
-
-    def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        weights = torch.softmax(self.gate_logits(obs), dim=-1)
-        probs, value = 0.0, 0.0
-        for k, expert in enumerate(self.experts):
-            logits, values = expert(obs, mask)
-            probs = probs + weights[:, k:k + 1] * torch.softmax(logits, dim=-1)
-            value = value + weights[:, k] * values
-        return torch.log(probs).masked_fill(~mask, float("-inf")), value
-
-    def probabilities(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        logits, _ = self(obs, mask)
-        return torch.softmax(logits, dim=-1)
-
-    def architecture(self) -> dict[str, Any]:
-        return {"kind": "gated", "obs_size": self.obs_size, "num_actions": self.num_actions,
-                "opponents": list(self.opponents), "experts": [e.architecture() for e in self.experts],
-                "gate_hidden": self.gate_hidden}
-
-
 class PolicyFileError(ValueError):
     """A policy or checkpoint file that is missing, corrupt, of another format, or does not match."""
 
@@ -280,7 +237,7 @@ def load_tensors(path: str, expected_format: str) -> tuple[dict[str, torch.Tenso
 
 
 
-def load_policy(path: str) -> tuple[PolicyNet | GatedPolicy, dict[str, Any]]:
+def load_policy(path: str) -> tuple[PolicyNet, dict[str, Any]]:
     """Load a policy file; PolicyFileError naming what is wrong (format, layout version, shapes)."""
     tensors, meta = load_tensors(path, FORMAT)
     version = meta.get("observation_version")
@@ -289,6 +246,10 @@ def load_policy(path: str) -> tuple[PolicyNet | GatedPolicy, dict[str, Any]]:
         raise PolicyFileError(f"{path}: observation layout version {version!r} with {arch.get('obs_size')!r} "
                               f"inputs; this truco-rl reads versions {sorted(OBSERVATION_SIZES)} "
                               f"(sizes {OBSERVATION_SIZES}), current {OBSERVATION_VERSION}")
+    if arch.get("kind") == "gated":
+        raise PolicyFileError(f"{path}: an opponent-gated policy (experts under a gate, shipped before the PPO "
+                              "rebuild) is no longer read; its ONNX copy in agents/policies/previous/ plays as "
+                              "onnx:FILE")
     try:
         net = _network_of(arch)
         net.load_state_dict(tensors)
@@ -299,11 +260,8 @@ def load_policy(path: str) -> tuple[PolicyNet | GatedPolicy, dict[str, Any]]:
     return net, meta
 
 
-def _network_of(arch: dict[str, Any]) -> PolicyNet | GatedPolicy:
-    """An untrained network of a recorded architecture (a plain MLP, or experts under a gate)."""
-    if arch.get("kind", "mlp") == "gated":
-        experts = {name: _network_of(sub) for name, sub in zip(arch["opponents"], arch["experts"], strict=True)}
-        return GatedPolicy(experts, arch["gate_hidden"])
+def _network_of(arch: dict[str, Any]) -> PolicyNet:
+    """An untrained network of a recorded architecture."""
     if arch.get("kind", "mlp") != "mlp":
-        raise ValueError(f"architecture kind {arch.get('kind')!r} is not known (mlp, gated)")
+        raise ValueError(f"architecture kind {arch.get('kind')!r} is not known (mlp)")
     return PolicyNet(arch["obs_size"], arch["num_actions"], tuple(arch["hidden"]), arch.get("features", "none"))

@@ -216,3 +216,19 @@ def test_ctrl_c_during_the_warm_start_is_a_clean_exit(tmp_path, monkeypatch, cap
     assert code == 130
     assert "Traceback" not in err and "interrupted; --resume continues" in err
     assert not (tmp_path / "run" / "checkpoint.safetensors").exists()
+
+
+def test_an_opponent_gated_policy_file_is_refused_naming_its_onnx_copy(tmp_path):
+    """The gated policies shipped before the PPO rebuild are no longer read (their ONNX copies still play)."""
+    import torch
+
+    from agents.network import FORMAT, PolicyFileError, load_policy
+    from training.atomic import atomic_save_tensors
+    from truco_env.encoding import OBSERVATION_SIZE, OBSERVATION_VERSION
+
+    path = str(tmp_path / "gated.safetensors")
+    arch = {"kind": "gated", "obs_size": OBSERVATION_SIZE, "num_actions": 98, "opponents": ["random", "heuristic"]}
+    atomic_save_tensors({"gate.0.weight": torch.zeros(2, 2)},
+                        {"format": FORMAT, "observation_version": OBSERVATION_VERSION, "architecture": arch}, path)
+    with pytest.raises(PolicyFileError, match="opponent-gated policy .* onnx:FILE"):
+        load_policy(path)

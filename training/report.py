@@ -256,7 +256,7 @@ def write_model_cards(rows: list[dict[str, Any]], settings: dict[str, Any], log:
             continue
         meta = make_agent(row["agent"]).metadata
         if "config_hash" not in meta:
-            continue  # the previous, gated policies have no card
+            continue  # a policy made before the rebuild has no card
         path = Path(SHIPPED_DIR) / f"ppo_{row['preset']}.md"
         atomic_write(path, lambda tmp, row=row, meta=meta: Path(tmp).write_text(model_card(row, meta, settings)),
                      ".md")
