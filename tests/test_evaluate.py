@@ -127,6 +127,9 @@ def test_behaviour_counts_agree_with_the_records():
         assert counts["hands"] == len(record["hands"])
         assert counts["bluffs"] <= counts["weak_hands"] and counts["bluffs_won"] <= counts["bluffs"]
         assert counts["ladder_folded"] <= counts["ladder_faced"]
+        # one per hand in which the team's (only) seat made a ladder call
+        calling = sum(1 for h in record["hands"] if any(a in ladder and s % 2 == team for s, a in h["actions"]))
+        assert counts["calling_hands"] == calling and counts["bluffs"] <= calling
 
 
 def test_weak_hand_cutoff_is_a_lower_tertile():

@@ -25,6 +25,8 @@ Behaviour statistics (per agent, from the match records and the seats it held)
 * ``bluff_rate``: of the seat-hands where it held a weak hand (bottom third of hand strength for the preset),
   the share in which that seat made a ladder proposal; ``bluff_win_rate``: of those bluffs, the share of hands its
   team won (the opponents refused or folded, or the tricks went its way);
+* ``weak_call_share``: of the seat-hands in which it made a ladder proposal, the share held with a weak hand (a
+  third would mean its calls ignore its cards; near 0, that it never bluffs);
 * ``envido_accuracy``: of its envido calls (openings and raises), the share where its team really held the better
   envido (ties resolved as the rules do).
 
@@ -233,6 +235,7 @@ def behaviour_counts(config: TrucoConfig, record: dict, hand_winners: list[int |
         pool = tuple(c for c in deck if c != vira)
         for s in mine:
             cards = [C.parse_card(c, family) for c in hand["deal"]["hands"][s]]
+            out["calling_hands"] += s in called_seats
             if hand_strength(cards, table, pool) < cutoff:
                 out["weak_hands"] += 1
                 if s in called_seats:
@@ -252,6 +255,7 @@ def behaviour_rates(counts: Counter | dict) -> dict[str, float | None]:
         "fold_rate": rate("ladder_folded", "ladder_faced"),
         "mazo_rate": rate("mazo", "hands"),
         "bluff_rate": rate("bluffs", "weak_hands"),
+        "weak_call_share": rate("bluffs", "calling_hands"),
         "bluff_win_rate": rate("bluffs_won", "bluffs"),
         "envido_accuracy": rate("envido_correct", "envido_calls"),
     }
@@ -573,12 +577,13 @@ def markdown_report(summary: dict[str, Any]) -> str:
             lines.append(f"| {scope} | `{row['agent']}` | {row['mu']:.2f} | {row['sigma']:.2f} | "
                          f"[{row['low']:.2f}, {row['high']:.2f}] |")
     lines += ["", ("| preset | agent | hands | truco calls/hand | envido calls/hand | fold rate | mazo/hand "
-                  "| bluff rate | bluff wins | envido accuracy |"),
-              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+                  "| bluff rate | weak-hand share of calls | bluff wins | envido accuracy |"),
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in summary["behaviour"]:
         lines.append(f"| {r['preset']} | `{r['agent']}` | {r['hands']} | {_rate(r['truco_call_rate'])} | "
                      f"{_rate(r['envido_call_rate'])} | {_pct(r['fold_rate'])} | {_rate(r['mazo_rate'])} | "
-                     f"{_pct(r['bluff_rate'])} | {_pct(r['bluff_win_rate'])} | {_pct(r['envido_accuracy'])} |")
+                     f"{_pct(r['bluff_rate'])} | {_pct(r['weak_call_share'])} | {_pct(r['bluff_win_rate'])} | "
+                     f"{_pct(r['envido_accuracy'])} |")
     return "\n".join(lines)
 
 
