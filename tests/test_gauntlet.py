@@ -169,3 +169,20 @@ def test_report_reuses_only_complete_stages_made_with_the_same_settings(tmp_path
     with pytest.raises(KeyboardInterrupt):
         _stage(tmp_path / "other.json", {}, lambda: {"status": "interrupted"}, print)
     assert not (tmp_path / "other.json").exists()
+
+
+def test_bluffing_stage_counts_the_agents_own_calls_and_renders_intervals():
+    """The bluffing stage may pit the heuristic against itself, counts only the agent's seats, and its table
+    shows each share with the counts behind it."""
+    from training.report import bluffing, bluffing_table
+
+    found = bluffing("heuristic:bluff=1", "argentine", 4, seed=0, workers=1, progress=False)
+    mirror = bluffing("heuristic", "argentine", 4, seed=0, workers=1, progress=False)
+    counts = found["counts"]
+    assert found["matches"] == 4 and counts["hands"] > 0
+    assert 0 < counts["bluffs"] <= counts["calling_hands"] <= counts["hands"]
+    assert counts["bluffs"] > mirror["counts"].get("bluffs", 0)  # bluff=1 bluffs with every weak hand
+    lines = bluffing_table([{"preset": "argentine", "agent": "heuristic:bluff=1", "bluffing": found},
+                            {"preset": "argentine-2v2", "agent": "heuristic"}])  # no stage: no row
+    assert len(lines) == 3
+    assert f"({counts['bluffs']:,} of {counts['calling_hands']:,})" in lines[2]

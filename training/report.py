@@ -7,7 +7,11 @@ the shipped ``ppo:<preset>`` policy), one command measures:
   much a best response trained against the agent alone wins; lower is harder to exploit;
 * the **gauntlet** (``truco gauntlet``): mean and worst win rate against the held-out population;
 * the win rates against ``heuristic`` and ``random`` (2,000 duplicate matches each), the figures the project
-  reported before, kept for comparison.
+  reported before, kept for comparison;
+* on the 1v1 presets, **bluffing**: over :data:`BLUFF_MATCHES` duplicate matches against the heuristic (the
+  heuristic against itself for its own row), the share of the agent's truco-ladder calls made with a
+  bottom-third hand and how often those calls won the hand (the behaviour statistics of
+  :mod:`training.evaluate`), so that bluffing is shown, not claimed.
 
 Every stage writes its files under ``--runs`` (``runs/report/<preset>/<agent>/``) and is skipped when its
 finished result is already there with the same settings, so an interrupted report resumes where it stopped and
@@ -23,18 +27,24 @@ import os
 import platform
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from truco_env.config import make_config
+
 from .atomic import atomic_write, atomic_write_json
 from .best_response import STANDARD_DECISIONS, BRArgs
-from .evaluate import OKABE_ITO, run_tournament
+from .evaluate import OKABE_ITO, behaviour_rates, make_tasks, play_tasks, run_tournament, wilson_interval
 from .exploit import agent_file_hash, cached_exploit, recipe_key
 from .gauntlet import MAIN_PRESETS, OPPONENTS, markdown_table, run_gauntlet
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_OUT = "docs/strength.md"
+#: Matches of the bluffing stage: enough for a few thousand ladder calls per agent.
+BLUFF_MATCHES = 400
+BLUFF_OPPONENT = "heuristic"
 
 
 def agents_of(preset: str) -> list[str]:
@@ -111,7 +121,41 @@ def measure(agent: str, preset: str, runs: Path, decisions: int, seed: int, work
 
     key = {"matches": eval_matches, "seed": seed, **({"previous": previous} if previous else {}), **same_file}
     versus = _stage(folder / "baselines.json", key, baselines, log)
-    return {"agent": agent, "preset": preset, "exploit": exploit, "gauntlet": gauntlet, "versus": versus}
+    row = {"agent": agent, "preset": preset, "exploit": exploit, "gauntlet": gauntlet, "versus": versus}
+    if make_config(preset).num_players == 2:
+        row["bluffing"] = _stage(folder / "bluffing.json", {"matches": BLUFF_MATCHES, "seed": seed,
+                                                            "opponent": BLUFF_OPPONENT, **same_file},
+                                 lambda: bluffing(agent, preset, BLUFF_MATCHES, seed, workers, progress), log)
+    return row
+
+
+def bluffing(agent: str, preset: str, matches: int, seed: int, workers: int, progress: bool) -> dict[str, Any]:
+    """The agent's behaviour counts over ``matches`` duplicate matches against :data:`BLUFF_OPPONENT` (which may be
+    the agent itself: the tasks are made directly, so the pair need not be two distinct specs)."""
+    tasks = make_tasks([agent, BLUFF_OPPONENT], [preset], matches, seed, pairs=[(agent, BLUFF_OPPONENT)])
+    counts: Counter = Counter()
+    for result in play_tasks(tasks, workers=workers, progress=progress):
+        counts.update(result["behaviour_a"])
+    return {"opponent": BLUFF_OPPONENT, "matches": len(tasks), "counts": dict(sorted(counts.items()))}
+
+
+def bluffing_table(rows: list[dict[str, Any]]) -> list[str]:
+    """Markdown rows: ladder calls per hand, the weak-hand share of those calls and how often they won."""
+    lines = ["| preset | agent | hands | ladder calls per hand | share of calls with a bottom-third hand "
+             "| bluffs that won the hand |", "|---|---|---:|---:|---|---|"]
+    for row in rows:
+        if "bluffing" not in row:
+            continue
+        counts = row["bluffing"]["counts"]
+        rates = behaviour_rates(counts)
+        share = _pct(rates["weak_call_share"] or 0.0, *wilson_interval(counts.get("bluffs", 0),
+                                                                       counts.get("calling_hands", 0)))
+        won = _pct(rates["bluff_win_rate"] or 0.0, *wilson_interval(counts.get("bluffs_won", 0),
+                                                                   counts.get("bluffs", 0)))
+        lines.append(f"| {row['preset']} | `{row['agent']}` | {rates['hands']:,} | {rates['truco_call_rate']:.3f} "
+                     f"| {share} ({counts.get('bluffs', 0):,} of {counts.get('calling_hands', 0):,}) "
+                     f"| {won} |")
+    return lines
 
 
 def _pct(rate: float, low: float, high: float) -> str:
@@ -189,6 +233,14 @@ def render(rows: list[dict[str, Any]], settings: dict[str, Any], host: dict[str,
         t = row["exploit"]["training"]
         lines.append(f"| {row['preset']} | `{row['agent']}` | {t['decisions']:,} | {t['seconds'] / 60:.1f} min "
                      f"| {t['decisions_per_second']:,.0f} |")
+    if any("bluffing" in row for row in rows):
+        lines += ["", "## Bluffing", "",
+                  (f"Each agent's truco-ladder calls over {BLUFF_MATCHES} duplicate matches against `{BLUFF_OPPONENT}` "
+                   "(the heuristic's row: against itself). A hand is *bottom-third* when its strength (the share of "
+                   "the deck each card beats, summed) is below the lower tertile of the preset's deals; a call with "
+                   "one is a bluff. A share near a third means calls that ignore the cards; near 0, no bluffing. "
+                   "95% Wilson intervals; per seat-hand, so a hand with several calls by the same seat counts once."),
+                  "", *bluffing_table(rows)]
     lines += ["", "## The gauntlet", "",
               ("Fixed per preset (`training/gauntlet.py`); `ppo:gauntlet/...` are the best responses `truco exploit` "
                "trains (seed 0, the standard budget) against the opponent named, packaged under "
