@@ -21,12 +21,13 @@ in the engine (`truco_env.engine`); this module is a thin face over it.
   `paulista`, `paulista-2v2`, `paulista-clean`). `overrides`: any docs/rules.md §5 field (`target_score=15`,
   `flor=True`, ...). Unknown names or bad values raise `ValueError` naming them and what is allowed.
 - `episode`: `"match"` (default: an episode is a whole match) or `"hand"` (an episode is one hand; `reset()`
-  without a seed or options continues the same match with its next hand, a new match once it is over).
+  without a seed or options continues the same match with its next hand, a new match once it is over or
+  forfeited).
 - `reward`: `"match"` (default: +1 to the winning team's agents and -1 to the others when the match ends) or
   `"points"` (when a hand ends, each agent receives its team's points of that hand minus the opponents').
 - `illegal_action`: `"raise"` (default: `ValueError` naming the action and the legal ones, state unchanged) or
   `"terminate"` (PettingZoo's `TerminateIllegalWrapper` convention: the offender's team gets -1, the other team
-  +1, and the episode ends).
+  +1, and the episode ends; the match is forfeited, so the next `reset()` starts a new one).
 - `render_mode`: `"ansi"` (`render()` returns the table as text) or `"human"` (prints it).
 
 `reset(seed=None, options=None)`: `options` may hold `"deal": {"hands": [[card, ...], ...one list per seat],
@@ -176,8 +177,9 @@ class TrucoEnv(AECEnv):
         options = {k: v for k, v in options.items() if k in ("deal", "score")}
         if seed is not None:
             self._seed_rng = random.Random(seed)
+        # a forfeit (illegal_action="terminate") ends the match, whichever team forfeited (team 0 included)
         continuing = (self.episode == "hand" and seed is None and not options
-                      and self._game is not None and not self._game.is_over and not self._forfeit)
+                      and self._game is not None and not self._game.is_over and self._forfeit is None)
         if not continuing:
             match_seed = seed
             if seed is None:
