@@ -27,13 +27,17 @@ in the engine (`truco_env.engine`); this module is a thin face over it.
   `"points"` (when a hand ends, each agent receives its team's points of that hand minus the opponents').
 - `illegal_action`: `"raise"` (default: `ValueError` naming the action and the legal ones, state unchanged) or
   `"terminate"` (PettingZoo's `TerminateIllegalWrapper` convention: the offender's team gets -1, the other team
-  +1, and the episode ends; the match is forfeited, so the next `reset()` starts a new one).
+  +1, and the episode ends; the match is forfeited, so the next `reset()` starts a new one). This is for ids the
+  rules do not allow now; an action that is no id at all (a float, a string, None, a bool, an id outside
+  0..97) always raises `ValueError` (`truco_env.inputs.as_action`: a Python int, numpy integer or 0-d integer
+  array).
 - `render_mode`: `"ansi"` (`render()` returns the table as text) or `"human"` (prints it).
 
-`reset(seed=None, options=None)`: `options` may hold `"deal": {"hands": [[card, ...], ...one list per seat],
-"vira": card or None, "dealer": seat}` to fix the first hand's deal (a bad deal raises `ValueError`; the dealer
-alone may be given), and `"score": [team0, team1]` to start from that score (each below the target). Other keys
-are ignored. Cards are written as in `docs/rules.md` §1.2.
+`reset(seed=None, options=None)`: `seed` is None or an integer >= 0 (Python or numpy). `options` may hold
+`"deal": {"hands": [[card, ...], ...one list per seat], "vira": card or None, "dealer": seat}` to fix the first
+hand's deal (a bad deal raises `ValueError`; the dealer alone may be given), and `"score": [team0, team1]` to
+start from that score (each below the target). Other keys are ignored. Cards are written as in `docs/rules.md`
+§1.2.
 
 ## Observation
 
@@ -94,6 +98,7 @@ from .encoding import (
 )
 from .engine import TrucoState
 from .fast import FastState, options_array
+from .inputs import as_action, as_reset_options, as_seed
 from .render import render_text
 
 EPISODES = ("match", "hand")
@@ -170,11 +175,8 @@ class TrucoEnv(AECEnv):
     # -- the AEC cycle ------------------------------------------------------------------------------------
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
-        options = {} if options is None else options
-        if not isinstance(options, dict):
-            raise ValueError(f"options must be a dict with keys 'deal' and/or 'score', got {options!r}")
-        # Other keys are ignored, as Gymnasium and PettingZoo's api_test expect of reset options.
-        options = {k: v for k, v in options.items() if k in ("deal", "score")}
+        options = as_reset_options(options)
+        seed = as_seed(seed)
         if seed is not None:
             self._seed_rng = random.Random(seed)
         # a forfeit (illegal_action="terminate") ends the match, whichever team forfeited (team 0 included)
@@ -223,7 +225,7 @@ class TrucoEnv(AECEnv):
             return
         game = self._game
         seat = game.actor
-        action_id = self._action_id(action)
+        action_id = as_action(action)  # a wrong type or an id out of range raises, whatever illegal_action says
         self._cumulative_rewards[agent] = 0.0
         self.rewards = {a: 0.0 for a in self.agents}
         if action_id not in game._legal:
@@ -248,15 +250,6 @@ class TrucoEnv(AECEnv):
             self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
-
-    def _action_id(self, action: Any) -> int:
-        if type(action) is int and 0 <= action < A.NUM_ACTIONS:
-            return action
-        if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
-            A.action_name(int(action), self.family)  # ValueError when out of range
-            return int(action)
-        raise ValueError(f"action must be an integer id 0..{A.NUM_ACTIONS - 1} "
-                         f"(use env.unwrapped.action_id(name) for names), got {action!r}")
 
     def _team_rewards(self, team0_reward: float) -> None:
         for i, agent in enumerate(self.possible_agents):

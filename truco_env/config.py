@@ -223,6 +223,8 @@ PRESETS: dict[str, TrucoConfig] = {
 
 def make_config(preset: str = "argentine", **overrides: Any) -> TrucoConfig:
     """The config of ``preset`` with ``overrides`` applied; ValueError naming an unknown preset or field."""
+    if not isinstance(preset, str):  # a list or a dict here is a misplaced argument; `in PRESETS` would TypeError
+        raise ValueError(f"preset must be a preset name (a string), one of {sorted(PRESETS)}; got {preset!r}")
     if preset not in PRESETS:
         raise ValueError(f"unknown preset {preset!r}; choose one of {sorted(PRESETS)}")
     if "family" in overrides and overrides["family"] != PRESETS[preset].family:

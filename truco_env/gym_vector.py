@@ -38,6 +38,7 @@ from gymnasium.vector.utils import batch_space
 from . import _kernel as K
 from . import actions as A
 from .encoding import OBSERVATION_SIZE
+from .inputs import as_action_batch, as_seed
 from .single import RandomPlayer
 from .vector import SKIP, VectorEnv
 
@@ -67,10 +68,11 @@ class TrucoVectorEnv(gymnasium.vector.VectorEnv):
         self._obs = self._mask = self._actor = None
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        seed = as_seed(seed)
         if seed is not None:
             self._rng = np.random.default_rng(seed)
             self.opponents.seed(int(self._rng.integers(2 ** 31)))
-        self._obs, self._mask, self._actor = self.env.reset(seed=None if seed is None else int(seed))
+        self._obs, self._mask, self._actor = self.env.reset(seed=seed)
         self._draw_teams(np.ones(self.num_envs, dtype=bool))
         reward, carry, _, _ = self._play(None)
         self._carry[:] = reward + carry  # all of it belongs to the first step of these matches
@@ -80,11 +82,8 @@ class TrucoVectorEnv(gymnasium.vector.VectorEnv):
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
         if self._obs is None:
             raise RuntimeError("call reset() before step()")
-        acts = np.asarray(actions)
-        if acts.shape != (self.num_envs,) or not np.issubdtype(acts.dtype, np.integer):
-            raise ValueError(f"actions must be {self.num_envs} integer action ids, got shape {acts.shape} and "
-                             f"dtype {acts.dtype}")
-        reward, carry, done, won = self._play(acts.astype(np.int32))
+        acts = as_action_batch(actions, self.num_envs)  # the learner acts in every row: no SKIP here
+        reward, carry, done, won = self._play(acts)
         reward += self._carry
         self._carry = carry
         return self._obs.copy(), reward, done, np.zeros(self.num_envs, dtype=bool), self._info(done, won)

@@ -13,7 +13,9 @@ import the agents package, so it takes no spec strings;
   ``info["action_mask"]`` and :meth:`action_masks` give the legal actions (what ``MaskablePPO`` reads);
 * reward: ``"match"`` (+1/-1 to the learner's team at the end) or ``"points"`` (each hand's point difference);
 * an illegal action ends the episode with reward -1 and ``info["illegal_action"] = True`` (Gymnasium's
-  ``check_env`` steps random actions, so raising is not an option here; masked learners never trigger it).
+  ``check_env`` steps random actions, so raising is not an option here; masked learners never trigger it); a
+  value that is no action id at all (a float, a string, None, an id outside 0..97) raises ``ValueError``
+  (:func:`truco_env.inputs.as_action`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from . import actions as A
 from .config import make_config
 from .encoding import OBSERVATION_SIZE
 from .fast import FastState
+from .inputs import as_action, as_reset_options, as_seed
 from .render import render_text
 from .turns import ask_agent, play_turns
 
@@ -118,8 +121,8 @@ class TrucoSingleAgentEnv(gymnasium.Env):
     # -- Gymnasium API -------------------------------------------------------------------------------------------
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        super().reset(seed=seed)
-        options = options or {}
+        super().reset(seed=as_seed(seed))
+        options = as_reset_options(options)
         n = self.config.num_players
         self.seat = self.fixed_seat if self.fixed_seat is not None else int(self.np_random.integers(n))
         self._cache: dict[tuple[int, bool], Any] = {}
@@ -144,8 +147,8 @@ class TrucoSingleAgentEnv(gymnasium.Env):
             raise RuntimeError("call reset() before step()")
         if state.is_over:
             raise RuntimeError("the episode is over: call reset()")
-        action = int(action)
-        if not (0 <= action < A.NUM_ACTIONS and state.legal_mask()[action]):
+        action = as_action(action)  # a wrong type or an id out of range raises: a bug, not a move
+        if not state.legal_mask()[action]:
             return self._observe(), -1.0, True, False, {**self._info(), "illegal_action": True}
         hand = state.hand_index
         state.apply_id(action)

@@ -47,6 +47,7 @@ from . import cards as C
 from .config import make_config
 from .encoding import PRIVILEGED_SIZE
 from .fast import config_array, options_array
+from .inputs import as_action_batch, as_seed
 
 REWARDS = ("match", "points")
 SKIP = K.SKIP  # an action that leaves its env as it is (see VectorEnv.step)
@@ -130,6 +131,7 @@ class VectorEnv:
             raise ValueError(f"num_workers must be an integer 1..num_envs, got {num_workers!r}")
         if reward not in REWARDS:
             raise ValueError(f"reward={reward!r} is not allowed; choose one of {list(REWARDS)}")
+        seed = as_seed(seed)
         self.config = make_config(preset, **overrides)
         self.preset = preset
         self.num_envs = num_envs
@@ -170,6 +172,7 @@ class VectorEnv:
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Start a new match in every env; returns ``(obs, mask, actor)``."""
         self._check_open()
+        seed = as_seed(seed)
         if seed is None and not self._has_reset:
             seed = self._seed
         b = self._bufs
@@ -193,16 +196,13 @@ class VectorEnv:
         if not self._has_reset:
             raise RuntimeError("call reset() before step()")
         b = self._bufs
-        acts = np.asarray(actions)
-        if acts.shape != (self.num_envs,) or not np.issubdtype(acts.dtype, np.integer):
-            raise ValueError(f"actions must be {self.num_envs} integer action ids, got shape {acts.shape} "
-                             f"and dtype {acts.dtype}")
-        bad = K.vec_check(b.masks, acts.astype(np.int32, copy=False))
+        acts = as_action_batch(actions, self.num_envs, skip=SKIP, kernel_checks=True)
+        bad = K.vec_check(b.masks, acts)  # on the uncast ids (int32 or int64): 2**32 + k cannot pass as k
         if bad >= 0:
             legal = [self.action_names[a] for a in np.flatnonzero(b.masks[bad])]
             raise ValueError(f"illegal action {int(acts[bad])} for env {bad} (seat {int(b.actors[bad])}); "
                              f"legal actions: {legal}")
-        b.actions[:] = acts
+        b.actions[:] = acts  # every id is now SKIP or legal, so the cast to int32 is exact
         if self.record:
             before = b.actors.copy()
         if self._conns:
@@ -347,6 +347,7 @@ class EngineVectorEnv:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         if reward not in REWARDS:
             raise ValueError(f"reward={reward!r} is not allowed; choose one of {list(REWARDS)}")
+        seed = as_seed(seed)
         self.config = make_config(preset, **overrides)
         self.preset, self.num_envs, self.num_players = preset, num_envs, self.config.num_players
         self.reward_mode = reward
@@ -376,6 +377,7 @@ class EngineVectorEnv:
         return out
 
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        seed = as_seed(seed)
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         self._states = [self._new(self.config, seed=int(self._rng.integers(2 ** 62))) for _ in range(self.num_envs)]
@@ -385,9 +387,7 @@ class EngineVectorEnv:
         return self.obs, self.masks, self.actors
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        acts = np.asarray(actions)
-        if acts.shape != (self.num_envs,):
-            raise ValueError(f"actions must be {self.num_envs} integer action ids, got shape {acts.shape}")
+        acts = as_action_batch(actions, self.num_envs)
         for i, action in enumerate(acts):
             if not self.masks[i, action]:
                 legal = [self.action_names[a] for a in np.flatnonzero(self.masks[i])]
