@@ -80,6 +80,18 @@ def test_a_forfeit_ends_the_match_for_either_team(preset, seat, episode):
     assert not any(env.terminations.values()) and legal_ids(env, env.agent_selection).size
 
 
+def test_a_refused_illegal_action_leaves_the_rewards_that_last_reports():
+    env = truco_env.env("argentine", reward="points")
+    env.reset(seed=5)
+    rng = np.random.default_rng(0)
+    while env.last()[1] == 0.0:  # until a hand has ended and the agent to act has points to collect
+        step_legal(env, rng)
+    agent, pending = env.agent_selection, env.last()[1]
+    with pytest.raises(ValueError, match="legal actions"):
+        env.step(next(a for a in range(A.NUM_ACTIONS) if a not in legal_ids(env, agent)))
+    assert env.agent_selection == agent and env.last()[1] == pending and env.rewards[agent] != 0.0
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Item 7: actions
 

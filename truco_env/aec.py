@@ -226,11 +226,13 @@ class TrucoEnv(AECEnv):
         game = self._game
         seat = game.actor
         action_id = as_action(action)  # a wrong type or an id out of range raises, whatever illegal_action says
+        illegal = action_id not in game._legal
+        if illegal and self.illegal_action == "raise":
+            game.apply(self.action_names[action_id])  # raises ValueError naming the action and the legal ones
+        # (only now, so that a refused action leaves the rewards that last() reports as they were)
         self._cumulative_rewards[agent] = 0.0
         self.rewards = {a: 0.0 for a in self.agents}
-        if action_id not in game._legal:
-            if self.illegal_action == "raise":
-                game.apply(self.action_names[action_id])  # raises ValueError naming the action and the legal ones
+        if illegal:
             self._forfeit = game.team_of(seat)
             self._team_rewards(-1.0 if game.team_of(seat) == 0 else 1.0)
             self._end_episode()
