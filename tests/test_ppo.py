@@ -125,6 +125,9 @@ def test_advantages_follow_each_trajectory_in_playing_order():
     ({"scripted": {"wizard": 1}}, "option 'scripted' = {'wizard': 1} is not allowed"),
     ({"self_play": 0, "snapshots": 0}, "the learner has no opponent"),
     ({"eval_matches": 3}, "eval_matches should be even"),
+    # issue 30: 0 used to divide by zero after the first update / fail inside torch.set_num_threads
+    ({"checkpoint_every": 0}, "option 'checkpoint_every' = 0 is not allowed: should be greater than or equal to 1"),
+    ({"torch_threads": 0}, "unknown option 'torch_threads'"),
 ])
 def test_every_bad_option_is_one_line_naming_it(data, expected):
     with pytest.raises(ValueError) as err:
