@@ -86,7 +86,7 @@ OBSERVATION_FIELDS = (
     ("flor_shown", MAX_SEATS * 3, "per relative seat: [announced, flor points / 38, said son buenas]"),
     ("own_points", 2, "own envido points / 33, own flor points / 38 (0 without flor rule or flor)"),
     ("score", 2, "[own team, opponents] score / target (clipped to 1)"),
-    ("target", 1, "target score / 30"),
+    ("target", 1, "target score / 30 (clipped to 1)"),
     ("mano", MAX_SEATS, "one-hot relative seat of the hand's mano / mão"),
     ("dealer", MAX_SEATS, "one-hot relative seat of the dealer"),
     ("actor", MAX_SEATS, "one-hot relative seat that must act now (all zero once the match is over)"),
@@ -101,6 +101,13 @@ OBSERVATION_FIELDS = (
      "per team [own, opponents], the match so far: the share of its decisions in each class "
      "[" + ", ".join(A.TALLY_CLASSES) + "], then decisions / (decisions + 20)"),
 )
+
+
+#: Fields that hold fractions in [0, 1] (points or counts over their maximum, shares of decisions). Every other
+#: field holds 0/1 flags, and a field whose meaning starts with "one-hot" has at most one 1 (all zero where it does
+#: not apply). Why stated here: a network's input scaling rests on it, and the fuzz test (tests/test_fuzz.py)
+#: checks every observation it meets against it.
+FRACTION_FIELDS = ("hand_value", "envido_shown", "flor_shown", "own_points", "score", "target", "match_tally")
 
 
 def _offsets(fields):
@@ -383,6 +390,9 @@ preset (both families, 2, 4 and 6 players). It is drawn from the observing seat:
 observer, 1 the next seat in playing order, and so on; "own team" is the observer's team. Fields that a preset
 does not use stay zero (no vira in Argentine Truco, seats 2-5 in 1v1).
 
+Ranges: these fields hold fractions in [0, 1]: {fractions}.
+Every other field holds 0/1 flags, and a "one-hot" field has at most one 1.
+
 Only what the observer may know is encoded: its own unplayed cards (none in a blind mão de ferro, where only the
 slots are known), face-up cards on the table, the mere fact that a face-down card was played, the vira, public
 calls and the points announced after an accepted envido or flor, and, in a 2v2 mão de onze, the partner's cards
@@ -412,4 +422,6 @@ own_score, their_score = obs["observation"][start:end] * target   # target = env
 
 if __name__ == "__main__":
     print(OBSERVATION_DOC_HEADER.format(version=OBSERVATION_VERSION, size=OBSERVATION_SIZE, actions=A.NUM_ACTIONS,
-                                        info=INFO_STATE_SIZE, slots=HISTORY_SLOTS) + observation_markdown())
+                                        info=INFO_STATE_SIZE, slots=HISTORY_SLOTS,
+                                        fractions=", ".join(f"`{f}`" for f in FRACTION_FIELDS))
+          + observation_markdown())
