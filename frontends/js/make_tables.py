@@ -1,0 +1,122 @@
+"""Write ``frontends/js/truco_tables.json``: the data tables the JavaScript encoder shares with ``truco_env``.
+
+Why generated: the card index, strength tables, action names, observation offsets and rule defaults are defined
+once, in Python; a copy typed by hand would drift. ``tests/test_js_encoder.py`` fails when the committed file
+differs from what this script writes now.
+
+    python frontends/js/make_tables.py            # rewrite the file
+    python frontends/js/make_tables.py --check    # exit 1 if it is stale
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+from truco_env import actions as A
+from truco_env import cards as C
+from truco_env import encoding as E
+from truco_env import engine as G
+from truco_env.config import CHOICES, PRESETS, TrucoConfig
+
+OUT = Path(__file__).resolve().parent / "truco_tables.json"
+
+
+def _defaults() -> dict:
+    """Every config field's default before resolution (``target_score`` and ``malas_buenas`` stay null)."""
+    out = {}
+    for f in dataclasses.fields(TrucoConfig):
+        value = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        out[f.name] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
+def tables() -> dict:
+    decided = {str(n): {",".join(str(r) for r in prefix): winner for prefix, winner in table.items()}
+               for n, table in G._DECIDED.items()}
+    return {
+        "format": "truco-rl-js-tables",
+        "observation": {
+            "version": E.OBSERVATION_VERSION,
+            "size": E.OBSERVATION_SIZE,
+            # names, offsets and sizes only: the meanings live in docs/observation.md
+            "fields": [[name, E.OBS_OFFSETS[name][0], size] for name, size, _ in E.OBSERVATION_FIELDS],
+            "option_bits": [list(bit) for bit in E.OPTION_BITS],
+            "phases": list(E.PHASES),
+            "envido_status": list(E.ENVIDO_STATUS),
+            "flor_status": list(E.FLOR_STATUS),
+            "envido_call_slots": E.ENVIDO_CALL_SLOTS,
+            "flor_call_slots": E.FLOR_CALL_SLOTS,
+            "flor_call_names": list(E.FLOR_CALL_NAMES),
+            "max_seats": E.MAX_SEATS,
+            "max_tricks": E.MAX_TRICKS,
+            "tally_scale": E.TALLY_SCALE,
+        },
+        "actions": {
+            "count": A.NUM_ACTIONS,
+            "play_base": A.PLAY_BASE, "cover_base": A.COVER_BASE, "slot_base": A.SLOT_BASE, "call_base": A.CALL_BASE,
+            "calls": list(A.CALLS),
+            "names": {family: A.action_names(family) for family in C.FAMILIES},
+            "tally_classes": list(A.TALLY_CLASSES),
+            "tally_class_of": list(A.TALLY_CLASS_OF),
+        },
+        "cards": {
+            "count": C.NUM_CARDS,
+            "families": list(C.FAMILIES),
+            "ranks": {family: list(C.RANKS[family]) for family in C.FAMILIES},
+            "suits": {family: list(C.SUITS[family]) for family in C.FAMILIES},
+            "paulista_deck_ranks": {deck: list(ranks) for deck, ranks in C.PAULISTA_DECK_RANKS.items()},
+            "argentine_strength": list(C.ARGENTINE_STRENGTH),
+            "paulista_strength": [list(row) for row in C.PAULISTA_STRENGTH],  # by manilha rank index
+            "envido_rank_value": list(C.ENVIDO_RANK_VALUE),
+        },
+        "rules": {
+            "ladder_calls": {family: list(calls) for family, calls in G.LADDER_CALLS.items()},
+            "ladder_values": {family: list(values) for family, values in G.LADDER_VALUES.items()},
+            "envido_value": dict(G.ENVIDO_VALUE),
+            # hand winner by trick results so far ("0,-1": team 0 won trick 1, trick 2 tied); per hand size
+            "decided": decided, "tie": G.TIE, "all_tied": G.ALL_TIED,
+        },
+        "config": {
+            "defaults": _defaults(),
+            "default_target": {family: TrucoConfig(family=family).target_score for family in C.FAMILIES},
+            "choices": {name: list(values) for name, values in CHOICES.items()},
+            "presets": {name: config.to_dict() for name, config in PRESETS.items()},
+        },
+    }
+
+
+def _format(value, indent: str = "") -> str:
+    """JSON with one key per line but every list of plain values on one line (a short, reviewable diff)."""
+    inner = indent + " "
+    if isinstance(value, dict) and value:
+        items = [f"{inner}{json.dumps(key)}: {_format(value[key], inner)}" for key in sorted(value)]
+        return "{\n" + ",\n".join(items) + "\n" + indent + "}"
+    if isinstance(value, list) and any(isinstance(v, (dict, list)) for v in value):
+        return "[\n" + ",\n".join(inner + _format(v, inner) for v in value) + "\n" + indent + "]"
+    return json.dumps(value, separators=(", ", ": "), ensure_ascii=False)
+
+
+def render() -> str:
+    return _format(tables()) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if the committed file is stale")
+    args = parser.parse_args(argv)
+    text = render()
+    if args.check:
+        if not OUT.exists() or OUT.read_text(encoding="utf-8") != text:
+            print(f"{OUT.name} is stale: run python frontends/js/make_tables.py", file=sys.stderr)
+            return 1
+        return 0
+    OUT.write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
