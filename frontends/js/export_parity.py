@@ -1,0 +1,295 @@
+"""Export (seat view, observation, mask) triples for the JavaScript encoder's parity test.
+
+Seeded matches of every preset, and of variants that switch on the rule options no preset uses (covered cards,
+pica-pica, flor in 2v2 and 3v3, the mão de onze options, a mão de ferro played face up, ...), are played by random
+and heuristic players, many from a starting score near the end (so that mão de onze, mão de ferro, falta envido
+and malas/buenas come up often). At every decision the acting seat's view is written with the observation and
+the mask that ``truco_env.encoding`` computes; ``frontends/js/test/parity.test.mjs`` checks that the JavaScript
+encoder reproduces them exactly.
+
+    python frontends/js/export_parity.py --out /tmp/parity.json --states 12000
+    TRUCO_PARITY_TRIPLES=/tmp/parity.json node --test frontends/js/test/parity.test.mjs
+
+The view is what the seat may know (docs/frontends.md): its own cards (none in a blind mão de ferro), the vira,
+the public actions (another seat's face-down card as ``cover``, a blind card as ``play_slot:<i>=<card>``), the
+points announced at a showdown, the flor holders once a flor is declared, a partner's cards where a mão de onze
+shows them, the scores and the rules.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+
+from agents.heuristic import HeuristicAgent
+from truco_env import actions as A
+from truco_env import cards as C
+from truco_env.config import make_config
+from truco_env.encoding import (
+    OBS_OFFSETS,
+    OBSERVATION_VERSION,
+    PHASES,
+    encode_action_mask,
+    encode_observation,
+    partner_cards_visible,
+)
+from truco_env.engine import MAO_DE_FERRO, TrucoState
+
+#: (name, preset, overrides): every preset, then variants for the options the presets leave off.
+CONFIGS = (
+    ("argentine", "argentine", {}),
+    ("argentine-flor", "argentine-flor", {}),
+    ("argentine-2v2", "argentine-2v2", {}),
+    ("argentine-3v3", "argentine-3v3", {}),
+    ("paulista", "paulista", {}),
+    ("paulista-2v2", "paulista-2v2", {}),
+    ("paulista-clean", "paulista-clean", {}),
+    ("argentine-mini", "argentine-mini", {}),
+    ("paulista-mini", "paulista-mini", {}),
+    ("argentine-2v2-flor", "argentine-2v2", {
+        "flor": True, "envido_openers": "pie_only", "responder": "team_pie", "lead_after_tie": "first_tied_card",
+        "partner_tie_wins_trick": False, "falta_envido": "malas_match", "envido_tie": "mano_team",
+        "envido_primero": False}),
+    ("argentine-3v3-pica-pica", "argentine-3v3", {
+        "flor": True, "pica_pica": True, "lead_after_tie": "next_after_leader", "mazo_first_trick_bonus": True}),
+    ("argentine-flor-variants", "argentine-flor", {
+        "falta_envido": "whole_match", "envido_after_truco_accepted": True, "envido_primero_after_played": False,
+        "end_match_immediately": False, "deal_rotation": "against_play", "target_score": 15,
+        "flor_values": {"uncontested_per_flor": 3, "contested_per_flor": 4, "achico": 5, "contraflor_quiero": 7,
+                        "contraflor_no_quiero": 3, "resto_bonus_per_flor": 2, "resto_no_quiero_direct": 5,
+                        "resto_no_quiero_after_contraflor": 8}}),
+    ("paulista-covered", "paulista", {
+        "covered_card": True, "paulista_mazo": True, "forbid_useless_raise": True, "all_tricks_tied": "dealer_team"}),
+    ("paulista-2v2-variants", "paulista-2v2", {
+        "covered_card": True, "mao_de_onze_decider": "any_accepts", "mao_de_onze_truco": "caller_loses_match",
+        "all_tricks_tied": "mao_team", "paulista_mazo": True}),
+    ("paulista-open-ferro", "paulista-clean", {"mao_de_ferro_blind": False, "forbid_useless_raise": True}),
+)
+
+MAX_DECISIONS_PER_MATCH = 40  # then a new match: many short stretches from varied scores beat a few long matches
+
+
+def public_name(name: str, seat: int, shown: set[int], hands: list[list[str]]) -> str:
+    """How the viewer saw ``seat``'s action: another seat's face-down card is ``cover`` (unless the viewer sees that
+    seat's cards), a blind card is ``play_slot:<i>=<the card it showed>``."""
+    if name.startswith("cover:") and seat not in shown:
+        return "cover"
+    if name.startswith("play_slot:"):
+        return f"{name}={hands[seat][int(name.split(':')[1])]}"
+    return name
+
+
+def _hand_view(record: dict, seat: int, shown: set[int], blind: bool) -> dict:
+    hands = record["deal"]["hands"]
+    cards = [list(hands[s]) if s in shown and not (blind and s == seat) else None for s in range(len(hands))]
+    out = {"dealer": record["dealer"], "deal": {"hands": cards, "vira": record["deal"]["vira"]},
+           "score_before": list(record["score_before"]),
+           "actions": [[s, public_name(a, s, shown, hands)] for s, a in record["actions"]]}
+    if "pair" in record:
+        out["pair"] = list(record["pair"])
+    return out
+
+
+def _blind(config, score_before) -> bool:
+    eleven = config.target_score - 1
+    return (config.family == C.PAULISTA and config.mao_de_ferro and config.mao_de_ferro_blind
+            and list(score_before) == [eleven, eleven])
+
+
+def seat_view(state: TrucoState, seat: int, compact: bool = False) -> dict:
+    """What ``seat`` may know of ``state``, in the seat-view form of docs/frontends.md (without ``rules``).
+
+    ``compact``: only the current hand, with the match tally of the earlier hands as counts (``tally_before``);
+    otherwise every hand of the match (earlier hands only feed the match tally)."""
+    config = state.config
+    records = state.hand_records
+    current = len(records) - 1
+    hands = []
+    for i, record in enumerate(records):
+        if compact and i < current:
+            continue
+        if i < current:
+            view = _hand_view(record, seat, {seat}, _blind(config, record["score_before"]))
+            view["points"], view["score_after"] = list(record["points"]), list(record["score_after"])
+        else:
+            shown = {seat}
+            if partner_cards_visible(state, seat):
+                shown |= {s for s in range(state.num_players) if s != seat and s % 2 == seat % 2}
+            blind = state.special_hand == MAO_DE_FERRO and config.mao_de_ferro_blind
+            view = _hand_view(record, seat, shown, blind)
+            if state.flor_status != "none":  # every flor is public once one is declared
+                view["flor_holders"] = list(state.flor_holders)
+            if state.envido_announcements:
+                view["envido_shown"] = [list(a) for a in state.envido_announcements]
+            if state.flor_announcements:
+                view["flor_shown"] = [list(a) for a in state.flor_announcements]
+        hands.append(view)
+    out = {"seat": seat, "hands": hands}
+    if compact:
+        tally = [[0] * len(A.TALLY_CLASSES) for _ in range(2)]
+        for record in records[:current]:
+            for s, name in record["actions"]:
+                tally[s % 2][A.TALLY_CLASS_OF[A.action_id(name, config.family)]] += 1
+        out["tally_before"] = tally
+    return out
+
+
+def _start_score(rng: random.Random, config) -> list[int] | None:
+    if config.single_hand or rng.random() < 0.4:
+        return None
+    top = config.target_score - 1
+    if config.family == C.PAULISTA:
+        choice = rng.choice(["onze", "onze", "ferro", "near", "any"])
+        if choice == "onze":
+            score = [top, rng.randrange(top)]
+            return score if rng.random() < 0.5 else score[::-1]
+        if choice == "ferro":
+            return [top, top]
+        if choice == "near":
+            return [rng.randrange(top - 3, top + 1), rng.randrange(top - 3, top + 1)]
+    elif rng.random() < 0.5:  # falta envido and the last points of a match
+        return [rng.randrange(top - 8, top + 1), rng.randrange(top - 8, top + 1)]
+    return [rng.randrange(top + 1), rng.randrange(top + 1)]
+
+
+def _flor_rich_deal(rng: random.Random, config) -> dict | None:
+    """Half the time with the flor rule, a deal where each seat holds a flor with probability 0.6: by chance two
+    teams rarely both hold one, and the flor contest (contraflor, al resto, the showdown) needs that."""
+    if not config.flor or rng.random() < 0.5:
+        return None
+    deck = list(C.deck(config.family))
+    rng.shuffle(deck)
+    hands = []
+    for _ in range(config.num_players):
+        suits = [s for s in range(C.NUM_SUITS) if sum(C.suit_of(c) == s for c in deck) >= 3]
+        if suits and rng.random() < 0.6:
+            suit = rng.choice(suits)
+            hand = [c for c in deck if C.suit_of(c) == suit][:3]
+        else:
+            hand = deck[:3]
+        for card in hand:
+            deck.remove(card)
+        hands.append([C.card_text(c, config.family) for c in hand])
+    return {"hands": hands, "vira": None}
+
+
+def _observation_entries(obs) -> tuple[list[int], list[list[float]]]:
+    ones, values = [], []
+    for i in obs.nonzero()[0].tolist():
+        value = float(obs[i])  # a float32 widened exactly; JSON keeps it exactly
+        if value == 1.0:
+            ones.append(i)
+        else:
+            values.append([i, value])
+    return ones, values
+
+
+def triples(states: int, seed: int = 0):
+    """Yield ``states`` triples, spread evenly over ``CONFIGS``."""
+    per_config = [states // len(CONFIGS) + (1 if i < states % len(CONFIGS) else 0) for i in range(len(CONFIGS))]
+    for index, ((name, preset, overrides), quota) in enumerate(zip(CONFIGS, per_config)):
+        config = make_config(preset, **overrides)
+        rng = random.Random(f"{seed}:{name}")
+        made = match = 0
+        while made < quota:
+            match_seed = rng.randrange(2 ** 31)
+            state = TrucoState.new(config, seed=match_seed, score=_start_score(rng, config),
+                                   deal=_flor_rich_deal(rng, config))
+            hand = -1
+            # each team is random or heuristic; the heuristic is cheapened (fewer samples) to keep the export quick
+            kinds = [rng.choice(("random", "heuristic")) for _ in range(2)]
+            players = {}
+            for seat in range(config.num_players):
+                if kinds[seat % 2] == "heuristic":
+                    players[seat] = HeuristicAgent(samples=12, bluff=0.2, seed=match_seed + seat)
+            match += 1
+            decisions = 0
+            while not state.is_over and made < quota and decisions < MAX_DECISIONS_PER_MATCH:
+                if state.hand_index != hand:  # a new hand: choose how the next one is dealt
+                    hand = state.hand_index
+                    deal = _flor_rich_deal(rng, config)
+                    if deal is not None:
+                        state.force_next_deal(deal)
+                seat = state.actor
+                obs = encode_observation(state, seat)
+                mask = encode_action_mask(state)
+                ones, values = _observation_entries(obs)
+                yield {"config": name, "match": match, "view": seat_view(state, seat, compact=made % 3 != 0),
+                       "ones": ones, "values": values, "mask": mask.nonzero()[0].tolist()}
+                made += 1
+                decisions += 1
+                if seat in players:
+                    action = A.action_name(players[seat].act({"observation": obs, "action_mask": mask}), config.family)
+                else:
+                    action = rng.choice(state.legal_actions())
+                state.apply(action)
+
+
+def _features() -> dict:
+    """What a triple exercises, read from its view and observation (``coverage`` counts them)."""
+    def bit(name, k=0):
+        index = OBS_OFFSETS[name][0] + k
+        return lambda t: index in t["ones"]
+
+    def any_in(name):
+        start, end = OBS_OFFSETS[name]
+        return lambda t: any(start <= i < end for i in t["ones"])
+
+    def last_actions(t):
+        return [name for _, name in t["view"]["hands"][-1]["actions"]]
+
+    out = {f"phase {phase}": bit("phase", k) for k, phase in enumerate(PHASES)}
+    out.update({
+        "mao de onze": bit("special_hand", 0),
+        "mao de ferro": bit("special_hand", 1),
+        "blind mao de ferro": bit("special_hand", 2),
+        "partner's cards shown": any_in("partner_cards"),
+        "face-down card on the table": any_in("covered"),
+        "another seat's blind card": lambda t: any(a.startswith("play_slot:") and s != t["view"]["seat"]
+                                                   for s, a in t["view"]["hands"][-1]["actions"]),
+        "2v2": bit("num_players", 1),
+        "3v3": bit("num_players", 2),
+        "pica-pica duel": lambda t: "pair" in t["view"]["hands"][-1],
+        "envido shown": lambda t: "envido_shown" in t["view"]["hands"][-1],
+        "flor shown": lambda t: "flor_shown" in t["view"]["hands"][-1],
+        "falta envido": lambda t: "falta_envido" in last_actions(t),
+        "contraflor al resto": lambda t: "contraflor_al_resto" in last_actions(t),
+        "several hands of history": lambda t: len(t["view"]["hands"]) > 1,
+        "tally_before": lambda t: "tally_before" in t["view"],
+    })
+    return out
+
+
+def coverage(data: dict) -> dict[str, int]:
+    """How many triples of ``data`` exercise each feature of ``_features``."""
+    features = _features()
+    return {name: sum(1 for t in data["triples"] if test(t)) for name, test in features.items()}
+
+
+def export(states: int, seed: int = 0) -> dict:
+    rules = {name: make_config(preset, **overrides).to_dict() for name, preset, overrides in CONFIGS}
+    return {"format": "truco-rl-js-parity", "observation_version": OBSERVATION_VERSION, "seed": seed,
+            "rules": rules, "triples": list(triples(states, seed))}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, help="the JSON file to write")
+    parser.add_argument("--states", type=int, default=12_000, help="how many triples (default 12000)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    data = export(args.states, args.seed)
+    with open(args.out, "w", encoding="utf-8") as handle:
+        json.dump(data, handle, separators=(",", ":"))
+    print(f"{len(data['triples'])} triples over {len(data['rules'])} rule sets in "
+          f"{time.perf_counter() - start:.1f} s -> {args.out}", file=sys.stderr)
+    print("covers: " + ", ".join(f"{name} {count}" for name, count in coverage(data).items()), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
