@@ -20,6 +20,7 @@ import pytest
 from truco_env import TrucoState, make_config
 from truco_env.encoding import OBSERVATION_VERSION, encode_observation, partner_cards_visible
 from truco_env.engine import MAO_DE_FERRO
+from truco_env.views import hand_was_blind, seat_view
 
 ROOT = Path(__file__).resolve().parent.parent
 JS = ROOT / "frontends" / "js"
@@ -99,11 +100,11 @@ def test_a_seat_view_names_no_card_the_seat_has_not_seen(name, preset, overrides
         state = TrucoState.new(config, seed=match, score=score)
         while not state.is_over and checked < 150 * (match + 1):
             seat = state.actor
-            view = export_parity.seat_view(state, seat)
+            view = seat_view(state, seat)
             records = state.hand_records
             for i, (record, hand_view) in enumerate(zip(records, view["hands"])):
                 shown = {seat}
-                blind = export_parity._blind(config, record["score_before"])
+                blind = hand_was_blind(config, record["score_before"])
                 if i == len(records) - 1:
                     blind = state.special_hand == MAO_DE_FERRO and config.mao_de_ferro_blind
                     if partner_cards_visible(state, seat):

@@ -1,0 +1,81 @@
+"""Seat views: what one seat may know of a match, in the JSON form the JavaScript encoder reads (docs/frontends.md).
+
+A seat view is the match record cut down to one seat's knowledge: its own cards (none in a blind mão de ferro),
+the vira, the public actions (another seat's face-down card as ``cover``, a blind card as
+``play_slot:<i>=<card>``), the points announced at a showdown, the flor holders once a flor is declared, a
+partner's cards where a mão de onze shows them, and the scores. A game server sends it to a front end that runs a
+policy for that seat (``truco serve``); the encoder's parity export writes it beside truco_env's observation.
+"""
+
+from __future__ import annotations
+
+from . import actions as A
+from . import cards as C
+from .encoding import partner_cards_visible
+from .engine import MAO_DE_FERRO, TrucoState
+
+
+def public_name(name: str, seat: int, shown: set[int], hands: list[list[str]]) -> str:
+    """How the viewer saw ``seat``'s action: another seat's face-down card is ``cover`` (unless the viewer sees that
+    seat's cards), a blind card is ``play_slot:<i>=<the card it showed>``."""
+    if name.startswith("cover:") and seat not in shown:
+        return "cover"
+    if name.startswith("play_slot:"):
+        return f"{name}={hands[seat][int(name.split(':')[1])]}"
+    return name
+
+
+def _hand_view(record: dict, seat: int, shown: set[int], blind: bool) -> dict:
+    hands = record["deal"]["hands"]
+    cards = [list(hands[s]) if s in shown and not (blind and s == seat) else None for s in range(len(hands))]
+    out = {"dealer": record["dealer"], "deal": {"hands": cards, "vira": record["deal"]["vira"]},
+           "score_before": list(record["score_before"]),
+           "actions": [[s, public_name(a, s, shown, hands)] for s, a in record["actions"]]}
+    if "pair" in record:
+        out["pair"] = list(record["pair"])
+    return out
+
+
+def hand_was_blind(config, score_before) -> bool:
+    """Whether a hand that began at ``score_before`` was a blind mão de ferro (nobody saw their own cards)."""
+    eleven = config.target_score - 1
+    return (config.family == C.PAULISTA and config.mao_de_ferro and config.mao_de_ferro_blind
+            and list(score_before) == [eleven, eleven])
+
+
+def seat_view(state: TrucoState, seat: int, compact: bool = False) -> dict:
+    """What ``seat`` may know of ``state``, in the seat-view form of docs/frontends.md (without ``rules``).
+
+    ``compact``: only the current hand, with the match tally of the earlier hands as counts (``tally_before``);
+    otherwise every hand of the match (earlier hands only feed the match tally)."""
+    config = state.config
+    records = state.hand_records
+    current = len(records) - 1
+    hands = []
+    for i, record in enumerate(records):
+        if compact and i < current:
+            continue
+        if i < current:
+            view = _hand_view(record, seat, {seat}, hand_was_blind(config, record["score_before"]))
+            view["points"], view["score_after"] = list(record["points"]), list(record["score_after"])
+        else:
+            shown = {seat}
+            if partner_cards_visible(state, seat):
+                shown |= {s for s in range(state.num_players) if s != seat and s % 2 == seat % 2}
+            blind = state.special_hand == MAO_DE_FERRO and config.mao_de_ferro_blind
+            view = _hand_view(record, seat, shown, blind)
+            if state.flor_status != "none":  # every flor is public once one is declared
+                view["flor_holders"] = list(state.flor_holders)
+            if state.envido_announcements:
+                view["envido_shown"] = [list(a) for a in state.envido_announcements]
+            if state.flor_announcements:
+                view["flor_shown"] = [list(a) for a in state.flor_announcements]
+        hands.append(view)
+    out = {"seat": seat, "hands": hands}
+    if compact:
+        tally = [[0] * len(A.TALLY_CLASSES) for _ in range(2)]
+        for record in records[:current]:
+            for s, name in record["actions"]:
+                tally[s % 2][A.TALLY_CLASS_OF[A.action_id(name, config.family)]] += 1
+        out["tally_before"] = tally
+    return out
