@@ -17,37 +17,12 @@ from rich.panel import Panel
 
 from agents.base import Agent, check_preset, make_agent
 from training.atomic import atomic_write_json
+from training.labels import choice_label
 from truco_env import cards as C
 from truco_env.config import PRESETS, make_config
-from truco_env.engine import ONZE, TrucoState
+from truco_env.engine import TrucoState
 from truco_env.render import render_text
 from truco_env.turns import ask_agent, play_turns
-
-SPANISH = {
-    "truco": "¡Truco!", "retruco": "¡Quiero retruco!", "vale_cuatro": "¡Quiero vale cuatro!",
-    "envido": "Envido", "real_envido": "Real envido", "falta_envido": "Falta envido", "flor": "¡Flor!",
-    "contraflor": "Contraflor", "contraflor_al_resto": "Contraflor al resto", "quiero": "Quiero",
-    "no_quiero": "No quiero", "mazo": "Me voy al mazo",
-}
-PORTUGUESE = {
-    "truco": "Truco!", "seis": "Seis!", "nove": "Nove!", "doze": "Doze!", "quiero": "Aceito",
-    "no_quiero": "Corro", "mazo": "Vou ao mazo",
-}
-
-
-def choice_label(name: str, family: str, phase: str) -> str:
-    """The name a player of that family would say for ``name``."""
-    kind, _, arg = name.partition(":")
-    spanish = family == C.ARGENTINE
-    if kind == "play":
-        return f"{'Jugar' if spanish else 'Jogar'} {arg}"
-    if kind == "cover":
-        return f"Jogar {arg} coberta"
-    if kind == "play_slot":
-        return f"Jogar a carta {int(arg) + 1} (às cegas)"
-    if phase == ONZE:
-        return {"quiero": "Jogar a mão de onze", "no_quiero": "Correr da mão de onze"}[name]
-    return (SPANISH if spanish else PORTUGUESE).get(name, name)
 
 
 def save_record(state: TrucoState, path: str, hands: int | None = None) -> None:
