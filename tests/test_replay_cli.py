@@ -205,7 +205,7 @@ HOSTILE = [
     Hostile("json-list", lambda r: json.dumps([r]), ("expected a JSON object", "list")),
     Hostile("deeply-nested", lambda r: DEEP, ("nested too deeply",)),
     Hostile("deeply-nested-hands", lambda r: '{"rules": {}, "hands": ' + DEEP + "}", ("nested too deeply",)),
-    Hostile("huge-integer-literal", lambda r: '{"rules": {}, "hands": [{"dealer": ' + "9" * 5000 + "}]}", ("not a usable JSON record", "digits")),
+    Hostile("huge-integer-literal", lambda r: '{"rules": {}, "hands": [{"dealer": ' + "9" * 5000 + "}]}", ("not usable JSON", "digits")),
     Hostile("missing-file", None, ("cannot read", "No such file")),
     Hostile("missing-hands", remove("hands"), ("missing field 'hands'",)),
     Hostile("hands-empty", put(("hands",), []), ("record.hands", "[]")),

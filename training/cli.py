@@ -622,6 +622,10 @@ def _cmd_replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
 
     try:
         record = load_record(args.file)
+    except ReplayError as exc:  # the message starts with the file's name
+        print(f"truco replay: {exc}", file=sys.stderr)
+        return 1
+    try:
         state = replay_record(record)
     except ReplayError as exc:
         print(f"truco replay: {args.file}: {exc}", file=sys.stderr)

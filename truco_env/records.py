@@ -8,14 +8,17 @@ as one line naming the first disagreement, never as a traceback.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from .config import TrucoConfig
 from .engine import TrucoState
+from .limits import MAX_ECHO, MAX_RECORD_BYTES, clip, read_json
 
 MAX_HANDS = 10_000
 MAX_ACTIONS_PER_HAND = 1_000
+#: Card and action names are a few characters; a longer string is refused before the engine sees it, so that no
+#: message echoes it whole.
+MAX_NAME_CHARS = MAX_ECHO
 
 
 class ReplayError(ValueError):
@@ -37,8 +40,11 @@ def _check_pair(value: Any, where: str) -> None:
 
 
 def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    return clip(repr(value), 2 * MAX_ECHO)
+
+
+def _is_name(value: Any) -> bool:
+    return isinstance(value, str) and len(value) <= MAX_NAME_CHARS
 
 
 def validate_record(record: Any) -> None:
@@ -63,9 +69,11 @@ def validate_record(record: Any) -> None:
         _expect(isinstance(deal, dict) and isinstance(deal.get("hands"), list) and "vira" in deal,
                 f"{where}.deal: expected {{'hands': [...], 'vira': card or null}}")
         for seat_cards in deal["hands"]:
-            _expect(isinstance(seat_cards, list) and all(isinstance(c, str) for c in seat_cards),
-                    f"{where}.deal.hands: expected lists of card strings, got {_short(seat_cards)}")
-        _expect(deal["vira"] is None or isinstance(deal["vira"], str), f"{where}.deal.vira: expected a card or null")
+            _expect(isinstance(seat_cards, list) and all(_is_name(c) for c in seat_cards),
+                    f"{where}.deal.hands: expected lists of card strings (at most {MAX_NAME_CHARS} characters "
+                    f"each), got {_short(seat_cards)}")
+        _expect(deal["vira"] is None or _is_name(deal["vira"]),
+                f"{where}.deal.vira: expected a card or null, got {_short(deal['vira'])}")
         for key in ("score_before", "points", "score_after"):
             _check_pair(hand[key], f"{where}.{key}")
         actions = hand["actions"]
@@ -73,11 +81,11 @@ def validate_record(record: Any) -> None:
                 f"{where}.actions: expected a list of at most {MAX_ACTIONS_PER_HAND} actions")
         for j, entry in enumerate(actions):
             ok = (isinstance(entry, list) and len(entry) in (2, 3) and _is_int(entry[0]) and 0 <= entry[0] < 6
-                  and isinstance(entry[1], str))
+                  and _is_name(entry[1]))
             if ok and len(entry) == 3:
-                ok = isinstance(entry[2], list) and all(isinstance(a, str) for a in entry[2])
-            _expect(ok, f"{where}.actions[{j}]: expected [seat, name] or [seat, name, [legal names]], "
-                        f"got {_short(entry)}")
+                ok = isinstance(entry[2], list) and all(_is_name(a) for a in entry[2])
+            _expect(ok, f"{where}.actions[{j}]: expected [seat, name] or [seat, name, [legal names]] (names of "
+                        f"at most {MAX_NAME_CHARS} characters), got {_short(entry)}")
         if "pair" in hand:
             pair = hand["pair"]
             _expect(isinstance(pair, list) and len(pair) == 2 and all(_is_int(s) for s in pair),
@@ -90,7 +98,7 @@ def replay_record(record: Any) -> TrucoState:
     try:
         config = TrucoConfig.from_dict(record["rules"])
     except (ValueError, TypeError) as err:
-        raise ReplayError(f"record.rules: {err}") from None
+        raise ReplayError(f"record.rules: {clip(err, 4 * MAX_ECHO)}") from None
     hands = record["hands"]
     first = hands[0]
     try:
@@ -98,7 +106,7 @@ def replay_record(record: Any) -> TrucoState:
                                deal={"hands": first["deal"]["hands"], "vira": first["deal"]["vira"],
                                      "dealer": first["dealer"]})
     except ValueError as err:
-        raise ReplayError(f"hands[0]: {err}") from None
+        raise ReplayError(f"hands[0]: {clip(err, 4 * MAX_ECHO)}") from None
     for i, hand in enumerate(hands):
         where = f"hands[{i}]"
         _expect(not state.is_over, f"{where}: the match was already over after hand {i - 1}")
@@ -110,7 +118,7 @@ def replay_record(record: Any) -> TrucoState:
         _expect(current["deal"] == hand["deal"], f"{where}.deal: recorded {_short(hand['deal'])}, "
                                                  f"replay has {_short(current['deal'])}")
         _expect(current.get("pair") == hand.get("pair"),
-                f"{where}.pair: recorded {hand.get('pair')}, replay has {current.get('pair')}")
+                f"{where}.pair: recorded {_short(hand.get('pair'))}, replay has {current.get('pair')}")
         actions = hand["actions"]
         for j, entry in enumerate(actions):
             seat, name = entry[0], entry[1]
@@ -121,13 +129,13 @@ def replay_record(record: Any) -> TrucoState:
             legal = state.legal_actions()
             if len(entry) == 3:
                 _expect(sorted(entry[2]) == sorted(legal),
-                        f"{at}: recorded legal set {sorted(entry[2])} differs from {sorted(legal)}")
-            _expect(name in legal, f"{at}: {name!r} is not legal here; legal: {legal}")
+                        f"{at}: recorded legal set {clip(sorted(entry[2]), 10 * MAX_ECHO)} differs from {sorted(legal)}")
+            _expect(name in legal, f"{at}: {_short(name)} is not legal here; legal: {legal}")
             if j == len(actions) - 1 and i + 1 < len(hands) and state.next_hand_is_new_deal:
                 try:
                     state.force_next_deal({k: hands[i + 1]["deal"][k] for k in ("hands", "vira")})
                 except ValueError as err:
-                    raise ReplayError(f"hands[{i + 1}].deal: {err}") from None
+                    raise ReplayError(f"hands[{i + 1}].deal: {clip(err, 4 * MAX_ECHO)}") from None
             state.apply(name)
         last = i == len(hands) - 1
         if not last:
@@ -143,17 +151,6 @@ def replay_record(record: Any) -> TrucoState:
 
 
 def load_record(path: str) -> Any:
-    """Read a JSON record; ReplayError (one line) for unreadable, truncated or absurdly nested files."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
-    except OSError as err:
-        raise ReplayError(f"cannot read {path}: {err.strerror or err}") from None
-    except UnicodeDecodeError:
-        raise ReplayError(f"{path} is not UTF-8 text") from None
-    except json.JSONDecodeError as err:
-        raise ReplayError(f"{path} is not valid JSON: {err.msg} at line {err.lineno} column {err.colno}") from None
-    except RecursionError:
-        raise ReplayError(f"{path} is nested too deeply to be a match record") from None
-    except ValueError as err:  # e.g. an integer literal beyond Python's digit limit
-        raise ReplayError(f"{path} is not a usable JSON record: {str(err).splitlines()[0][:120]}") from None
+    """Read a JSON record; ReplayError (one line) for unreadable, truncated, oversized (over
+    :data:`~truco_env.limits.MAX_RECORD_BYTES`) or absurdly nested files."""
+    return read_json(path, MAX_RECORD_BYTES, ReplayError)
