@@ -13,18 +13,27 @@ training config) stored as JSON inside the safetensors header; nothing is ever u
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any, NamedTuple
 
 import torch
-from safetensors import SafetensorError
+from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file
 from torch import nn
 
 from truco_env import actions as A
 from truco_env import cards as C
 from truco_env.encoding import OBS_OFFSETS, OBSERVATION_SIZE, OBSERVATION_SIZES, OBSERVATION_VERSION
+from truco_env.limits import (
+    MAX_HIDDEN_LAYERS,
+    MAX_HIDDEN_WIDTH,
+    MAX_METADATA_BYTES,
+    MAX_POLICY_PARAMETERS,
+    clip,
+    loads_json,
+)
+
+from .base import PLAY_MODES
 
 FORMAT = "truco-rl-ppo-policy"
 FORMAT_VERSION = 1
@@ -216,48 +225,131 @@ class PolicyFileError(ValueError):
     """A policy or checkpoint file that is missing, corrupt, of another format, or does not match."""
 
 
+#: Tensor dtypes a policy or checkpoint may hold (what safetensors names them); the network reads float32.
+TENSOR_DTYPES = ("F16", "BF16", "F32", "F64", "I64")
 
-def load_tensors(path: str, expected_format: str) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
-    """Read a safetensors file written by :func:`atomic_save_tensors`; PolicyFileError when it is not one."""
+
+def read_header(path: str, expected_format: str) -> tuple[dict[str, Any], dict[str, tuple[tuple[int, ...], str]]]:
+    """The JSON metadata of a safetensors file and each tensor's declared shape and dtype, read from its header
+    alone (no tensor is loaded); PolicyFileError when it is not a file of ``expected_format``. The metadata is
+    bounded (:data:`~truco_env.limits.MAX_METADATA_BYTES`, :data:`~truco_env.limits.MAX_DEPTH`) and must be an
+    object."""
     if not os.path.isfile(path):
         raise PolicyFileError(f"{path}: no such policy or checkpoint file")
     try:
-        tensors = load_file(path)
-        from safetensors import safe_open
-
         with safe_open(path, framework="pt") as handle:
             header = handle.metadata() or {}
-        metadata = json.loads(header.get("json", "{}"))
-    except (SafetensorError, json.JSONDecodeError, OSError, ValueError) as err:
-        raise PolicyFileError(f"{path}: not a truco-rl safetensors file ({str(err).splitlines()[0][:100]}); "
+            shapes = {name: (tuple(handle.get_slice(name).get_shape()), handle.get_slice(name).get_dtype())
+                      for name in handle.keys()}  # noqa: SIM118  # a safe_open handle is no dict
+    except (SafetensorError, OSError, ValueError) as err:
+        raise PolicyFileError(f"{path}: not a truco-rl safetensors file ({clip(str(err).splitlines()[0], 100)}); "
                               "policies are never unpickled") from None
+    metadata = loads_json(header.get("json", "{}"), f"{path}: metadata", MAX_METADATA_BYTES, PolicyFileError)
+    if not isinstance(metadata, dict):
+        raise PolicyFileError(f"{path}: metadata must be a JSON object, got {type(metadata).__name__}")
     if metadata.get("format") != expected_format:
-        raise PolicyFileError(f"{path}: format {metadata.get('format')!r}, expected {expected_format!r}")
-    return tensors, metadata
+        raise PolicyFileError(f"{path}: format {clip(repr(metadata.get('format')))}, expected {expected_format!r}")
+    odd = sorted(name for name, (_, dtype) in shapes.items() if dtype not in TENSOR_DTYPES)
+    if odd:
+        raise PolicyFileError(f"{path}: tensor {clip(odd[0])!r} has dtype {shapes[odd[0]][1]}; allowed: "
+                              f"{', '.join(TENSOR_DTYPES)}")
+    return metadata, shapes
 
+
+def _read_tensors(path: str) -> dict[str, torch.Tensor]:
+    """Every tensor of a file whose header :func:`read_header` accepted, all finite (a NaN or infinite weight
+    would load, then fail mid-match or train on NaN)."""
+    try:
+        tensors = load_file(path)
+    except (SafetensorError, OSError, ValueError, RuntimeError) as err:
+        raise PolicyFileError(f"{path}: tensors not readable ({clip(str(err).splitlines()[0], 100)})") from None
+    for name, tensor in tensors.items():
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            raise PolicyFileError(f"{path}: tensor {clip(name)!r} holds NaN or infinite values")
+    return tensors
+
+
+def load_tensors(path: str, expected_format: str) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+    """Read a safetensors file written by :func:`atomic_save_tensors`; PolicyFileError when it is not one or
+    holds a non-finite value."""
+    metadata, _ = read_header(path, expected_format)
+    return _read_tensors(path), metadata
 
 
 def load_policy(path: str) -> tuple[PolicyNet, dict[str, Any]]:
-    """Load a policy file; PolicyFileError naming what is wrong (format, layout version, shapes)."""
-    tensors, meta = load_tensors(path, FORMAT)
+    """Load a policy file; PolicyFileError naming what is wrong (format, layout version, architecture, shapes,
+    non-finite weights, metadata). The recorded architecture is checked against the limits of
+    :mod:`truco_env.limits` and the tensors' declared shapes against it before the network is built: a few
+    bytes of metadata could otherwise ask for gigabytes."""
+    meta, shapes = read_header(path, FORMAT)
     version = meta.get("observation_version")
     arch = meta.get("architecture", {})
-    if version not in OBSERVATION_SIZES or arch.get("obs_size") != OBSERVATION_SIZES[version]:
-        raise PolicyFileError(f"{path}: observation layout version {version!r} with {arch.get('obs_size')!r} "
-                              f"inputs; this truco-rl reads versions {sorted(OBSERVATION_SIZES)} "
-                              f"(sizes {OBSERVATION_SIZES}), current {OBSERVATION_VERSION}")
+    if not isinstance(arch, dict):
+        raise PolicyFileError(f"{path}: 'architecture' must be a JSON object, got {type(arch).__name__}")
     if arch.get("kind") == "gated":
         raise PolicyFileError(f"{path}: an opponent-gated policy (experts under a gate, shipped before the PPO "
                               "rebuild) is no longer read; its ONNX copy in agents/policies/previous/ plays as "
                               "onnx:FILE")
-    try:
-        net = _network_of(arch)
-        net.load_state_dict(tensors)
-    except (KeyError, TypeError, RuntimeError, ValueError) as err:
-        raise PolicyFileError(f"{path}: weights do not match the recorded architecture "
-                              f"({str(err).splitlines()[0][:120]})") from None
+    if (not _is_int(version) or version not in OBSERVATION_SIZES or not _is_int(arch.get("obs_size"))
+            or arch.get("obs_size") != OBSERVATION_SIZES[version]):
+        raise PolicyFileError(f"{path}: observation layout version {clip(repr(version))} with "
+                              f"{clip(repr(arch.get('obs_size')))} inputs; this truco-rl reads versions "
+                              f"{sorted(OBSERVATION_SIZES)} (sizes {OBSERVATION_SIZES}), current {OBSERVATION_VERSION}")
+    _check_play_metadata(path, meta)
+    expected = _expected_shapes(path, arch)
+    for name in sorted(set(expected) | set(shapes)):
+        if name not in shapes or name not in expected or shapes[name][0] != expected[name]:
+            have = "missing" if name not in shapes else f"shape {list(shapes[name][0])}"
+            need = "no such tensor" if name not in expected else f"shape {list(expected[name])}"
+            raise PolicyFileError(f"{path}: weights do not match the recorded architecture (tensor {clip(name)!r}: "
+                                  f"{have}; the architecture needs {need})")
+    tensors = _read_tensors(path)
+    net = _network_of(arch)
+    net.load_state_dict(tensors)
     net.eval()
+    with torch.no_grad():  # finite weights can still overflow: one all-ones observation must give probabilities
+        probe = net.probabilities(torch.ones(1, net.obs_size), torch.ones(1, net.num_actions, dtype=torch.bool))
+    if not bool(torch.isfinite(probe).all()):
+        raise PolicyFileError(f"{path}: the network's outputs are not finite (weights too large)")
     return net, meta
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_play_metadata(path: str, meta: dict[str, Any]) -> None:
+    """The metadata fields the agents read: ``presets`` (names) and ``play`` (a mode)."""
+    presets = meta.get("presets", [])
+    if not isinstance(presets, list) or not all(isinstance(p, str) for p in presets):
+        raise PolicyFileError(f"{path}: 'presets' must be a list of preset names, got {clip(repr(presets))}")
+    play = meta.get("play", "sample")
+    if play not in PLAY_MODES:
+        raise PolicyFileError(f"{path}: 'play' must be one of {list(PLAY_MODES)}, got {clip(repr(play))}")
+
+
+def _expected_shapes(path: str, arch: dict[str, Any]) -> dict[str, tuple[int, ...]]:
+    """The tensor shapes a recorded architecture needs, after checking it against the limits (the network is
+    built on the meta device: no memory)."""
+    hidden = arch.get("hidden")
+    if (not isinstance(hidden, list) or not 1 <= len(hidden) <= MAX_HIDDEN_LAYERS
+            or not all(_is_int(h) and 1 <= h <= MAX_HIDDEN_WIDTH for h in hidden)):
+        raise PolicyFileError(f"{path}: architecture 'hidden' must be 1 to {MAX_HIDDEN_LAYERS} layer widths, each "
+                              f"1..{MAX_HIDDEN_WIDTH}; got {clip(repr(hidden))}")
+    if arch.get("num_actions") != A.NUM_ACTIONS or not _is_int(arch.get("num_actions")):
+        raise PolicyFileError(f"{path}: architecture 'num_actions' must be {A.NUM_ACTIONS}, "
+                              f"got {clip(repr(arch.get('num_actions')))}")
+    if arch.get("features", "none") not in FEATURES or arch.get("kind", "mlp") != "mlp":
+        raise PolicyFileError(f"{path}: architecture kind {clip(repr(arch.get('kind', 'mlp')))} with features "
+                              f"{clip(repr(arch.get('features', 'none')))}; this truco-rl builds kind 'mlp' with "
+                              f"features {list(FEATURES)}")
+    with torch.device("meta"):
+        net = _network_of(arch)
+    count = sum(p.numel() for p in net.parameters())
+    if count > MAX_POLICY_PARAMETERS:
+        raise PolicyFileError(f"{path}: the architecture has {count:,} parameters, more than the "
+                              f"{MAX_POLICY_PARAMETERS:,} allowed")
+    return {name: tuple(t.shape) for name, t in net.state_dict().items()}
 
 
 def _network_of(arch: dict[str, Any]) -> PolicyNet:
