@@ -8,11 +8,14 @@ Importing this module never imports torch, so a front end or a tournament host w
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
 import numpy as np
+
+from truco_env import actions as A
+from truco_env.encoding import OBSERVATION_SIZE, OBSERVATION_SIZES
+from truco_env.limits import MAX_METADATA_BYTES, clip, read_json
 
 from .base import PLAY_MODES, Agent, register_agent, sample_rows
 
@@ -32,12 +35,10 @@ class OnnxAgent(Agent):
         try:
             self.session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
         except Exception as err:  # noqa: BLE001  # onnxruntime raises its own error types
-            raise ValueError(f"agent 'onnx': {path} is not a loadable ONNX model ({str(err)[:120]})") from None
-        names = {i.name for i in self.session.get_inputs()}
-        if names != {"observation", "action_mask"}:
-            raise ValueError(f"agent 'onnx': {path} has inputs {sorted(names)}, expected observation, action_mask")
-        width = next(i for i in self.session.get_inputs() if i.name == "observation").shape[-1]
-        self._obs_size = width if isinstance(width, int) else None  # an older layout's model reads a prefix
+            raise ValueError(f"agent 'onnx': {path} is not a loadable ONNX model "
+                             f"({clip(str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__, 120)})"
+                             ) from None
+        self._obs_size = _check_signature(path, self.session)  # an older layout's model reads a prefix
         self.greedy = greedy
         self.presets = tuple(_metadata(path).get("presets") or ()) or None
         self._rng = np.random.default_rng(seed)
@@ -60,16 +61,17 @@ class OnnxAgent(Agent):
         if not mask.any():
             raise ValueError("OnnxAgent.act: the action mask has no legal action")
         probs = self.probabilities(np.asarray(observation["observation"])[None], mask[None])[0].astype(np.float64)
-        if self.greedy:
-            return int(np.argmax(probs))
         probs = np.where(mask > 0, probs, 0.0)
+        if self.greedy:
+            return int(np.argmax(np.where(mask > 0, probs, -1.0)))  # a legal action even if every one has 0
         return int(self._rng.choice(len(probs), p=probs / probs.sum()))
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         probs = self.probabilities(observations, masks).astype(np.float64)
+        legal = np.asarray(masks) > 0
         if self.greedy:
-            return np.argmax(probs, axis=1)
-        return sample_rows(np.where(np.asarray(masks) > 0, probs, 0.0), self._rng)
+            return np.argmax(np.where(legal, probs, -1.0), axis=1)
+        return sample_rows(np.where(legal, probs, 0.0), self._rng)
 
 
 def _factory(arg: str | None, params: dict[str, str]) -> Agent:
@@ -82,14 +84,63 @@ def _factory(arg: str | None, params: dict[str, str]) -> Agent:
     return OnnxAgent(path, greedy=mode == "greedy")
 
 
-def _metadata(model_path: str) -> dict:
-    """The export's metadata JSON beside the model, or {} when it is missing or unreadable."""
+def _check_signature(path: str, session: Any) -> int | None:
+    """The observation width the model reads (None: any), after checking its inputs and outputs against this
+    truco-rl: ``observation`` of a known layout's width, ``action_mask`` of one entry per action, and
+    ``probabilities`` of one per action (checked on one probe row too, since a width can be symbolic), finite
+    and summing to 1. Why at load: a model of another width would otherwise fail mid-match in numpy."""
+    inputs = {i.name: i for i in session.get_inputs()}
+    outputs = {o.name: o for o in session.get_outputs()}
+    if set(inputs) != {"observation", "action_mask"}:
+        raise ValueError(f"agent 'onnx': {path} has inputs {clip(sorted(inputs), 80)}, expected observation, "
+                         "action_mask")
+    if not {"probabilities", "value"} <= set(outputs):
+        raise ValueError(f"agent 'onnx': {path} has outputs {clip(sorted(outputs), 80)}, expected probabilities, "
+                         "value")
+    widths = sorted(set(OBSERVATION_SIZES.values()))
+    expected = {"observation": widths, "action_mask": [A.NUM_ACTIONS], "probabilities": [A.NUM_ACTIONS]}
+    for name, allowed in expected.items():
+        shape = (inputs.get(name) or outputs[name]).shape
+        if not isinstance(shape, list) or len(shape) != 2 or (isinstance(shape[1], int) and shape[1] not in allowed):
+            raise ValueError(f"agent 'onnx': {path}: {name} has shape {clip(shape, 60)}, expected [batch, "
+                             f"{' or '.join(map(str, allowed))}]")
+    width = inputs["observation"].shape[1]
+    obs_size = width if isinstance(width, int) else None
     try:
-        with open(os.path.splitext(model_path)[0] + ".json", encoding="utf-8") as handle:
-            meta = json.load(handle)
-    except (OSError, ValueError):
+        probs, value = session.run(["probabilities", "value"], {
+            "observation": np.ones((1, obs_size or OBSERVATION_SIZE), np.float32),
+            "action_mask": np.ones((1, A.NUM_ACTIONS), np.int8)})
+    except Exception as err:  # noqa: BLE001  # onnxruntime raises its own error types
+        raise ValueError(f"agent 'onnx': {path} does not run on one observation "
+                         f"({clip(str(err).splitlines()[0] if str(err) else type(err).__name__, 120)})") from None
+    probs = np.asarray(probs)
+    if probs.shape != (1, A.NUM_ACTIONS):
+        raise ValueError(f"agent 'onnx': {path} gives probabilities of shape {clip(probs.shape, 60)} for one "
+                         f"observation, expected (1, {A.NUM_ACTIONS})")
+    if not (np.all(np.isfinite(probs)) and np.all(probs >= 0) and abs(float(probs.sum()) - 1.0) < 1e-3
+            and np.all(np.isfinite(np.asarray(value, dtype=np.float64)))):
+        raise ValueError(f"agent 'onnx': {path} gives probabilities that are not finite, non-negative and "
+                         "summing to 1 (or a non-finite value)")
+    return obs_size
+
+
+def _metadata(model_path: str) -> dict:
+    """The export's metadata JSON beside the model, or {} when there is none; ValueError naming that file when
+    it is not a bounded JSON object whose ``presets`` and ``play`` are of the exported shape."""
+    path = os.path.splitext(model_path)[0] + ".json"
+    if not os.path.isfile(path):
         return {}
-    return meta if isinstance(meta, dict) else {}
+    meta = read_json(path, MAX_METADATA_BYTES)
+    if not isinstance(meta, dict):
+        raise ValueError(f"agent 'onnx': {path}: metadata must be a JSON object, got {type(meta).__name__}")
+    presets, play = meta.get("presets", []), meta.get("play", {})
+    if presets is not None and (not isinstance(presets, list) or not all(isinstance(p, str) for p in presets)):
+        raise ValueError(f"agent 'onnx': {path}: 'presets' must be a list of preset names, "
+                         f"got {clip(repr(presets))}")
+    if not isinstance(play, dict):
+        raise ValueError(f"agent 'onnx': {path}: 'play' must be an object such as {{\"mode\": \"sample\"}}, "
+                         f"got {clip(repr(play))}")
+    return meta
 
 
 def _recorded_play_mode(model_path: str) -> str:
