@@ -4,9 +4,11 @@ checkpoints and resuming training stay in :mod:`training.cfr.checkpoint`, which 
 (agents must not import training).
 
 A checkpoint is one ``.npz`` of plain numeric arrays plus a JSON header, never a pickle. Why: a policy file from a
-stranger must not be able to run code. Every load goes through ``np.load(..., allow_pickle=False)``, which refuses
-object arrays and pickled files, and every array is checked for its dtype and shape before use; anything else is a
-:class:`CheckpointError` that says what is wrong.
+stranger must not be able to run code. Every load first reads each member's header from the zip
+(:func:`truco_env.limits.npz_headers`): unknown members, object arrays, wrong dtypes or shapes and arrays that
+declare more than :data:`~truco_env.limits.MAX_TABLE_BYTES` together are refused before anything is allocated.
+Then ``np.load(..., allow_pickle=False)`` reads the arrays; anything wrong is a :class:`CheckpointError` that
+names the file and says what is wrong.
 
 Contents (all arrays 1-D):
 
@@ -31,7 +33,6 @@ The strategy table maps an information-set key to ``(action ids, probabilities)`
 
 from __future__ import annotations
 
-import json
 import os
 import zipfile
 from dataclasses import dataclass, field
@@ -42,12 +43,17 @@ import numpy as np
 from truco_env import actions as A
 from truco_env import cards as C
 from truco_env.config import TrucoConfig
+from truco_env.limits import MAX_METADATA_BYTES, MAX_TABLE_BYTES, clip, loads_json, npz_headers
 
 FORMAT = "truco-cfr-checkpoint"
 VERSION = 1
 KINDS = ("exact", "mccfr")
 ARRAYS = {"meta": np.uint8, "keys": np.uint8, "slot_start": np.int64, "slot_action": np.int16,
           "regrets": np.float64, "cumulative": np.float64}
+#: The extra arrays an MCCFR run may store (``extra_<name>`` in the file, 1-D numeric): its random state, the
+#: restricted opponent's table and the opponent model of a data-biased response. Any other member is refused.
+EXTRAS = ("rng_state", "rng_version", "rng_gauss", "r_keys", "r_slot_start", "r_slot_action", "r_regrets",
+          "r_cumulative", "model_keys", "model_start", "model_codes", "model_counts")
 
 
 class CheckpointError(ValueError):
@@ -78,7 +84,9 @@ class Checkpoint:
 
 
 def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
-    """Read and validate a checkpoint; :class:`CheckpointError` with the reason when it cannot be used."""
+    """Read and validate a checkpoint; :class:`CheckpointError` with the reason when it cannot be used. Every
+    member's header is checked first (names, dtypes, 1-D, equal slot counts, and the total size against
+    :data:`~truco_env.limits.MAX_TABLE_BYTES`), so nothing larger than that is ever allocated."""
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"checkpoint {str(path)!r} does not exist")
@@ -90,37 +98,29 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
                                   f".npz arrays and are never unpickled")
         raise CheckpointError(f"{path}: corrupt or not an .npz checkpoint (no zip header)")
     try:
+        declared = npz_headers(path, set(ARRAYS), {"extra_" + name for name in EXTRAS}, "truco CFR checkpoint",
+                               MAX_TABLE_BYTES, CheckpointError)
+        _check_declared(path, declared)
         with np.load(path, allow_pickle=False) as data:
-            names = set(data.files)
-            missing = [n for n in ARRAYS if n not in names]
-            if missing:
-                raise CheckpointError(f"{path}: not a truco CFR checkpoint (missing arrays {missing})")
-            arrays = {}
-            for name in names:
-                arr = data[name]
-                arrays[name] = arr
+            arrays = {name: data[name] for name in declared}
     except CheckpointError:
         raise
     except ValueError as exc:  # numpy refuses pickled data and object arrays with allow_pickle=False
-        raise CheckpointError(f"{path}: refused: {exc} (checkpoints are plain .npz arrays, never pickles)") from None
-    except (zipfile.BadZipFile, OSError, EOFError, KeyError) as exc:
-        raise CheckpointError(f"{path}: corrupt or not an .npz checkpoint ({type(exc).__name__}: {exc})") from None
-    for name, dtype in ARRAYS.items():
-        arr = arrays[name]
-        if arr.ndim != 1 or arr.dtype != np.dtype(dtype):
-            raise CheckpointError(f"{path}: array {name!r} must be 1-D {np.dtype(dtype).name}, "
-                                  f"got {arr.ndim}-D {arr.dtype}")
-    try:
-        meta = json.loads(arrays["meta"].tobytes().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CheckpointError(f"{path}: corrupt header ({exc})") from None
+        raise CheckpointError(f"{path}: refused: {clip(exc, 120)} (checkpoints are plain .npz arrays, never "
+                              "pickles)") from None
+    except (zipfile.BadZipFile, OSError, EOFError, KeyError, NotImplementedError, RuntimeError) as exc:
+        raise CheckpointError(f"{path}: corrupt or not an .npz checkpoint ({type(exc).__name__}: "
+                              f"{clip(exc, 120)})") from None
+    meta = loads_json(arrays["meta"].tobytes(), f"{path}: header", MAX_METADATA_BYTES, CheckpointError)
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise CheckpointError(f"{path}: not a truco CFR checkpoint (format {meta.get('format') if isinstance(meta, dict) else None!r})")
+        found = meta.get("format") if isinstance(meta, dict) else None
+        raise CheckpointError(f"{path}: not a truco CFR checkpoint (format {clip(repr(found))})")
     if meta.get("version") != VERSION:
-        raise CheckpointError(f"{path}: checkpoint version {meta.get('version')!r} is not supported "
+        raise CheckpointError(f"{path}: checkpoint version {clip(repr(meta.get('version')))} is not supported "
                               f"(this code reads version {VERSION})")
     if meta.get("kind") not in KINDS:
-        raise CheckpointError(f"{path}: unknown checkpoint kind {meta.get('kind')!r}; expected one of {list(KINDS)}")
+        raise CheckpointError(f"{path}: unknown checkpoint kind {clip(repr(meta.get('kind')))}; expected one of "
+                              f"{list(KINDS)}")
     try:
         text = arrays["keys"].tobytes().decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -132,14 +132,28 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
             or (len(slot_start) and slot_start[-1] != n_slots) or np.any(np.diff(slot_start) <= 0)):
         raise CheckpointError(f"{path}: inconsistent tables ({len(keys)} infosets, {len(slot_start)} slot offsets, "
                               f"{n_slots} slots)")
-    if len(arrays["regrets"]) != n_slots or len(arrays["cumulative"]) != n_slots:
-        raise CheckpointError(f"{path}: regrets/cumulative must have one value per slot ({n_slots})")
     if not (np.all(np.isfinite(arrays["regrets"])) and np.all(np.isfinite(arrays["cumulative"]))
             and np.all(arrays["cumulative"] >= 0)):
         raise CheckpointError(f"{path}: regrets or average weights are not finite and non-negative")
     extra = {name[6:]: arr for name, arr in arrays.items() if name.startswith("extra_")}
     return Checkpoint(meta=meta, keys=keys, slot_start=slot_start, slot_action=arrays["slot_action"],
                       regrets=arrays["regrets"], cumulative=arrays["cumulative"], extra=extra)
+
+
+def _check_declared(path: Path, declared: dict[str, tuple[tuple[int, ...], np.dtype]]) -> None:
+    """The arrays' headers against the format: every table array 1-D, of its dtype, one regret and one weight per
+    slot; extras 1-D numeric."""
+    for name, (shape, dtype) in declared.items():
+        want = ARRAYS.get(name)
+        if len(shape) != 1 or (np.dtype(want) != dtype if want is not None else dtype.kind not in "iufb"):
+            kind = np.dtype(want).name if want is not None else "numeric"
+            raise CheckpointError(f"{path}: array {name!r} must be 1-D {kind}, got {len(shape)}-D {dtype}")
+    slots = declared["slot_action"][0][0]
+    if declared["regrets"][0][0] != slots or declared["cumulative"][0][0] != slots:
+        raise CheckpointError(f"{path}: regrets/cumulative must have one value per slot ({slots})")
+    if declared["slot_start"][0][0] > slots + 1:
+        raise CheckpointError(f"{path}: inconsistent tables ({declared['slot_start'][0][0]} slot offsets for "
+                              f"{slots} slots)")
 
 
 #: Probability below which a self-play MCCFR average strategy's action is dropped when playing.
@@ -181,20 +195,21 @@ _LOADED: dict[tuple, StrategyTable] = {}
 class StrategyTable:
     """The average strategy of a checkpoint: ``lookup(key)`` -> (action ids, probabilities) or None."""
 
-    def __init__(self, ckpt: Checkpoint):
+    def __init__(self, ckpt: Checkpoint, where: str = "checkpoint"):
+        """``where`` names the checkpoint in errors (its path)."""
         self.meta = ckpt.meta
         self.kind = ckpt.meta["kind"]
         try:
             self.config = TrucoConfig.from_dict(ckpt.meta["rules"])
         except (KeyError, TypeError, ValueError) as exc:
-            raise CheckpointError(f"checkpoint rules are not a valid config: {exc}") from None
+            raise CheckpointError(f"{where}: its rules are not a valid config ({clip(exc, 160)})") from None
+        if len(ckpt.slot_action) and (ckpt.slot_action.min() < 0 or ckpt.slot_action.max() >= A.NUM_ACTIONS):
+            raise CheckpointError(f"{where}: action ids outside 0..{A.NUM_ACTIONS - 1}")
         probs = ckpt.average_policy()
         self._index = {key: i for i, key in enumerate(ckpt.keys)}
         self._start = ckpt.slot_start
         self._actions = ckpt.slot_action.astype(np.int64)
         self._probs = probs
-        if len(ckpt.slot_action) and (ckpt.slot_action.min() < 0 or ckpt.slot_action.max() >= A.NUM_ACTIONS):
-            raise CheckpointError(f"checkpoint has action ids outside 0..{A.NUM_ACTIONS - 1}")
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> StrategyTable:
@@ -205,7 +220,7 @@ class StrategyTable:
         key = (os.path.abspath(path), stat.st_size, stat.st_mtime_ns) if stat else None
         if key is not None and key in _LOADED:
             return _LOADED[key]
-        table = cls(load_checkpoint(path))
+        table = cls(load_checkpoint(path), str(path))
         if key is not None:
             _LOADED.clear()  # keep one: the table of the latest file asked for
             _LOADED[key] = table

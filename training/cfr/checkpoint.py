@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.cfr_table import FORMAT, VERSION, Checkpoint, CheckpointError, load_checkpoint
+from agents.cfr_table import EXTRAS, FORMAT, VERSION, Checkpoint, CheckpointError, load_checkpoint
 from training.atomic import atomic_write
 
 # load_checkpoint is re-exported: training/abr_validation.py reads checkpoints through this module
@@ -37,6 +37,8 @@ def save_checkpoint(path: str | os.PathLike, ckpt: Checkpoint) -> None:
         "cumulative": np.asarray(ckpt.cumulative, dtype=np.float64),
     }
     for name, value in ckpt.extra.items():
+        if name not in EXTRAS:  # the reader refuses any other member
+            raise ValueError(f"checkpoint extra {name!r} is not one of {list(EXTRAS)} (agents/cfr_table.py)")
         arr = np.asarray(value)
         if arr.dtype.kind not in "iufb":
             raise ValueError(f"checkpoint extra {name!r} must be a numeric array, got dtype {arr.dtype}")

@@ -15,12 +15,12 @@ JSON export format (``docs/research.md``)::
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 from agents.cfr_table import StrategyTable, default_play, load_checkpoint
 from truco_env import actions as A
+from truco_env.limits import MAX_TABLE_BYTES, read_json
 
 from ..atomic import atomic_write_json
 
@@ -31,7 +31,7 @@ EXPORT_VERSION = 1
 def export_json(checkpoint: str | os.PathLike, out: str | os.PathLike, min_prob: float = 0.0) -> dict:
     """Write a checkpoint's average strategy as the documented JSON table; returns a small summary."""
     ckpt = load_checkpoint(checkpoint)
-    table = StrategyTable(ckpt)
+    table = StrategyTable(ckpt, str(checkpoint))
     family = table.config.family
     names = A.action_names(family)
     strategy = {}
@@ -51,9 +51,9 @@ def export_json(checkpoint: str | os.PathLike, out: str | os.PathLike, min_prob:
 
 
 def load_json(path: str | os.PathLike) -> dict:
-    """Read an exported strategy table (plain JSON; validated for format and shape)."""
-    with open(path) as handle:
-        doc = json.load(handle)
+    """Read an exported strategy table (plain JSON, at most :data:`~truco_env.limits.MAX_TABLE_BYTES` and
+    :data:`~truco_env.limits.MAX_DEPTH` deep; validated for format and shape); ValueError naming the file."""
+    doc = read_json(path, MAX_TABLE_BYTES)
     if not isinstance(doc, dict) or doc.get("format") != EXPORT_FORMAT or doc.get("version") != EXPORT_VERSION:
         raise ValueError(f"{path}: not a truco CFR strategy export (format {EXPORT_FORMAT!r} v{EXPORT_VERSION})")
     if not isinstance(doc.get("strategy"), dict):
