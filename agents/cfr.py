@@ -4,7 +4,9 @@ Exact checkpoints (research presets) are keyed by the seat's information-state s
 presets) by the information-set abstraction of :mod:`agents.cfr_abstraction`. Either way the agent asks the
 runner for ``info_state_string`` only (a seat-safe view: own cards and public actions) and samples an action
 from the stored probabilities. An information set the table lacks (possible for MCCFR, which only stores what
-it visited) is played uniformly over the legal actions and counted in ``misses``.
+it visited) is played uniformly over the legal actions and counted in ``misses``. A row whose legal entries all
+have probability 0 (its weight sits on actions not legal now) is played uniformly over those legal entries,
+greedy or not: the agent only ever picks a legal action.
 
 MCCFR strategies are played *thresholded* (``threshold``, default :data:`MCCFR_THRESHOLD`): actions whose
 average-strategy probability is below the threshold are dropped and the rest renormalised (the strongest action
@@ -82,11 +84,11 @@ class CFRAgent(Agent):
                 if self.threshold > 0:
                     p = np.where(p >= min(self.threshold, p.max()), p, 0.0)
                 total = p.sum()
-                if self.greedy:
-                    return int(actions[int(np.argmax(p))])
-                if total > 0:
+                if total > 0:  # some legal entry has weight: its argmax (greedy) or a draw is legal
+                    if self.greedy:
+                        return int(actions[int(np.argmax(p))])
                     return int(self._rng.choice(actions, p=p / total))
-                return int(self._rng.choice(actions[ok]))
+                return int(self._rng.choice(actions[ok]))  # every legal entry has 0: uniform over them
         self.misses += 1
         return int(self._rng.choice(legal))
 
