@@ -19,6 +19,7 @@ import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from truco_env.config import PRESETS
+from truco_env.limits import MAX_CONFIG_BYTES, MAX_DEPTH, clip
 
 O = TypeVar("O", bound="Options")
 
@@ -40,15 +41,57 @@ class Options(BaseModel):
                               frozen=False)
 
 
+class _BoundedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader without aliases and at most :data:`~truco_env.limits.MAX_DEPTH` levels deep. Why: an
+    alias expands to a copy of what its anchor names, so a 495-byte file of nested aliases (a "billion laughs")
+    took 131 s and 1 GB; and the composer recurses, so deep nesting ended in a RecursionError. Option files
+    never need either."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed in option files",
+                                              self.peek_event().start_mark)
+        self._depth = getattr(self, "_depth", 0) + 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise yaml.composer.ComposerError(None, None, f"nested more than {MAX_DEPTH} levels deep",
+                                                  self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+def _load_yaml(text: str | bytes, where: str) -> Any:
+    """One YAML document through :class:`_BoundedLoader`: at most
+    :data:`~truco_env.limits.MAX_CONFIG_BYTES`; ValueError (one line starting with ``where``) for anything else."""
+    size = len(text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text)
+    if size > MAX_CONFIG_BYTES:
+        raise ValueError(f"{where}: {size:,} bytes, more than the {MAX_CONFIG_BYTES:,} allowed for options")
+    try:
+        return yaml.load(text, Loader=_BoundedLoader)  # a safe loader, with fewer features
+    except yaml.YAMLError as err:
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        mark = getattr(err, "problem_mark", None)
+        at = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+        raise ValueError(f"{where}: not valid YAML ({clip(problem, 120)}{at})") from None
+    except (ValueError, RecursionError) as err:  # an integer beyond Python's digit limit, say
+        raise ValueError(f"{where}: not usable YAML ({clip(str(err).splitlines()[0], 120)})") from None
+
+
 def read_yaml(path: str) -> dict[str, Any]:
-    """The mapping of a YAML options file (ValueError naming the problem)."""
+    """The mapping of a YAML options file (ValueError naming the file and the problem). Read through a bounded
+    loader: no aliases, at most :data:`~truco_env.limits.MAX_DEPTH` levels and
+    :data:`~truco_env.limits.MAX_CONFIG_BYTES`."""
     if not os.path.isfile(path):
         raise ValueError(f"config file {path!r} does not exist")
-    with open(path, encoding="utf-8") as handle:
-        try:
-            loaded = yaml.safe_load(handle)
-        except yaml.YAMLError as err:
-            raise ValueError(f"{path}: not valid YAML ({str(err).splitlines()[0]})") from None
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_CONFIG_BYTES + 1)
+    except OSError as err:
+        raise ValueError(f"{path}: cannot read ({err.strerror or err})") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ValueError(f"{path}: larger than the {MAX_CONFIG_BYTES:,} bytes allowed for an options file")
+    loaded = _load_yaml(data, path)
     if loaded is None:
         return {}
     if not isinstance(loaded, dict):
@@ -57,16 +100,14 @@ def read_yaml(path: str) -> dict[str, Any]:
 
 
 def parse_overrides(items: list[str]) -> dict[str, Any]:
-    """``["key=value", ...]`` with each value read as YAML (``hidden=[128,128]``, ``anneal_lr=false``)."""
+    """``["key=value", ...]`` with each value read as YAML (``hidden=[128,128]``, ``anneal_lr=false``), through the
+    same bounded loader as option files."""
     data: dict[str, Any] = {}
     for item in items:
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
-            raise ValueError(f"--set expects KEY=VALUE, got {item!r}")
-        try:
-            data[key.strip()] = yaml.safe_load(value)
-        except yaml.YAMLError:
-            raise ValueError(f"--set {item!r}: the value is not valid YAML") from None
+            raise ValueError(f"--set expects KEY=VALUE, got {clip(repr(item))}")
+        data[key.strip()] = _load_yaml(value, f"--set {clip(repr(item))}")
     return data
 
 
@@ -76,7 +117,7 @@ def build(cls: type[O], data: dict[str, Any], source: str = "options") -> O:
     prefix = f"{source}: " if source else ""
     unknown = [key for key in data if key not in cls.model_fields]
     if unknown:
-        raise ValueError(f"{prefix}unknown option {unknown[0]!r}{_suggest(unknown[0], cls)}")
+        raise ValueError(f"{prefix}unknown option {clip(repr(unknown[0]))}{_suggest(unknown[0], cls)}")
     try:
         return cls(**data)
     except ValidationError as err:
@@ -132,4 +173,4 @@ def _first_error(err: ValidationError) -> str:
         return f"unknown option {where!r}"
     if not where:  # a check of the options together
         return message
-    return f"option {where!r} = {first['input']!r} is not allowed: {message}"
+    return f"option {clip(repr(where))} = {clip(repr(first['input']))} is not allowed: {clip(message, 200)}"
