@@ -2,6 +2,9 @@
 
 Why: checkpoints, policies, exports and match records must never be left half-written by a crash or a Ctrl-C;
 ``os.replace`` is atomic on the same filesystem, so readers see the old file or the new one, never a mix.
+A temporary file is named ``.tmp-PID-XXXXXXXX.SUFFIX`` after the process writing it, so that one left behind by a
+killed writer can be told from one being written: :func:`training.outputs.clean_stale` removes those whose
+process is gone.
 """
 
 from __future__ import annotations
@@ -12,12 +15,15 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
+#: Every temporary file of this module starts with this, then the writer's PID and a dash.
+TEMP_PREFIX = ".tmp-"
+
 
 def atomic_write(path: str | os.PathLike, write: Callable[[str], None], suffix: str = ".tmp") -> None:
     """Call ``write(tmp_path)`` to produce the file, then move it to ``path`` (removing the temp file on error)."""
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=suffix, dir=directory)
+    fd, tmp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-", suffix=suffix, dir=directory)
     os.close(fd)
     try:
         write(tmp)
