@@ -240,7 +240,8 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "Write an ONNX model (inputs: observation, action_mask; outputs: probabilities, value; dynamic\n"
             "batch axis), its metadata JSON beside it, and test vectors that another implementation can\n"
-            "reproduce (docs/export.md)."
+            "reproduce (docs/export.md). The files are made aside and moved into place together at the end;\n"
+            "existing ones are replaced only with --overwrite."
         ),
         epilog=("examples:\n  truco export ppo ppo:argentine --out exported/argentine.onnx\n"
                 "  truco export ppo runs/ppo/policy.safetensors --out m.onnx --vectors-per-preset 50"),
@@ -250,6 +251,8 @@ def build_parser() -> argparse.ArgumentParser:
     export_ppo.add_argument("--out", required=True, metavar="FILE.onnx", help="where the ONNX model goes")
     export_ppo.add_argument("--vectors-per-preset", type=int, default=20, metavar="N",
                             help="test-vector positions per preset (0: no test vectors; default 20)")
+    export_ppo.add_argument("--overwrite", action="store_true",
+                            help="replace the files of an earlier export at --out (refused otherwise)")
     export_ppo.set_defaults(func=_cmd_export_ppo)
     # other exporters (cfr) add their parser to `exporters` here
     export_cfr = exporters.add_parser(
@@ -262,6 +265,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     export_cfr.add_argument("checkpoint", help="a CFR checkpoint (.npz)")
     export_cfr.add_argument("--out", required=True, metavar="FILE.json", help="where the JSON table goes")
+    export_cfr.add_argument("--overwrite", action="store_true", help="replace an existing --out (refused otherwise)")
     export_cfr.set_defaults(func=_cmd_export_cfr)
 
     bench = sub.add_parser(
@@ -289,6 +293,8 @@ def build_parser() -> argparse.ArgumentParser:
             "same cards. Prints Markdown tables (win rate with a 95% Wilson interval, points\n"
             "and hands, a significance verdict, OpenSkill ratings, behaviour statistics) and\n"
             "writes CSV, JSON and PNG files to --out. Same seed, same numbers, whatever --workers.\n"
+            "The files appear together when every match is played (with a manifest.json naming the run);\n"
+            "an existing --out is replaced only with --overwrite, and one run at a time writes it.\n"
             "Agent specs: random, heuristic, heuristic:bluff=0.3, cfr:PATH, ppo:PATH, ..."
         ),
         epilog=(
@@ -315,10 +321,12 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--records", metavar="DIR",
                           help="also write every match record here (JSON, replayable with truco replay)")
     evaluate.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    evaluate.add_argument("--overwrite", action="store_true",
+                          help="replace an --out (and --records) folder that holds an earlier run (refused otherwise)")
     evaluate.add_argument("--no-progress", action="store_true", help="no progress bar")
     evaluate.add_argument("--config", metavar="FILE.yaml",
                           help="the tournament's options as YAML (agents, presets, matches, seed, workers, out, "
-                               "backend, allow_other_preset, records, plots, progress); flags override it")
+                               "backend, allow_other_preset, records, plots, progress, overwrite); flags override it")
     evaluate.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                           help="override an option of --config (repeatable; the value is read as YAML)")
     evaluate.set_defaults(func=_cmd_eval)
@@ -331,9 +339,10 @@ def build_parser() -> argparse.ArgumentParser:
             "for a budget of learner decisions or minutes (the same fixed PPO recipe for every\n"
             "target), then play duplicate-deal matches of the greedy learner against the target.\n"
             "The learner's win rate with its 95% Wilson interval is the ABR win rate (approximate\n"
-            "exploitability). Writes result.json/.csv, curve.csv/.png, learner.safetensors, eval/\n"
-            "and tb/ to --out. Ctrl-C stops after the current update and writes a partial result\n"
-            "marked 'interrupted'."
+            "exploitability). Writes result.json/.csv, curve.csv/.png, learner.safetensors, eval/,\n"
+            "tb/ and manifest.json to --out, all together at the end; an existing --out is replaced\n"
+            "only with --overwrite. Ctrl-C stops after the current update and writes a partial result\n"
+            "marked 'interrupted'; a second Ctrl-C leaves at once and writes nothing."
         ),
         epilog=(
             "examples:\n"
@@ -357,6 +366,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="duplicate matches of the final evaluation, even (default: 2000)")
     exploit.add_argument("--out", default=None, metavar="DIR",
                          help="output folder (default: runs/exploit/PRESET/TARGET)")
+    exploit.add_argument("--overwrite", action="store_true",
+                         help="replace an --out folder that holds an earlier run (refused otherwise)")
     exploit.add_argument("--no-progress", action="store_true", help="no progress bars")
     exploit.set_defaults(func=_cmd_exploit)
 
@@ -367,7 +378,8 @@ def build_parser() -> argparse.ArgumentParser:
             "Play AGENT against every opponent of the preset's gauntlet: a fixed population in four\n"
             "families (heuristic variants, threshold rules, archetypes, trained best responses) that\n"
             "no training config uses. Reports each win rate with its 95% interval, the mean and the\n"
-            "worst case, and writes gauntlet.json/.csv/.png and eval/ to --out."
+            "worst case, and writes gauntlet.json/.csv/.png, eval/ and manifest.json to --out, all\n"
+            "together once every match is played; an existing --out is replaced only with --overwrite."
         ),
         epilog=("examples:\n"
                 "  truco gauntlet ppo:argentine --preset argentine\n"
@@ -383,6 +395,8 @@ def build_parser() -> argparse.ArgumentParser:
     gauntlet.add_argument("--out", default=None, metavar="DIR", help="output folder (default: runs/gauntlet-eval/PRESET)")
     gauntlet.add_argument("--make-opponents", action="store_true",
                           help="train the gauntlet's two networks for --preset and package them")
+    gauntlet.add_argument("--overwrite", action="store_true",
+                          help="replace an --out folder that holds an earlier run (refused otherwise)")
     gauntlet.add_argument("--no-progress", action="store_true", help="no progress bars")
     gauntlet.set_defaults(func=_cmd_gauntlet)
 
@@ -472,6 +486,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{command}: error: this command needs {exc.name.split('.')[0]!r}, which the core install leaves "
               f"out: pip install 'truco-rl[{extra}]'", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C in a command without its own message: one line, no traceback
+        command = " ".join(part for part in ("truco", getattr(args, "command", None),
+                                             getattr(args, "trainer", None) or getattr(args, "exporter", None))
+                           if part)
+        print(f"\n{command}: interrupted", file=sys.stderr)
+        return 130
 
 
 #: Optional dependencies and the extras (pyproject.toml) that install each, the usual one first: the core install
@@ -558,14 +578,21 @@ def _cmd_train_cfr(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
 
 
 def _cmd_export_cfr(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from pathlib import Path
+
     from training.cfr.policy import export_json
+    from training.outputs import output_files
 
     try:
-        summary = export_json(args.checkpoint, args.out)
+        with output_files([args.out], overwrite=args.overwrite) as tmp:
+            summary = export_json(args.checkpoint, tmp / Path(args.out).name)
     except (ValueError, OSError) as exc:
         print(f"truco export cfr: error: {exc}", file=sys.stderr)
         return 2
-    print(f"wrote {summary['out']} ({summary['infosets']} information sets, {summary['bytes']} bytes)")
+    except KeyboardInterrupt:
+        print(f"\ntruco export cfr: interrupted; nothing was written ({args.out} is as it was)", file=sys.stderr)
+        return 130
+    print(f"wrote {args.out} ({summary['infosets']} information sets, {summary['bytes']} bytes)")
     return 0
 
 
@@ -576,6 +603,7 @@ def _cmd_export_ppo(args: argparse.Namespace, parser: argparse.ArgumentParser) -
     from agents.network import PolicyFileError, load_policy
     from agents.ppo import policy_path, shipped_policies
     from training.export import export_onnx, write_test_vectors
+    from training.outputs import output_files
 
     path = args.policy
     if path.startswith("ppo:"):
@@ -585,18 +613,27 @@ def _cmd_export_ppo(args: argparse.Namespace, parser: argparse.ArgumentParser) -
                   file=sys.stderr)
             return 2
         path = policy_path(name)
+    stem = os.path.splitext(args.out)[0]
+    files = [args.out, stem + ".json", stem + ".test_vectors.json"]  # the model, its metadata, the test vectors
     try:
+        if len({os.path.abspath(f) for f in files}) < len(files):
+            raise ValueError(f"--out {args.out!r}: the metadata goes to {files[1]!r}; give the model another "
+                             "name (FILE.onnx)")
         _, meta = load_policy(path)
-        model, meta_path = export_onnx(path, args.out)
-    except PolicyFileError as exc:
+        with output_files(files, overwrite=args.overwrite) as tmp:
+            model, _ = export_onnx(path, str(tmp / os.path.basename(files[0])))
+            if args.vectors_per_preset > 0:
+                write_test_vectors(model, str(tmp / os.path.basename(files[2])),
+                                   list(meta.get("presets") or ["argentine"]), args.vectors_per_preset)
+    except (PolicyFileError, ValueError, OSError) as exc:
         print(f"truco export ppo: error: {exc}", file=sys.stderr)
         return 2
-    print(f"wrote {model} and {meta_path}")
+    except KeyboardInterrupt:
+        print(f"\ntruco export ppo: interrupted; nothing was written ({args.out} is as it was)", file=sys.stderr)
+        return 130
+    print(f"wrote {files[0]} and {files[1]}")
     if args.vectors_per_preset > 0:
-        presets = meta.get("presets") or ["argentine"]
-        vectors = os.path.splitext(args.out)[0] + ".test_vectors.json"
-        write_test_vectors(model, vectors, list(presets), args.vectors_per_preset)
-        print(f"wrote {vectors}")
+        print(f"wrote {files[2]}")
     return 0
 
 

@@ -588,6 +588,8 @@ def markdown_report(summary: dict[str, Any]) -> str:
 
 
 def write_outputs(out: Path, summary: dict[str, Any], meta: dict[str, Any], plots: bool = True) -> list[Path]:
+    """Write the tournament's files into ``out`` one after the other: callers hand it a folder of
+    :func:`training.outputs.output_folder`, so that the files appear together or not at all."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
     path = out / "pairings.csv"
@@ -702,6 +704,17 @@ def write_plots(out: Path, summary: dict[str, Any], agents: list[str], presets: 
     return [heat, bars]
 
 
+def rename_agent(value: Any, old: str, new: str) -> Any:
+    """``value`` (a summary or meta of :func:`run_tournament`) with agent spec ``old`` called ``new`` everywhere,
+    inside longer strings too (the verdicts): a policy evaluated from a temporary path is shown under its final
+    path or a readable name. ``old`` should be a spec no other string contains, such as a file path."""
+    if isinstance(value, dict):
+        return {rename_agent(k, old, new): rename_agent(v, old, new) for k, v in value.items()}
+    if isinstance(value, list):
+        return [rename_agent(v, old, new) for v in value]
+    return value.replace(old, new) if isinstance(value, str) else value
+
+
 def run_tournament(agents: list[str], presets: list[str], matches: int, seed: int = 0, workers: int = 1,
                    progress: bool = False, backend: str = "local", pairs: list[tuple[str, str]] | None = None,
                    allow_other_preset: bool = False, records: Path | None = None
@@ -757,6 +770,8 @@ class TournamentOptions(Options):
     """Draw the PNG plots."""
     progress: bool = True
     """Show a progress bar."""
+    overwrite: bool = False
+    """Replace ``out`` (and ``records``) when they hold an earlier run's files (refused otherwise)."""
 
     @field_validator("matches")
     @classmethod
@@ -773,37 +788,58 @@ def tournament_options(args: Any) -> TournamentOptions:
     flags = {"agents": args.agents, "presets": args.preset, "matches": args.matches, "seed": args.seed,
              "workers": args.workers, "out": args.out, "backend": args.backend, "records": args.records,
              "allow_other_preset": args.allow_other_preset or None, "plots": False if args.no_plots else None,
-             "progress": False if args.no_progress else None}
+             "progress": False if args.no_progress else None,
+             "overwrite": True if getattr(args, "overwrite", False) else None}
     data.update({k: v for k, v in flags.items() if v is not None})
     return build(TournamentOptions, data, source=getattr(args, "config", None) or "")
 
 
+#: The files by which ``--overwrite`` knows an eval folder written before manifests (training/outputs.py).
+EVAL_MARKERS = ("results.json",)
+RECORD_MARKERS = ("*_pairing*_deal*.json",)
+
+
+def _nested(a: Path, b: Path) -> bool:
+    a, b = Path(os.path.abspath(a)), Path(os.path.abspath(b))
+    return a == b or a in b.parents or b in a.parents
+
+
 def cli_main(args: Any) -> int:
-    """``truco eval``: exit 0 on success, 2 on a bad option, spec, preset, number or output path."""
+    """``truco eval``: exit 0 on success, 2 on a bad option, spec, preset, number or output path (or an output
+    folder in use or already full), 130 on Ctrl-C. The files appear together once every match is played (see
+    :func:`training.outputs.output_folder`); an interrupted run leaves ``--out`` as it was."""
+    from .outputs import MANIFEST, output_folder
+
+    out = None
     try:
         opts = tournament_options(args)
         out = Path(opts.out)
         if out.exists() and not out.is_dir():
             raise ValueError(f"--out {str(out)!r} is a file; give a folder (it is created if missing)")
         validate(opts.agents, opts.presets, opts.matches, opts.allow_other_preset)
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise ValueError(f"--out {str(out)!r}: cannot create the folder ({exc.strerror or exc})") from None
+        records = Path(opts.records) if opts.records else None
+        if records is not None and _nested(out, records):
+            raise ValueError(f"--records {str(records)!r} and --out {str(out)!r} must be separate folders "
+                             "(neither inside the other)")
+        workers = opts.workers or default_workers()
+        with contextlib.ExitStack() as stack:
+            folder = stack.enter_context(output_folder(out, "eval", opts.overwrite, markers=EVAL_MARKERS))
+            record_folder = None if records is None else stack.enter_context(
+                output_folder(records, "records", opts.overwrite, option="--records", markers=RECORD_MARKERS,
+                              with_manifest=False))  # every file there is a match record
+            summary, meta = run_tournament(opts.agents, opts.presets, opts.matches, seed=opts.seed, workers=workers,
+                                           progress=opts.progress, backend=opts.backend,
+                                           allow_other_preset=opts.allow_other_preset, records=record_folder)
+            written = [out / p.relative_to(folder) for p in write_outputs(folder, summary, meta, plots=opts.plots)]
+            written.append(out / MANIFEST)
     except ValueError as exc:
         print(f"truco eval: error: {exc}", file=sys.stderr)
         return 2
-    workers = opts.workers or default_workers()
-    try:
-        summary, meta = run_tournament(opts.agents, opts.presets, opts.matches, seed=opts.seed, workers=workers,
-                                       progress=opts.progress, backend=opts.backend,
-                                       allow_other_preset=opts.allow_other_preset,
-                                       records=Path(opts.records) if opts.records else None)
-    except ValueError as exc:
-        print(f"truco eval: error: {exc}", file=sys.stderr)
-        return 2
+    except KeyboardInterrupt:
+        kept = f" ({out} is as it was)" if out is not None else ""
+        print(f"\ntruco eval: interrupted; nothing was written{kept}", file=sys.stderr)
+        return 130
     print(markdown_report(summary))
-    written = write_outputs(out, summary, meta, plots=opts.plots)
     print(f"\n{sum(r['matches'] for r in summary['pairings'])} matches in {meta['seconds']:.1f} s "
           f"with {workers} worker(s); wrote {', '.join(str(p) for p in written)}")
     return 0

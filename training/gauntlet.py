@@ -38,6 +38,7 @@ from agents.base import check_preset, make_agent
 
 from .atomic import atomic_write, atomic_write_json
 from .evaluate import OKABE_ITO, Z95, display_name, run_tournament, write_outputs
+from .outputs import output_folder
 
 #: The presets the gauntlet is made for: the four main ones.
 MAIN_PRESETS = ("argentine", "argentine-2v2", "paulista", "paulista-2v2")
@@ -170,10 +171,24 @@ def plot_gauntlet(result: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
+#: The file by which ``--overwrite`` knows a gauntlet folder written before manifests (training/outputs.py).
+GAUNTLET_MARKERS = ("gauntlet.json",)
+
+
 def run_gauntlet(agent: str, preset: str, matches: int = 400, seed: int = 0, workers: int = 2,
-                 out: Path | None = None, progress: bool = True) -> dict[str, Any]:
-    """Play ``agent`` against every opponent of ``preset``'s gauntlet; writes files to ``out`` when given."""
+                 out: Path | None = None, progress: bool = True, overwrite: bool = False) -> dict[str, Any]:
+    """Play ``agent`` against every opponent of ``preset``'s gauntlet; writes files to ``out`` when given, all
+    together once every match is played (:func:`training.outputs.output_folder`): ValueError before any match
+    when another process writes ``out``, or when it holds an earlier run's files and ``overwrite`` is false."""
     check_inputs(agent, preset, matches, out)
+    if out is None:
+        return _play_gauntlet(agent, preset, matches, seed, workers, None, progress)
+    with output_folder(out, "gauntlet", overwrite, markers=GAUNTLET_MARKERS) as folder:
+        return _play_gauntlet(agent, preset, matches, seed, workers, folder, progress)
+
+
+def _play_gauntlet(agent: str, preset: str, matches: int, seed: int, workers: int, out: Path | None,
+                   progress: bool) -> dict[str, Any]:
     specs = gauntlet_specs(preset)
     summary, meta = run_tournament([agent, *specs], [preset], matches, seed=seed, workers=workers,
                                    progress=progress, pairs=[(agent, s) for s in specs])
@@ -208,7 +223,8 @@ def markdown_table(result: dict[str, Any]) -> str:
 
 
 def cli_main(args: Any) -> int:
-    """``truco gauntlet``: exit 0 on success, 2 on bad input."""
+    """``truco gauntlet``: exit 0 on success, 2 on bad input (or an output folder in use or already full), 130
+    when interrupted."""
     if args.make_opponents:
         if args.preset not in MAIN_PRESETS:
             print(f"truco gauntlet: error: the gauntlet is made for presets {list(MAIN_PRESETS)}, not "
@@ -225,20 +241,16 @@ def cli_main(args: Any) -> int:
         return 2
     out = Path(args.out) if args.out else Path("runs") / "gauntlet-eval" / args.preset
     try:
-        check_inputs(args.agent, args.preset, args.matches, out)
-        out.mkdir(parents=True, exist_ok=True)
+        result = run_gauntlet(args.agent, args.preset, args.matches, args.seed, args.workers, out,
+                              progress=not args.no_progress, overwrite=args.overwrite)
     except (ValueError, OSError) as exc:
         print(f"truco gauntlet: error: {exc}", file=sys.stderr)
         return 2
-    try:
-        result = run_gauntlet(args.agent, args.preset, args.matches, args.seed, args.workers, out,
-                              progress=not args.no_progress)
     except KeyboardInterrupt:
-        print("\ninterrupted: no gauntlet file was written (they are written once every match is played)",
-              file=sys.stderr)
+        print(f"\ntruco gauntlet: interrupted; nothing was written ({out} is as it was: its files are written "
+              "once every match is played)", file=sys.stderr)
         return 130
     print(markdown_table(result))
     print(f"\n{len(result['opponents']) * args.matches} matches in {result['seconds']:.0f} s; wrote {out}/"
-          "gauntlet.json, gauntlet.csv, gauntlet.png, eval/")
+          "gauntlet.json, gauntlet.csv, gauntlet.png, eval/, manifest.json")
     return 0
-

@@ -16,7 +16,8 @@ the shipped ``ppo:<preset>`` policy), one command measures:
 Every stage writes its files under ``--runs`` (``runs/report/<preset>/<agent>/``) and is skipped when its
 finished result is already there with the same settings, so an interrupted report resumes where it stopped and
 a report is remade from its runs at no cost. A stage's result counts only when it is complete (``truco exploit``
-marks an interrupted run), so a partial run never enters the report.
+marks an interrupted run), so a partial run never enters the report. One report at a time works on a ``--runs``
+folder: a second is refused while the first holds its lock (:func:`training.outputs.hold`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from .best_response import STANDARD_DECISIONS, BRArgs
 from .evaluate import OKABE_ITO, behaviour_rates, make_tasks, play_tasks, run_tournament, wilson_interval
 from .exploit import agent_file_hash, cached_exploit, recipe_key
 from .gauntlet import MAIN_PRESETS, OPPONENTS, markdown_table, run_gauntlet
+from .outputs import hold
 
 logger = logging.getLogger(__name__)
 
@@ -107,7 +109,7 @@ def measure(agent: str, preset: str, runs: Path, decisions: int, seed: int, work
                      lambda: cached_exploit(recipe, eval_matches, progress=progress)[0], log)
     gauntlet = _stage(folder / "gauntlet.json", {"matches": gauntlet_matches, "seed": seed, **same_file},
                       lambda: run_gauntlet(agent, preset, gauntlet_matches, seed, workers, folder / "gauntlet",
-                                           progress=progress), log)
+                                           progress=progress, overwrite=True), log)
     opponents = [spec for spec in ("heuristic", "random") if spec != agent]
     previous = previous_policy(agent, preset)
     if previous:
@@ -352,7 +354,8 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
 
 
 def cli_main(args: Any) -> int:
-    """``truco report``: exit 0 when the report is written, 2 on bad input, 130 when interrupted."""
+    """``truco report``: exit 0 when the report is written, 2 on bad input (or ``--runs`` in use by another
+    report), 130 when interrupted."""
     presets = args.preset or list(MAIN_PRESETS)
     bad = [p for p in presets if p not in MAIN_PRESETS]
     out = Path(args.out)
@@ -373,11 +376,15 @@ def cli_main(args: Any) -> int:
 
     rows = []
     try:
-        for preset in presets:
-            for agent in agents_of(preset):
-                log(f"{preset}: {agent}")
-                rows.append(measure(agent, preset, runs, settings["decisions"], args.seed, args.workers,
-                                    args.gauntlet_matches, args.matches, not args.no_progress, log))
+        with hold(runs, f"--runs {str(runs)!r}", recursive=True):
+            for preset in presets:
+                for agent in agents_of(preset):
+                    log(f"{preset}: {agent}")
+                    rows.append(measure(agent, preset, runs, settings["decisions"], args.seed, args.workers,
+                                        args.gauntlet_matches, args.matches, not args.no_progress, log))
+    except ValueError as exc:
+        print(f"truco report: error: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print(f"\ninterrupted: finished stages are kept under {runs}; run the same command to resume "
               f"({out} is not written)", file=sys.stderr)
