@@ -217,7 +217,7 @@ def test_ctrl_c_during_the_warm_start_is_a_clean_exit(tmp_path, monkeypatch, cap
     code = main(["train", "ppo", "--run-dir", str(tmp_path / "run"), "--quiet", "--set", "imitation_decisions=100"])
     err = capsys.readouterr().err
     assert code == 130
-    assert "Traceback" not in err and "interrupted; --resume continues" in err
+    assert "Traceback" not in err and "interrupted before the run's first checkpoint: nothing to resume" in err
     assert not (tmp_path / "run" / "checkpoint.safetensors").exists()
 
 

@@ -10,7 +10,15 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from training.evaluate import default_workers, markdown_report, run_tournament, write_outputs
+from training.evaluate import (
+    EVAL_MARKERS,
+    default_workers,
+    markdown_report,
+    rename_agent,
+    run_tournament,
+    write_outputs,
+)
+from training.outputs import output_folder
 from training.ppo import PPOArgs, train
 
 #: The embedded training config: small enough for a few minutes on two cores, enough to beat random clearly.
@@ -26,29 +34,22 @@ logger = logging.getLogger(__name__)
 
 def run_demo(out: str = "runs/demo", matches: int = 200, seed: int = 0, quick: bool = False) -> dict:
     """Train, then play the tournament; returns the Markdown ``report``, the trained ``policy``'s path, the
-    ``eval`` folder and the tournament ``files`` written there (``truco demo`` prints the report)."""
+    ``eval`` folder and the tournament ``files`` written there (``truco demo`` prints the report). A demo always
+    starts over: it replaces the run and the tournament files of an earlier demo in ``out`` (and is refused
+    while another demo writes there)."""
     folder = Path(out)
     settings = {**DEMO_CONFIG, **(QUICK if quick else {})}
     logger.info(f"truco demo: training PPO on {settings['preset']} for {settings['total_decisions']:,} decisions "
                 f"(embedded config) -> {folder / 'train'}")
     run_dir = folder / "train"
-    if (run_dir / "checkpoint.safetensors").exists():  # a finished demo run: start it over
-        (run_dir / "checkpoint.safetensors").unlink()
-    policy = train(PPOArgs(run_dir=str(run_dir), **settings))
+    policy = train(PPOArgs(run_dir=str(run_dir), **settings), overwrite=True)
     agents = [f"ppo:{policy}", "heuristic", "random"]
     logger.info(f"truco demo: duplicate-deal tournament, {matches} matches per pairing: {', '.join(agents)}")
-    summary, meta = run_tournament(agents, [settings["preset"]], matches, seed=seed,
-                                   workers=default_workers(), progress=True)
-    summary = _rename(summary, agents[0], "ppo (demo)")
-    meta["agents"] = ["ppo (demo)" if a == agents[0] else a for a in meta["agents"]]
-    files = write_outputs(folder / "eval", summary, meta)
+    with output_folder(folder / "eval", "eval", overwrite=True, markers=EVAL_MARKERS) as tmp:
+        summary, meta = run_tournament(agents, [settings["preset"]], matches, seed=seed,
+                                       workers=default_workers(), progress=True)
+        summary, meta = rename_agent(summary, agents[0], "ppo (demo)"), rename_agent(meta, agents[0], "ppo (demo)")
+        files = [folder / "eval" / p.relative_to(tmp) for p in write_outputs(tmp, summary, meta)]
     return {"report": markdown_report(summary), "policy": policy, "eval": folder / "eval", "files": files}
 
 
-def _rename(value, old: str, new: str):
-    """Shorten the temporary policy path to a readable name in every table of the summary."""
-    if isinstance(value, dict):
-        return {_rename(k, old, new): _rename(v, old, new) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_rename(v, old, new) for v in value]
-    return new if value == old else value

@@ -21,6 +21,8 @@
    ``eval_every`` updates the policy plays duplicate matches against ``eval_opponents`` (logged, never used to
    pick weights: the shipped policy is the last one). Every ``checkpoint_every`` updates an atomic safetensors
    checkpoint (never a pickle) is written; ``--resume`` continues from it exactly as if never stopped.
+   ``policy.safetensors`` is written once, when the budget is spent: a run stopped by Ctrl-C leaves its checkpoint
+   and no policy, so a policy file always comes from a finished run. One run at a time holds a run dir.
 
 What the learner is never told: whom it faces. There is no opponent input, no per-opponent expert and no reward
 or loss term that depends on the opponent; a warm start by imitation of the heuristic
@@ -38,6 +40,7 @@ import hashlib
 import json
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -65,8 +68,9 @@ from truco_env import cards as C
 from truco_env.encoding import OBSERVATION_SIZE, OBSERVATION_VERSION, PRIVILEGED_SIZE
 from truco_env.vector import VectorEnv
 
-from .atomic import atomic_save_tensors
+from .atomic import TEMP_PREFIX, atomic_save_tensors
 from .options import Options, PresetName
+from .outputs import hold
 from .selfplay import Backend, Task, stored_rows
 
 logger = logging.getLogger(__name__)
@@ -494,18 +498,51 @@ def evaluate(args: PPOArgs, policy: str, update: int) -> dict[str, float]:
     return rates
 
 
-def train(args: PPOArgs, resume: bool = False, progress_bar: bool = True) -> str:
-    """Run PPO until ``total_decisions`` (or Ctrl-C, which stops after the current update with a checkpoint);
-    returns the path of the policy file."""
+class TrainingInterrupted(KeyboardInterrupt):
+    """A run stopped by Ctrl-C before its budget was spent: ``checkpoint`` holds its resumable state (None when
+    it stopped before the first one), ``decisions`` how far it got; no policy file was written."""
+
+    def __init__(self, checkpoint: str | None, decisions: int, total: int):
+        super().__init__(f"interrupted at {decisions:,} of {total:,} decisions")
+        self.checkpoint, self.decisions, self.total = checkpoint, decisions, total
+
+
+def train(args: PPOArgs, resume: bool = False, progress_bar: bool = True, overwrite: bool = False) -> str:
+    """Run PPO until ``total_decisions`` and return the path of the policy file, which only a finished run
+    writes. Ctrl-C stops after the current update with a checkpoint and raises :class:`TrainingInterrupted`;
+    ``resume=True`` continues it. ``run_dir`` is held for the run (:func:`training.outputs.hold`: a second run on
+    it is refused); a fresh run into a ``run_dir`` that already holds a run is refused unless ``overwrite``, which
+    deletes that run's checkpoint, policy and logs first."""
+    with hold(args.run_dir, f"run dir {args.run_dir!r}"):
+        return _train(args, resume, progress_bar, overwrite)
+
+
+def _start_fresh(run_dir: str, overwrite: bool) -> None:
+    """Check that a fresh run may start in ``run_dir``, and clear the files of the run there when ``overwrite``."""
+    found = [name for name in ("checkpoint.safetensors", "policy.safetensors")
+             if os.path.exists(os.path.join(run_dir, name))]
+    if found and not overwrite:
+        what = "a checkpoint" if "checkpoint.safetensors" in found else "a finished run's policy"
+        raise ValueError(f"{run_dir} already holds {what}: pass --resume to continue it, --overwrite to start "
+                         "over (deleting it), or choose another --run-dir")
+    for name in found:
+        os.remove(os.path.join(run_dir, name))
+    logs = os.path.join(run_dir, "tb")
+    if os.path.isdir(logs):  # a fresh run's curves must not continue an earlier run's
+        shutil.rmtree(logs)
+
+
+def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> str:
     from torch.utils.tensorboard import SummaryWriter
     from tqdm import tqdm
 
     os.makedirs(args.run_dir, exist_ok=True)
     checkpoint = os.path.join(args.run_dir, "checkpoint.safetensors")
     policy_path = os.path.join(args.run_dir, "policy.safetensors")
-    if not resume and os.path.exists(checkpoint):
-        raise ValueError(f"{args.run_dir} already holds a checkpoint: pass --resume to continue it, or choose "
-                         "another --run-dir")
+    # the policy evaluated along the way, deleted after each evaluation: policy.safetensors is a finished run's
+    eval_path = os.path.join(args.run_dir, f"{TEMP_PREFIX}{os.getpid()}-evaluated.safetensors")
+    if not resume:
+        _start_fresh(args.run_dir, overwrite)
     torch.manual_seed(int(np.random.SeedSequence([args.seed, 1 << 20]).generate_state(1)[0]))
     net = PolicyNet(hidden=args.hidden, features=args.features)
     critic = DealCritic(args.hidden)
@@ -591,13 +628,18 @@ def train(args: PPOArgs, resume: bool = False, progress_bar: bool = True) -> str
                        "league/snapshot_win_rate": float(np.mean([league.win_rate(n) for n in names[1:]
                                                                   if n.startswith("snapshot:")] or [np.nan]))}
             scalars.update({f"league/win_rate_vs_{spec}": league.win_rate(spec) for spec in args.scripted})
-            done = state.decisions >= args.total_decisions or stop["requested"]
-            if done or (args.eval_every and state.update % args.eval_every == 0):
-                save_policy(net, policy_path, **meta, decisions=state.decisions, updates=state.update,
-                            seconds=round(time.perf_counter() - started),
-                            complete=state.decisions >= args.total_decisions)
-                scalars.update({f"eval/win_rate_vs_{spec}": rate
-                                for spec, rate in evaluate(args, policy_path, state.update).items()})
+            complete = state.decisions >= args.total_decisions
+            done = complete or stop["requested"]
+            if complete or (args.eval_every and state.update % args.eval_every == 0 and not done):
+                evaluated = policy_path if complete else eval_path
+                save_policy(net, evaluated, **meta, decisions=state.decisions, updates=state.update,
+                            seconds=round(time.perf_counter() - started), complete=complete)
+                try:
+                    scalars.update({f"eval/win_rate_vs_{spec}": rate
+                                    for spec, rate in evaluate(args, evaluated, state.update).items()})
+                finally:
+                    if not complete:
+                        os.remove(eval_path)
             for tag, value in scalars.items():
                 writer.add_scalar(tag, value, step)
             if done or state.update % args.checkpoint_every == 0:
@@ -609,4 +651,10 @@ def train(args: PPOArgs, resume: bool = False, progress_bar: bool = True) -> str
         bar.close()
         backend.close()
         writer.close()
+    if state.decisions < args.total_decisions:
+        raise TrainingInterrupted(checkpoint if os.path.exists(checkpoint) else None, state.decisions,
+                                  args.total_decisions)
+    if not os.path.exists(policy_path):  # a finished checkpoint whose run was killed before writing the policy
+        save_policy(net, policy_path, **meta, decisions=state.decisions, updates=state.update,
+                    seconds=round(state.seconds), complete=True)
     return policy_path

@@ -341,11 +341,17 @@ class Backend:
 
             ctx = multiprocessing.get_context("spawn")
             self.pipes = []
-            for _ in range(workers):
-                parent, child = ctx.Pipe()
-                ctx.Process(target=_serve, args=(child,), daemon=True).start()
-                child.close()
-                self.pipes.append(parent)
+            # the workers inherit an ignored Ctrl-C from their first instruction, before _serve runs (importing
+            # torch takes a second): a Ctrl-C then would print a traceback per worker (training/workers.py)
+            previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+            try:
+                for _ in range(workers):
+                    parent, child = ctx.Pipe()
+                    ctx.Process(target=_serve, args=(child,), daemon=True).start()
+                    child.close()
+                    self.pipes.append(parent)
+            finally:
+                signal.signal(signal.SIGINT, previous)
         else:
             from .workers import start_ray
 

@@ -160,8 +160,15 @@ def train_exact(cfg: RunConfig, out: TextIO = sys.stderr, max_new_iterations: in
 
 
 def train(cfg: RunConfig, out: TextIO = sys.stderr, **kwargs) -> dict:
-    if cfg.trainer == "exact":
-        return train_exact(cfg, out=out, **kwargs)
-    from .mccfr import train_mccfr
+    """Run the configured trainer while holding the checkpoint's lock (:func:`training.outputs.hold`): a second
+    run on the same checkpoint is refused (ValueError), and temporary files of killed writes beside it are
+    removed. Ctrl-C leaves the last checkpoint written (every ``checkpoint_every`` iterations or
+    ``checkpoint_every_s`` seconds) as the run's resumable state."""
+    from training.outputs import hold
 
-    return train_mccfr(cfg, out=out, **kwargs)
+    with hold(cfg.checkpoint, f"checkpoint {cfg.checkpoint!r}"):
+        if cfg.trainer == "exact":
+            return train_exact(cfg, out=out, **kwargs)
+        from .mccfr import train_mccfr
+
+        return train_mccfr(cfg, out=out, **kwargs)
