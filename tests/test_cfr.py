@@ -313,3 +313,5 @@ def test_cli_set_overrides_are_checked(tmp_path, capsys):
     from agents.cfr_table import load_checkpoint
 
     assert load_checkpoint(tmp_path / "ck.npz").iteration == 2  # --set took the place of the file's 30
+    assert main(["train", "cfr", "--config", str(config), "--set", "iterations=1", "--no-resume"]) == 0
+    assert load_checkpoint(tmp_path / "ck.npz").iteration == 1  # started over (a resumed run would stay at 2)

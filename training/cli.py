@@ -581,10 +581,10 @@ def _cmd_train_cfr(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     try:
         cfg = load_config(args.config, parse_overrides(args.set))
         resumes = cfg.resume  # the config's own setting, before --no-resume
-        if args.no_resume:
-            cfg.resume = False
-        if args.no_progress:
-            cfg.progress = False
+        # a copy, not assignments: assignment re-runs the validators, and the before-validator that names keys of
+        # the other trainer would see this trainer's defaults for them
+        cfg = cfg.model_copy(update={"resume": cfg.resume and not args.no_resume,
+                                     "progress": cfg.progress and not args.no_progress})
         train(cfg)
     except CheckpointError as exc:
         print(f"truco train cfr: error: {exc}", file=sys.stderr)
