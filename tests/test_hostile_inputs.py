@@ -7,8 +7,8 @@
    bomb are refused quickly and without allocating what they declare (a slow test measures the memory of a
    fresh process).
 3. The CFR agent only ever picks a legal action, also when a table row gives every legal action probability 0.
-4. Commands (`truco eval`, `export`, `replay`, `train ppo/cfr --config`, `play`), in-process: exit 2 (replay: 1,
-   its documented failure code) and one stderr line naming the file.
+4. Commands (`truco eval`, `export`, `replay`, `train ppo/cfr --config`, `play`), in-process: exit 2 (replay: 1
+   for a readable record that fails its checks, its documented failure code) and one stderr line naming the file.
 """
 
 from __future__ import annotations
@@ -481,6 +481,8 @@ def hostile(tmp_path) -> dict[str, Path]:
     record = a_record()
     record["hands"][0]["deal"]["hands"][0][0] = LONG
     files["record"].write_text(json.dumps(record))
+    files["truncated-record"] = tmp_path / "truncated.json"
+    files["truncated-record"].write_text(json.dumps(record)[:200])
     return files
 
 
@@ -497,6 +499,7 @@ def hostile(tmp_path) -> dict[str, Path]:
     ("yaml", ["train", "cfr", "--config", "{}"]),
     ("policy", ["play", "--opponent", "ppo:{}", "--seed", "1"]),
     ("record", ["replay", "{}"]),
+    ("truncated-record", ["replay", "{}"]),
 ], ids=lambda v: v if isinstance(v, str) else " ".join(v[:2]))
 def test_a_command_given_a_hostile_file_fails_in_one_line(kind, argv, hostile, tmp_path, capsys):
     path = hostile[kind]
@@ -505,7 +508,8 @@ def test_a_command_given_a_hostile_file_fails_in_one_line(kind, argv, hostile, t
     out = tmp_path / "out"
     argv = [a.replace("{}", str(path)).replace("OUT", str(out)) for a in argv]
     code, line = run_cli(argv, capsys)
-    assert code == (1 if argv[0] == "replay" else 2), line  # replay: 1 for any record that fails (docs/records.md)
+    # replay: 1 for a record that is read but fails its checks, 2 for a file that is no record (docs/records.md)
+    assert code == (1 if kind == "record" else 2), line
     assert str(path) in line and len(line) < 1000, line[:300]
     assert not out.exists() or not any(out.rglob("*.onnx")) and not any(out.rglob("*.json"))
 

@@ -694,9 +694,9 @@ def _cmd_replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
 
     try:
         record = load_record(args.file)
-    except ReplayError as exc:  # the message starts with the file's name
+    except ReplayError as exc:  # not a readable record: bad input (2); a record that disagrees is a finding (1)
         print(f"truco replay: {exc}", file=sys.stderr)
-        return 1
+        return 2
     try:
         state = replay_record(record)
     except ReplayError as exc:
