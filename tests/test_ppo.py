@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -73,6 +74,32 @@ def test_resume_refuses_other_options_and_a_fresh_run_refuses_an_old_checkpoint(
         train(tiny(tmp_path, "run", total_decisions=1500), progress_bar=False)
     with pytest.raises(ValueError, match="'learning_rate'"):
         train(tiny(tmp_path, "run", total_decisions=1500, learning_rate=1e-2), resume=True, progress_bar=False)
+
+
+@pytest.mark.parametrize("break_it", [
+    lambda meta: meta.update(args=[1]),  # options of the wrong shape
+    lambda meta: meta["league"].update(ids=["nope"]),  # a snapshot that is not there
+    lambda meta: meta.update(rng={"state": 5}),  # an RNG state numpy refuses
+    lambda meta: meta.pop("progress"),
+], ids=["args", "league", "rng", "progress"])
+def test_resume_from_a_malformed_checkpoint_is_one_line_naming_it(tmp_path, break_it):
+    """A checkpoint edited by hand or made by a stranger: one ValueError line naming the file, never a KeyError
+    from deep inside (issue 30)."""
+    from safetensors import safe_open
+    from safetensors.torch import save_file
+
+    train(tiny(tmp_path, "run", total_decisions=1500), progress_bar=False)
+    path = tmp_path / "run" / "checkpoint.safetensors"
+    with safe_open(str(path), "pt") as handle:
+        header = handle.metadata()
+        tensors = {k: handle.get_tensor(k) for k in handle.keys()}
+    meta = json.loads(header["json"])
+    break_it(meta)
+    save_file(tensors, str(path), metadata={**header, "json": json.dumps(meta)})
+    with pytest.raises(ValueError) as err:
+        train(tiny(tmp_path, "run", total_decisions=1500), resume=True, progress_bar=False)
+    message = str(err.value)
+    assert str(path) in message and "\n" not in message, message
 
 
 def test_the_processes_backend_trains_the_same_weights_as_local(tmp_path):

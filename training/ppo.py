@@ -66,6 +66,7 @@ from agents.network import (
 )
 from truco_env import cards as C
 from truco_env.encoding import OBSERVATION_SIZE, OBSERVATION_VERSION, PRIVILEGED_SIZE
+from truco_env.limits import clip
 from truco_env.vector import VectorEnv
 
 from .atomic import TEMP_PREFIX, atomic_save_tensors
@@ -459,11 +460,25 @@ def save_checkpoint(path: str, args: PPOArgs, net: PolicyNet, critic: DealCritic
 def load_checkpoint(path: str, args: PPOArgs, net: PolicyNet, critic: DealCritic, optimizer: torch.optim.Optimizer,
                     league: League, rng: np.random.Generator) -> Progress:
     tensors, meta = load_tensors(path, CHECKPOINT_FORMAT)
-    saved = PPOArgs(**meta["args"])
+    try:
+        saved = PPOArgs(**meta["args"])
+    except (KeyError, TypeError, ValueError) as exc:  # a checkpoint from a stranger, or edited by hand
+        raise ValueError(f"{path}: the checkpoint's recorded options are unusable "
+                         f"({clip(str(exc).splitlines()[0], 120)})") from None
     for name in PPOArgs.model_fields:
         if name not in ("backend", "run_dir") and getattr(saved, name) != getattr(args, name):
             raise ValueError(f"--resume: option {name!r} is {getattr(args, name)!r} but the checkpoint was trained "
                              f"with {getattr(saved, name)!r}; resume with the same options")
+    try:
+        return _restore(tensors, meta, net, critic, optimizer, league, rng)
+    except (KeyError, TypeError, ValueError, RuntimeError, AttributeError, IndexError) as exc:
+        raise ValueError(f"{path}: not a usable checkpoint of this run ({type(exc).__name__}: "
+                         f"{clip(str(exc).splitlines()[0] if str(exc) else '', 120)})") from None
+
+
+def _restore(tensors: dict[str, torch.Tensor], meta: dict[str, Any], net: PolicyNet, critic: DealCritic,
+             optimizer: torch.optim.Optimizer, league: League, rng: np.random.Generator) -> Progress:
+    """Put a checkpoint's state into the run's objects; any malformed part raises (reported in one line above)."""
 
     def part(prefix: str) -> dict[str, torch.Tensor]:
         return {k[len(prefix):]: v for k, v in tensors.items() if k.startswith(prefix)}
@@ -475,8 +490,11 @@ def load_checkpoint(path: str, args: PPOArgs, net: PolicyNet, critic: DealCritic
         index, name = key.split(".", 1)
         state.setdefault(int(index), {})[name] = value.reshape(()) if name == "step" else value
     optimizer.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
-    league.next_id = meta["league"]["next_id"]
-    league.weights = {sid: {k: v.numpy() for k, v in part(f"snap.{sid}.").items()} for sid in meta["league"]["ids"]}
+    recorded = meta["league"]
+    if not isinstance(recorded["next_id"], int) or not all(part(f"snap.{sid}.") for sid in recorded["ids"]):
+        raise ValueError("the league's snapshot ids do not match its weights")
+    league.next_id = recorded["next_id"]
+    league.weights = {sid: {k: v.numpy() for k, v in part(f"snap.{sid}.").items()} for sid in recorded["ids"]}
     league.scores = {k: deque(v, maxlen=200) for k, v in meta["league"]["scores"].items()}
     rng.bit_generator.state = meta["rng"]
     return Progress(**meta["progress"])
