@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Create .venv and install truco-rl into it (editable, with the dev extras).
+# Create .venv and install truco-rl into it (editable, with the dev extras), and onnxruntime-web for the web
+# table where npm exists.
 #
 # Idempotent: the install is skipped while .venv holds a stamp matching the
 # current pyproject.toml and constraints.txt (and set of package __init__.py
@@ -16,6 +17,23 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 PYTHON="${PYTHON:-python3}"
 VENV=.venv
+
+# The web table (truco serve, docs/web.md) serves onnxruntime-web from frontends/web/node_modules: npm ci installs
+# the locked version when npm is here and the lock changed since the last install. Node.js is optional: without
+# it everything but the web table works, and its browser test skips.
+web_stamp="frontends/web/node_modules/.installed-$(sha256sum frontends/web/package-lock.json | cut -c1-16)"
+if [[ ! -f "$web_stamp" ]]; then
+    if command -v npm >/dev/null 2>&1; then
+        echo "setup: installing onnxruntime-web for the web table (npm ci in frontends/web)" >&2
+        if npm ci --prefix frontends/web --no-audit --no-fund --loglevel=error >&2; then
+            touch "$web_stamp"
+        else
+            echo "setup: npm ci failed: truco serve needs it (npm ci --prefix frontends/web; docs/web.md)" >&2
+        fi
+    else
+        echo "setup: npm not found: skipped onnxruntime-web, which only truco serve needs (docs/web.md)" >&2
+    fi
+fi
 
 # The stamp also covers which top-level packages have an __init__.py: the
 # editable install records a package that lacks one as a namespace package, and
