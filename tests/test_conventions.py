@@ -27,6 +27,7 @@ ALLOWED: dict[str, set[str] | str] = {
     "training/report.py": {"cli_main"},
     "training/abr_validation.py": {"main"},
     "training/ship.py": {"main"},
+    "training/serve.py": {"serve"},  # truco serve: the address to open, and "stopped"
     "training/cfr/bluff.py": {"main"},
     "truco_env/single.py": {"TrucoSingleAgentEnv.render"},
     "truco_env/aec.py": {"TrucoEnv.render"},

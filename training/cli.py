@@ -173,6 +173,41 @@ def build_parser() -> argparse.ArgumentParser:
                       help="let bots play presets their policy was not trained for (refused otherwise)")
     play.set_defaults(func=_cmd_play)
 
+    serve = sub.add_parser(
+        "serve",
+        help="play a match against an exported policy in the browser (a local web table)",
+        description=(
+            "Start a local web server with a page where you play a whole match against a policy. The\n"
+            "policy runs in the browser (onnxruntime-web, installed once with 'npm ci --prefix\n"
+            "frontends/web'); the server keeps the match on the Python engine, refuses illegal moves and\n"
+            "saves the match record after every move (replayable with truco replay). A ppo: policy is\n"
+            "exported to ONNX once into --cache. The page plays it greedy unless the spec ends in ,sample."
+        ),
+        epilog=(
+            "examples:\n"
+            "  truco serve                                  # argentine against ppo:argentine, port 8000\n"
+            "  truco serve --preset paulista --port 8080 --records runs/web/paulista\n"
+            "  truco serve --opponent onnx:exported/argentine.onnx,sample"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    serve.add_argument("--preset", default="argentine", help="rules preset (default: argentine)")
+    serve.add_argument("--opponent", default=None, metavar="SPEC",
+                       help="the bot: ppo:<name>, ppo:PATH.safetensors or onnx:PATH.onnx, optionally ,greedy or "
+                            ",sample (default: ppo:<preset>, greedy)")
+    serve.add_argument("--port", type=int, default=8000, help="TCP port; 0 picks a free one (default: 8000)")
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="address to listen on (default: 127.0.0.1, this machine only)")
+    serve.add_argument("--records", default="runs/web", metavar="DIR",
+                       help="where the match records go (default: runs/web)")
+    serve.add_argument("--cache", default=None, metavar="DIR",
+                       help="where exported policies are kept (default: ~/.cache/truco-rl/web)")
+    serve.add_argument("--seed", type=int, default=None,
+                       help="seed of the first match's deals (the next matches count up from it)")
+    serve.add_argument("--allow-other-preset", action="store_true",
+                       help="play a policy on a preset it was not trained for (refused otherwise)")
+    serve.set_defaults(func=_cmd_serve)
+
     train = sub.add_parser(
         "train",
         help="train a policy (ppo, cfr)",
@@ -508,9 +543,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 EXTRAS = {"torch": ("train",), "tensorboard": ("train",), "safetensors": ("train",), "pydantic": ("train", "eval"),
           "yaml": ("train", "eval"), "tqdm": ("eval", "train"), "matplotlib": ("eval",), "openskill": ("eval",),
           "rich": ("play",), "onnx": ("export",), "onnxruntime": ("export",), "onnxscript": ("export",),
-          "ray": ("ray",), "pyspiel": ("spiel",)}
+          "ray": ("ray",), "pyspiel": ("spiel",), "werkzeug": ("web",)}
 #: The extra a command is installed by, where it has one.
-COMMAND_EXTRAS = {"eval": "eval", "train": "train", "play": "play", "export": "export"}
+COMMAND_EXTRAS = {"eval": "eval", "train": "train", "play": "play", "export": "export", "serve": "web"}
 
 
 def extra_for(module: str | None, command: str | None = None) -> str | None:
@@ -683,6 +718,17 @@ def _cmd_play(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                           allow_other_preset=args.allow_other_preset)
     except ValueError as exc:
         print(f"truco play: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _cmd_serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from training.serve import serve
+
+    try:
+        return serve(args.preset, args.opponent, args.port, args.host, args.records, args.cache, args.seed,
+                     args.allow_other_preset)
+    except ValueError as exc:
+        print(f"truco serve: error: {exc}", file=sys.stderr)
         return 2
 
 

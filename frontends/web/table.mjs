@@ -1,0 +1,339 @@
+// The page of `truco serve` (training/serve.py): draws the person's seat from the view the server sends and runs
+// the bot's policy in the browser. The server holds the match and checks every action; this page only shows the
+// person's view, offers the legal actions the server lists, and, when a bot seat is to act, feeds that seat's view
+// to the JavaScript encoder and the policy (onnxruntime-web, served by the server from frontends/web/node_modules)
+// and posts the action it chooses.
+//
+// URL options: ?botDelay=MS waits that long before each bot move (default 700, so that a person sees it happen).
+// For tests, <body> carries data-state (loading, human, bot, sending, over, error), data-position (actions played)
+// and data-last-bot (the bot's last choice: seat, position, action id and name).
+
+import * as ort from "/ort/ort.wasm.min.mjs";
+import { TrucoEncoder } from "/js/truco_encoder.mjs";
+
+const params = new URLSearchParams(location.search);
+const BOT_DELAY = Math.max(0, Number(params.get("botDelay") ?? 700) || 0);
+
+ort.env.wasm.wasmPaths = "/ort/";
+ort.env.wasm.numThreads = 1; // more threads need a cross-origin isolated page; one is plenty for this network
+
+const SUIT_NAMES = {
+  argentine: { e: "espadas", b: "bastos", o: "oros", c: "copas" },
+  paulista: { s: "♠", c: "♣", d: "♦", h: "♥" },
+};
+const SOURCE_NAMES = { envido: "envido", flor: "flor", truco: "hand" };
+
+let table = null;   // GET /api/table
+let encoder = null;
+let session = null;
+let game = null;    // the last view the server sent
+let busy = false;
+
+const $ = (id) => document.getElementById(id);
+
+function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (key === "dataset") Object.assign(node.dataset, value);
+    else if (key === "class") node.className = value;
+    else if (value !== undefined && value !== null) node.setAttribute(key, value);
+  }
+  for (const child of children.flat()) {
+    if (child !== null && child !== undefined) node.append(child instanceof Node ? child : String(child));
+  }
+  return node;
+}
+
+function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function setState(state) {
+  document.body.dataset.state = state;
+}
+
+// ------------------------------------------------------------------ cards and seats
+
+function cardParts(text, family) {
+  const suit = text.slice(-1);
+  return { rank: text.slice(0, -1), suit, suitName: SUIT_NAMES[family][suit] ?? suit };
+}
+
+function cardName(text, family) {
+  if (!text) return "a face-down card";
+  const { rank, suitName } = cardParts(text, family);
+  return family === "argentine" ? `${rank} de ${suitName}` : `${rank}${suitName}`;
+}
+
+function cardEl(text, { small = false, vira = false, label = null } = {}) {
+  const family = game.family;
+  const classes = ["card"];
+  if (small) classes.push("small");
+  if (vira) classes.push("vira");
+  if (!text) {
+    classes.push("down");
+    return el("span", { class: classes.join(" "), role: "img", "aria-label": label ?? "a face-down card" },
+      el("span", { class: "rank" }, "?"));
+  }
+  const { rank, suit, suitName } = cardParts(text, family);
+  classes.push(`${family === "argentine" ? "es" : "fr"}-${suit}`);
+  const a11y = label === "" ? { "aria-hidden": "true" } : { role: "img", "aria-label": label ?? cardName(text, family) };
+  return el("span", { class: classes.join(" "), ...a11y },
+    el("span", { class: "rank" }, rank), el("span", { class: "suit" }, suitName));
+}
+
+function seatName(seat) {
+  if (seat === game.seat) return "You";
+  if (game.players === 2) return "Bot";
+  return `${seat % 2 === game.team ? "Partner" : "Bot"} ${seat}`;
+}
+
+function teamName(team) {
+  if (game.players === 2) return team === game.team ? "you" : "the bot";
+  return team === game.team ? "your team" : "the bots";
+}
+
+function saidText(entry) {
+  if (!entry.card) return entry.text;
+  return entry.text ? `plays ${cardName(entry.text, game.family)}${entry.name.startsWith("cover") ? " face down" : ""}`
+    : "plays a card face down";
+}
+
+// ------------------------------------------------------------------ drawing
+
+function trickList(tricks) {
+  return tricks.map((trick, i) => el("li", {},
+    el("span", { class: "trick-name" }, `Trick ${i + 1}`),
+    trick.plays.map((play) => el("span", { class: "play" },
+      cardEl(play.card, { small: true }), seatName(play.seat))),
+    el("span", { class: "winner" }, trick.winner === null ? ""
+      : trick.winner === "tie" ? "→ tied" : `→ ${teamName(trick.winner)}`)));
+}
+
+function showdown(shown) {
+  const parts = [];
+  for (const [kind, list] of Object.entries(shown ?? {})) {
+    if (list && list.length) {
+      parts.push(`${kind}: ` + list.map(([seat, points]) =>
+        `${seatName(seat)} ${points === null ? (game.family === "argentine" ? "son buenas" : "—") : points}`).join(", "));
+    }
+  }
+  return parts;
+}
+
+function render(g) {
+  game = g;
+  document.body.dataset.position = String(g.position);
+  document.body.dataset.game = g.game;
+  if (location.hash !== `#game=${g.game}`) history.replaceState(null, "", `#game=${g.game}`);
+
+  const [mine, theirs] = g.team === 0 ? g.score : [g.score[1], g.score[0]];
+  $("score").replaceChildren(
+    el("span", { class: "us" }, `${g.players === 2 ? "You" : "Us"} ${mine}`), " · ",
+    el("span", {}, `${g.players === 2 ? "Bot" : "Them"} ${theirs}`), el("small", {}, ` / ${g.target}`));
+
+  const info = [`Hand ${g.hand}`, `dealer: ${seatName(g.dealer)}`, `worth ${g.worth}`];
+  if (g.special) info.push(g.special.replaceAll("_", " "));
+  const infoNodes = [el("span", {}, info.join(" · "))];
+  if (g.vira) {
+    infoNodes.push(el("span", { class: "vira-box" }, "vira", cardEl(g.vira, { small: true, vira: true }),
+      `manilhas: ${g.manilha}`));
+  }
+  $("info").replaceChildren(...infoNodes);
+
+  $("tricks").replaceChildren(...(g.tricks.length ? trickList(g.tricks) : [el("li", {}, "No card played yet")]));
+
+  const playable = new Map(g.legal.filter((a) => a.name.startsWith("play:")).map((a) => [a.name.slice(5), a]));
+  $("hand").replaceChildren(...g.cards.map((c) => {
+    const face = cardEl(c.card, { label: c.card ? null : `card ${c.slot + 1}, unseen` });
+    const action = c.card ? playable.get(c.card) : null;
+    if (!action) return face;
+    const button = el("button", { type: "button", class: "card-button", tabindex: "-1",
+      "aria-label": action.label, dataset: { handAction: String(action.id) } }, face);
+    button.addEventListener("click", () => choose(action.id));
+    return button;
+  }));
+  $("partners").replaceChildren(...g.partners.map((p) => el("p", {}, `${seatName(p.seat)} holds: `,
+    p.cards.map((c) => cardEl(c, { small: true })))));
+
+  $("actions").replaceChildren(...g.legal.map((a, i) => {
+    const key = i < 9 ? String(i + 1) : i === 9 ? "0" : null;
+    const isCard = a.name.includes(":");
+    const button = el("button", { type: "button", class: isCard ? "card-play" : "call",
+      dataset: { action: String(a.id), name: a.name, key: key ?? "" } },
+      key ? el("kbd", {}, key) : null,
+      isCard && !a.name.startsWith("play_slot") ? cardEl(a.name.split(":")[1], { label: "" }) : null,
+      el("span", { lang: game.family === "argentine" ? "es" : "pt" }, a.label));
+    button.addEventListener("click", () => choose(a.id));
+    return button;
+  }));
+
+  const said = g.said.map((entry) => el("li", { class: entry.seat === g.seat ? "me" : "" },
+    `${seatName(entry.seat)}: `, el("span", { lang: g.family === "argentine" ? "es" : "pt" }, saidText(entry))));
+  for (const line of showdown(g.shown)) said.push(el("li", {}, line));
+  $("said").replaceChildren(...(said.length ? said : [el("li", {}, "Nothing yet")]));
+
+  const previous = $("previous");
+  previous.hidden = !g.previous;
+  if (g.previous) {
+    const p = g.previous;
+    const [a, b] = g.team === 0 ? p.points : [p.points[1], p.points[0]];
+    const sources = Object.entries(p.sources).filter(([, pts]) => pts[0] || pts[1])
+      .map(([name, pts]) => `${SOURCE_NAMES[name] ?? name} ${g.team === 0 ? pts[0] : pts[1]}–${g.team === 0 ? pts[1] : pts[0]}`);
+    previous.replaceChildren(
+      el("h2", {}, `Hand ${p.hand}: ${teamName(g.team)} +${a}, ${teamName(1 - g.team)} +${b}`
+        + (sources.length ? ` (${sources.join(", ")})` : "")),
+      el("ol", {}, trickList(p.tricks)),
+      el("p", {}, [...p.said.filter((e) => !e.card).map((e) => `${seatName(e.seat)}: ${e.text}`),
+        ...showdown(p.shown)].join(" · ")));
+  }
+
+  let status;
+  if (g.over) {
+    const won = g.winner === g.team;
+    status = `Match over: ${won ? (g.players === 2 ? "you win" : "your team wins") : `${teamName(g.winner)} win${g.players === 2 ? "s" : ""}`} `
+      + `${Math.max(...g.score)}–${Math.min(...g.score)}. Press N for a new match.`;
+  } else if (g.to_act === g.seat) {
+    const last = g.said[g.said.length - 1];
+    status = (last && last.seat !== g.seat && !last.card ? `${seatName(last.seat)}: ${last.text} — ` : "") + "your turn";
+  } else {
+    status = `${seatName(g.to_act)} is thinking…`;
+  }
+  $("status").textContent = status;
+  $("about").textContent = `${table.preset}: the bot is ${table.policy.spec}, played ${table.policy.mode} in this `
+    + "browser with onnxruntime-web; the server checks every move."
+    + (g.record ? ` Match record: ${g.record} (truco replay ${g.record}).` : "");
+}
+
+function showError(message) {
+  const box = $("error");
+  box.textContent = message;
+  box.hidden = false;
+}
+
+// ------------------------------------------------------------------ the server and the bot
+
+class ApiError extends Error {}
+
+async function api(method, url, body) {
+  const init = { method, headers: {} };
+  if (body !== undefined) {
+    init.headers["content-type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(url, init);
+  let data = null;
+  try {
+    data = await response.json();
+  } catch {
+    data = null;
+  }
+  if (!response.ok) throw new ApiError(data?.error ?? `${response.status} ${response.statusText}`);
+  return data;
+}
+
+/** The bot's action id for the seat view ``view``: the policy's most probable legal action (greedy), or a draw. */
+async function botChoice(bot) {
+  const { observation, actionMask, family } = encoder.encode(bot.view);
+  const width = table.policy.observation_size; // an older layout's policy reads a prefix
+  const obs = observation.length > width ? observation.slice(0, width) : observation;
+  const out = await session.run({
+    observation: new ort.Tensor("float32", obs, [1, width]),
+    action_mask: new ort.Tensor("int8", actionMask, [1, actionMask.length]),
+  });
+  const p = out.probabilities.data;
+  let id = -1;
+  if (table.policy.mode === "sample") {
+    let r = Math.random();
+    for (let a = 0; a < p.length; a++) {
+      if (!actionMask[a]) continue;
+      id = a; // the last legal one, should rounding leave r above 0
+      if ((r -= p[a]) < 0) break;
+    }
+  } else {
+    for (let a = 0; a < p.length; a++) if (actionMask[a] && (id < 0 || p[a] > p[id])) id = a;
+  }
+  document.body.dataset.lastBot = JSON.stringify({ seat: bot.seat, position: game.position, action: id,
+    name: encoder.actionName(id, family) });
+  return id;
+}
+
+/** Show ``g``, then play the bot's moves until the person is to act or the match is over. */
+async function advance(g) {
+  busy = true;
+  try {
+    render(g);
+    while (g.bot) {
+      setState("bot");
+      if (BOT_DELAY) await sleep(BOT_DELAY);
+      const action = await botChoice(g.bot);
+      g = await api("POST", `/api/games/${g.game}/actions`, { seat: g.bot.seat, action, position: g.position });
+      render(g);
+    }
+  } finally {
+    busy = false;
+  }
+  setState(g.over ? "over" : "human");
+}
+
+async function choose(id) {
+  if (busy || !game || game.over) return;
+  $("error").hidden = true;
+  busy = true;
+  for (const b of document.querySelectorAll("#actions button, #hand button")) b.disabled = true;
+  setState("sending");
+  let next;
+  try {
+    next = await api("POST", `/api/games/${game.game}/actions`, { seat: game.seat, action: id, position: game.position });
+  } catch (err) {
+    showError(err.message);
+    next = await api("GET", `/api/games/${game.game}`).catch(() => game);
+  } finally {
+    busy = false;
+  }
+  await run(() => advance(next));
+}
+
+async function newGame() {
+  if (busy) return;
+  if (game && !game.over && game.position > 0 && !confirm("Leave this match and start a new one?")) return;
+  $("error").hidden = true;
+  await run(async () => advance(await api("POST", "/api/games", {})));
+}
+
+async function run(step) {
+  try {
+    await step();
+  } catch (err) {
+    showError(err.message);
+    setState("error");
+  }
+}
+
+document.addEventListener("keydown", (event) => {
+  if (event.ctrlKey || event.altKey || event.metaKey || !game) return;
+  if (event.key === "n" || event.key === "N") {
+    if (game.over) newGame();
+    return;
+  }
+  const button = document.querySelector(`#actions button[data-key="${CSS.escape(event.key)}"]`);
+  if (button && !button.disabled) {
+    event.preventDefault();
+    button.click();
+  }
+});
+
+$("new-game").addEventListener("click", newGame);
+
+run(async () => {
+  table = await api("GET", "/api/table");
+  encoder = new TrucoEncoder(await api("GET", "/js/truco_tables.json"));
+  if (table.policy.observation_version > encoder.observationVersion) {
+    throw new Error("the policy reads a newer observation layout than this encoder computes");
+  }
+  session = await ort.InferenceSession.create(table.policy.model, { executionProviders: ["wasm"] });
+  const wanted = new URLSearchParams(location.hash.slice(1)).get("game");
+  let g = null;
+  if (wanted) g = await api("GET", `/api/games/${encodeURIComponent(wanted)}`).catch(() => null);
+  await advance(g ?? await api("POST", "/api/games", {}));
+});
