@@ -60,18 +60,30 @@ class OnnxAgent(Agent):
         mask = np.asarray(observation["action_mask"], dtype=np.int8)
         if not mask.any():
             raise ValueError("OnnxAgent.act: the action mask has no legal action")
-        probs = self.probabilities(np.asarray(observation["observation"])[None], mask[None])[0].astype(np.float64)
-        probs = np.where(mask > 0, probs, 0.0)
+        legal = mask[None] > 0
+        probs = self.probabilities(np.asarray(observation["observation"])[None], mask[None]).astype(np.float64)
+        probs = _legal_weights(probs, legal)[0]
         if self.greedy:
-            return int(np.argmax(np.where(mask > 0, probs, -1.0)))  # a legal action even if every one has 0
+            return int(np.argmax(np.where(legal[0], probs, -1.0)))
         return int(self._rng.choice(len(probs), p=probs / probs.sum()))
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        probs = self.probabilities(observations, masks).astype(np.float64)
         legal = np.asarray(masks) > 0
+        probs = _legal_weights(self.probabilities(observations, masks).astype(np.float64), legal)
         if self.greedy:
             return np.argmax(np.where(legal, probs, -1.0), axis=1)
-        return sample_rows(np.where(legal, probs, 0.0), self._rng)
+        return sample_rows(probs, self._rng)
+
+
+def _legal_weights(probs: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    """The model's weights on the legal actions; a row whose legal weights are all 0 (or not finite) becomes
+    uniform over its legal actions. Why: a model from a stranger must never make the agent play an illegal action
+    or divide by zero, whatever it outputs."""
+    weights = np.where(legal, probs, 0.0)
+    total = weights.sum(axis=1)
+    broken = ~(np.isfinite(total) & (total > 0))
+    weights[broken] = legal[broken]
+    return weights
 
 
 def _factory(arg: str | None, params: dict[str, str]) -> Agent:

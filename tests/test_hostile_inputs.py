@@ -593,3 +593,22 @@ def test_the_bombs_cost_a_fresh_process_little_memory(tmp_path):
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("PolicyFileError") and lines[1].startswith("CheckpointError"), proc.stdout
     assert int(lines[-1]) < 200 * 2**20, proc.stdout
+
+
+@pytest.mark.parametrize("output", ["illegal-only", "nan"])
+def test_the_onnx_agent_plays_a_legal_action_whatever_the_model_outputs(output):
+    """A model that passes the load check may still, on some input, put no weight on any legal action (or give
+    NaN): the agent then plays uniformly over the legal actions instead of an illegal one or a division by 0."""
+    from agents.onnx import OnnxAgent
+
+    agent = OnnxAgent.__new__(OnnxAgent)  # the model's forward pass is replaced below
+    mask = np.zeros(98, dtype=np.int8)
+    mask[[3, 7]] = 1
+    row = np.full(98, np.nan) if output == "nan" else np.eye(98)[0]
+    agent.probabilities = lambda obs, masks: np.repeat(row[None], len(masks), axis=0)
+    for greedy in (True, False):
+        agent.greedy = greedy
+        agent.seed(0)
+        picks = {agent.act({"observation": np.zeros(8), "action_mask": mask}) for _ in range(40)}
+        picks |= set(agent.act_batch(np.zeros((40, 8)), np.repeat(mask[None], 40, axis=0)).tolist())
+        assert picks <= {3, 7} and (greedy or picks == {3, 7}), picks
