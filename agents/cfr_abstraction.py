@@ -35,6 +35,10 @@ or waits for its answer, the opponent's card on the current trick only through h
 it, a compact betting state (ladder level and who made the last ladder call, the pending envido chain) instead
 of the whole call sequence, and nothing of what was shown. A checkpoint records its version
 (``meta["abstraction"]``) and is read with it, so ``v1`` checkpoints still load and play.
+
+Version ``v3`` (:mod:`agents.cfr_abstraction_v3`) has v2's content but is read from the observation vector by a
+compiled function, for the compiled MCCFR walk; ``v1`` and ``v2`` stay here for the Python walk and the
+checkpoints trained with them.
 """
 
 from __future__ import annotations

@@ -1,0 +1,404 @@
+"""Abstraction ``v3`` (and the ``lossless`` key) for MCCFR on the compiled engine: keys and abstract actions read
+from the observation vector and the legal mask, by compiled functions.
+
+Why from the observation: the same function then runs inside the compiled MCCFR walk
+(:mod:`training.cfr.mccfr_kernel`, on the kernel's own ``encode_obs``) and at play time in :mod:`agents.cfr` (on
+the observation every environment already hands an agent), so the training and the playing key agree by
+construction, and a ``v3`` checkpoint plays from ``{"observation", "action_mask"}`` alone: no
+information-state string and no reference engine. ``tests/test_mccfr_kernel.py`` still checks that the key of
+the walk equals the key of the environment's observation for the same decision.
+
+Content: that of ``v2`` (:mod:`agents.cfr_abstraction`), packed into one int64 (60 bits), field by field:
+
+========  ====  ====================================================================================
+bits      size  field
+========  ====  ====================================================================================
+0-11      12    legal actions: play a card (any), cover a card (any), the next ladder call, then one bit per
+                envido, real_envido, falta_envido, flor, contraflor, contraflor_al_resto, quiero, no_quiero,
+                mazo (whether cards may be played fixes which card codes: every unplayed card is legal then)
+12        1     mano
+13-16     4     score buckets own, opponent (v2's: Argentine >5 to go / 3-5 / last two; Paulista 0-7 / 8-9 /
+                10 / 11), from the *current* score (v2 used the score before the hand: the observation shows
+                the score after any envido of this hand was paid)
+17-25     9     own unplayed cards: three base-7 digits, strongest first, 1-5 the v1 letters A-E by trick
+                strength, 6 an unseen card of a blind mão de ferro
+26-30     5     envido bucket (Argentine, first trick, while an envido or flor call is legal or waits for its
+                answer): 1 + 4 x v1's envido bucket + (flor bucket + 1 when holding a flor)
+31-36     6     finished tricks: base-4 digits, 1 won, 2 lost, 3 tied
+37-41     5     the opponent's face-up card on the current trick: 1 + 4 x (own cards that beat it) + (own
+                cards that tie it); 0 when it has not played or played face down
+42-45     4     ladder: 3 x (calls so far: the pending level, else the accepted one) + who made the last
+                (0 nobody, 1 own side, 2 the opponent)
+46-59     14    the chain waiting for an answer: 1 envido, 2 flor (2 bits), then per call (up to four)
+                1 + call (0-2) + 3 x (0 own, 1 opponent's)
+========  ====  ====================================================================================
+
+Abstract actions (the table's codes, as in v1/v2): ``0..2`` play the own unplayed card of that strength rank
+(0 = strongest, ties by card index; in a blind mão de ferro the unplayed slots in order), ``3..5`` cover it,
+``10 + i`` the call ``truco_env.actions.CALLS[i]``. :func:`legal_codes` lists the codes of the legal actions with
+their engine ids, so the walk applies them and an agent maps a table row back to legal engine actions.
+
+``lossless``: a 64-bit hash of the whole observation, the legal mask and the hand's public action history
+(relative seat and action, another seat's face-down card hidden: what ``encode_information_state`` holds), so a
+perfect-recall key within a hand. The observation alone is not one: a raise answered at once and a raise after an
+accept leave the same ladder state. It is meant for the research presets, whose exact NashConv
+(:mod:`training.cfr.solver`) checks the MCCFR walk; on a full preset its table grows with every hand history.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from truco_env import _kernel as K
+
+VERSIONS = ("v3", "lossless")
+CALL_BASE = 10  # the abstract code of truco_env.actions.CALLS[0]
+MAX_LEGAL = 24  # more than any decision's legal actions (3 cards, 3 covers, a ladder call, 9 others)
+
+_STRENGTH = K.STRENGTH
+
+
+@njit(cache=True)
+def _strength_row(obs, cfg):
+    if cfg[K.C_FAMILY] == 0:
+        return 0
+    for m in range(10):
+        if obs[K.O_MANILHA + m] > 0.5:
+            return 1 + m
+    return 1
+
+
+@njit(cache=True)
+def _own_order(obs, row):
+    """Own unplayed cards, strongest first (ties by card index), or the unplayed slots in order when blind:
+    (count, blind, first, second, third), -1 past the count (scalars: an array per call cost more than the
+    rest of the key)."""
+    o0 = -1
+    o1 = -1
+    o2 = -1
+    n = 0
+    if obs[K.O_SPECIAL + 2] > 0.5:
+        for i in range(3):
+            if obs[K.O_SLOTS + i] > 0.5:
+                if n == 0:
+                    o0 = i
+                elif n == 1:
+                    o1 = i
+                else:
+                    o2 = i
+                n += 1
+        return n, True, o0, o1, o2
+    for c in range(40):
+        if obs[K.O_HAND + c] > 0.5:
+            # cards arrive by index, so a card goes ahead of the weaker ones only
+            s = _STRENGTH[row, c]
+            if n == 0:
+                o0 = c
+            elif n == 1:
+                if _STRENGTH[row, o0] < s:
+                    o1 = o0
+                    o0 = c
+                else:
+                    o1 = c
+            else:
+                if _STRENGTH[row, o0] < s:
+                    o2 = o1
+                    o1 = o0
+                    o0 = c
+                elif _STRENGTH[row, o1] < s:
+                    o2 = o1
+                    o1 = c
+                else:
+                    o2 = c
+            n += 1
+    return n, False, o0, o1, o2
+
+
+@njit(cache=True)
+def legal_codes(obs, mask, cfg, codes, ids):
+    """The abstract codes of the legal actions (ascending) into ``codes`` and their engine action ids into
+    ``ids``; returns how many."""
+    n_own, blind, o0, o1, o2 = _own_order(obs, _strength_row(obs, cfg))
+    n = 0
+    for r in range(n_own):
+        card = o0 if r == 0 else (o1 if r == 1 else o2)
+        a = K.A_SLOT + card if blind else card
+        if mask[a]:
+            codes[n] = r
+            ids[n] = a
+            n += 1
+    if not blind:
+        for r in range(n_own):
+            a = K.A_COVER + (o0 if r == 0 else (o1 if r == 1 else o2))
+            if mask[a]:
+                codes[n] = 3 + r
+                ids[n] = a
+                n += 1
+    for a in range(K.A_TRUCO, K.NUM_ACTIONS):
+        if mask[a]:
+            codes[n] = CALL_BASE + a - K.A_TRUCO
+            ids[n] = a
+            n += 1
+    return n
+
+
+@njit(cache=True, inline="always")
+def _tier(s):
+    if s >= 13:
+        return 1
+    if s >= 11:
+        return 2
+    if s >= 9:
+        return 3
+    if s >= 6:
+        return 4
+    return 5
+
+
+@njit(cache=True)
+def _score_bucket(score, target, family):
+    if family == 1:
+        eleven = target - 1
+        if score >= eleven:
+            return 3
+        if score == eleven - 1:
+            return 2
+        return 1 if score >= eleven - 3 else 0
+    if target - score <= 2:
+        return 2
+    return 1 if target - score <= 5 else 0
+
+
+@njit(cache=True)
+def _envido_bucket(points):
+    if points < 20:
+        return 0 if points <= 4 else 1
+    if points <= 24:
+        return 2
+    if points <= 27:
+        return 3
+    return 4 if points <= 30 else 5
+
+
+@njit(cache=True)
+def _argmax(obs, start, size):
+    for i in range(size):
+        if obs[start + i] > 0.5:
+            return i
+    return 0
+
+
+@njit(cache=True)
+def key_v3(obs, mask, cfg):
+    """The packed ``v3`` key of the seat whose observation is ``obs`` (layout: the module docstring)."""
+    family = cfg[K.C_FAMILY]
+    target = cfg[K.C_TARGET]
+    phase = _argmax(obs, K.O_PHASE, 7)
+    # legal actions: whether cards (and covers) may be played, and which calls
+    row = _strength_row(obs, cfg)
+    n_own, blind, o0, o1, o2 = _own_order(obs, row)
+    legal = 0
+    if n_own > 0:
+        if mask[K.A_SLOT + o0 if blind else o0]:
+            legal |= 1
+        if not blind and mask[K.A_COVER + o0]:
+            legal |= 2
+    for a in range(K.A_TRUCO, K.A_ENVIDO):
+        if mask[a]:
+            legal |= 4
+    for a in range(K.A_ENVIDO, K.NUM_ACTIONS):
+        if mask[a]:
+            legal |= 8 << (a - K.A_ENVIDO)
+    key = np.int64(legal)
+    key |= np.int64(1 if obs[K.O_MANO] > 0.5 else 0) << 12
+    own = int(obs[K.O_SCORE] * target + 0.5)
+    opp = int(obs[K.O_SCORE + 1] * target + 0.5)
+    key |= np.int64(_score_bucket(own, target, family) + 4 * _score_bucket(opp, target, family)) << 13
+    # own cards
+    hand = 0
+    for r in range(n_own):
+        card = o0 if r == 0 else (o1 if r == 1 else o2)
+        hand = hand * 7 + (6 if blind else _tier(_STRENGTH[row, card]))
+    key |= np.int64(hand) << 17
+    # finished tricks
+    n_results = 0
+    results = 0
+    for t in range(3):
+        base = K.O_RESULTS + 3 * t
+        for k in range(3):
+            if obs[base + k] > 0.5:
+                results = results * 4 + 1 + k
+                n_results += 1
+    key |= np.int64(results) << 31
+    # envido bucket while the envido is live
+    live = phase == K.ENVIDO or phase == K.FLOR_CONTEST or (legal & (63 << 3)) != 0
+    if family == 0 and n_results == 0 and not blind and live:
+        env = 1 + 4 * _envido_bucket(int(obs[K.O_OWN_POINTS] * 33.0 + 0.5))
+        if cfg[K.C_FLOR] and obs[K.O_OWN_POINTS + 1] > 0.0:
+            flor = int(obs[K.O_OWN_POINTS + 1] * 38.0 + 0.5)
+            env += 1 + (0 if flor <= 28 else (1 if flor <= 32 else 2))
+        key |= np.int64(env) << 26
+    # the opponent's face-up card on the current trick
+    if n_results < 3:
+        base = K.O_TABLE + (n_results * 6 + 1) * 40
+        for c in range(40):
+            if obs[base + c] > 0.5:
+                s = _STRENGTH[row, c]
+                beats = 0
+                ties = 0
+                if not blind:
+                    for r in range(n_own):
+                        o = _STRENGTH[row, o0 if r == 0 else (o1 if r == 1 else o2)]
+                        if o > s:
+                            beats += 1
+                        elif o == s:
+                            ties += 1
+                key |= np.int64(1 + 4 * beats + ties) << 37
+                break
+    # ladder: calls so far and who made the last
+    pending = _argmax(obs, K.O_PENDING, 5)
+    if pending > 0:
+        calls = pending
+        last = 1 if obs[K.O_PENDING_BY] > 0.5 else 2
+    else:
+        calls = _argmax(obs, K.O_LEVEL, 5)
+        holder = _argmax(obs, K.O_RAISE_HOLDER, 3)
+        last = 0 if calls == 0 else (2 if holder == 1 else 1)
+    key |= np.int64(3 * calls + last) << 42
+    # the chain waiting for an answer
+    if phase == K.ENVIDO or phase == K.FLOR_CONTEST:
+        start = K.O_ECALLS if phase == K.ENVIDO else K.O_FCALLS
+        slots = 4 if phase == K.ENVIDO else 3
+        chain = 1 if phase == K.ENVIDO else 2
+        for i in range(slots):
+            entry = start + 5 * i
+            call = -1
+            for k in range(3):
+                if obs[entry + k] > 0.5:
+                    call = k
+            if call < 0:
+                break
+            chain |= (1 + call + 3 * (1 if obs[entry + 4] > 0.5 else 0)) << (2 + 3 * i)
+        key |= np.int64(chain) << 46
+    return key
+
+
+@njit(cache=True, inline="always")
+def _mix(h, v):
+    z = (h ^ np.uint64(v)) * np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True)
+def key_lossless(obs, mask, hist_rel, hist_act, n_hist):
+    """The ``lossless`` key: a hash of the observation's dynamic part (the rules' static tail left out), the
+    legal mask and the public history (``hist_rel``: relative seat, ``hist_act``: action id or -1 for another
+    seat's face-down card)."""
+    bits = obs.view(np.uint32)
+    h = np.uint64(0x243F6A8885A308D3)
+    for i in range(K.O_FAMILY):
+        if bits[i] != 0:
+            h = _mix(h, (np.uint64(i) << np.uint64(32)) | np.uint64(bits[i]))
+    for a in range(K.NUM_ACTIONS):
+        if mask[a]:
+            h = _mix(h, np.uint64(1 << 40) + np.uint64(a))
+    for i in range(n_hist):
+        h = _mix(h, np.uint64(2 << 40) + np.uint64(i * 1024 + hist_rel[i] * 128 + hist_act[i] + 1))
+    return np.int64(h >> np.uint64(1))  # non-negative: decimal text without a sign
+
+
+def key_from_observation(obs: np.ndarray, mask: np.ndarray, cfg: np.ndarray, abstraction: str = "v3",
+                         info_state: np.ndarray | None = None) -> int:
+    """The table key of one decision from what the environment shows the seat: ``obs`` and ``mask``, plus (for
+    ``lossless``) ``info_state`` (``encode_information_state``, whose tail holds the hand's public history).
+    ``cfg``: :func:`truco_env.fast.config_array` of the rules."""
+    obs = np.ascontiguousarray(obs, dtype=np.float32)
+    mask = np.ascontiguousarray(mask, dtype=np.int8)
+    if abstraction == "v3":
+        return int(key_v3(obs, mask, cfg))
+    if abstraction != "lossless":
+        raise ValueError(f"unknown compiled-engine abstraction {abstraction!r}; known: {', '.join(VERSIONS)}")
+    if info_state is None:
+        raise ValueError("the lossless key needs the information-state tensor (observation['info_state'])")
+    rel, act = history_from_info_state(info_state)
+    return int(key_lossless(obs, mask, rel, act, len(rel)))
+
+
+def history_from_info_state(info_state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(relative seat, public action id or -1) of each action of the hand, from an information-state tensor."""
+    from truco_env.encoding import HISTORY_SLOT_SIZE, MAX_SEATS, OBSERVATION_SIZE
+
+    slots = np.asarray(info_state)[OBSERVATION_SIZE:].reshape(-1, HISTORY_SLOT_SIZE)
+    used = slots[:, :MAX_SEATS].max(axis=1) > 0.5
+    n = int(np.argmin(used)) if not used.all() else len(used)
+    rel = np.argmax(slots[:n, :MAX_SEATS], axis=1).astype(np.int32)
+    actions = slots[:n, MAX_SEATS:]
+    act = np.where(actions.max(axis=1) > 0.5, np.argmax(actions, axis=1), -1).astype(np.int32)
+    return rel, act
+
+
+def codes_and_ids(obs: np.ndarray, mask: np.ndarray, cfg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`legal_codes` as two arrays (abstract codes ascending, engine ids)."""
+    codes = np.empty(MAX_LEGAL, np.int32)
+    ids = np.empty(MAX_LEGAL, np.int32)
+    n = legal_codes(np.ascontiguousarray(obs, dtype=np.float32), np.ascontiguousarray(mask, dtype=np.int8), cfg,
+                    codes, ids)
+    return codes[:n].copy(), ids[:n].copy()
+
+
+_LETTERS = "?ABCDE?"
+_CALL_NAMES = (("e", "re", "fe"), ("f", "cf", "cr"))
+_LEGAL_NAMES = ("play", "cover", "ladder", "e", "re", "fe", "f", "cf", "cr", "q", "n", "m")
+
+
+def describe(key: int, family: str = "argentine") -> str:
+    """A readable form of a ``v3`` key, ``|``-joined like v2's keys (for exports and debugging)."""
+    key = int(key)
+
+    def field(shift: int, bits: int) -> int:
+        return (key >> shift) & ((1 << bits) - 1)
+
+    paulista = family == "paulista"
+    buckets = ("0", "2", "3", "4") if paulista else ("0", "2", "z", "?")
+    score = field(13, 4)
+    hand, letters = field(17, 9), ""
+    while hand:
+        hand, digit = divmod(hand, 7)
+        letters = ("?" if digit == 6 else _LETTERS[digit]) + letters
+    env = field(26, 5)
+    envido = "" if env == 0 else "abcdef"[(env - 1) // 4] + ("" if (env - 1) % 4 == 0 else f"F{(env - 1) % 4 - 1}")
+    results, tricks = field(31, 6), ""
+    while results:
+        results, digit = divmod(results, 4)
+        tricks = "WLT"[digit - 1] + tricks
+    opp = field(37, 5)
+    if opp:
+        tricks += f"o{(opp - 1) // 4}{(opp - 1) % 4}"
+    ladder = field(42, 4)
+    betting = f"L{ladder // 3}{('', '0', '1')[ladder % 3]}"
+    chain = field(46, 14)
+    if chain & 3:
+        names = _CALL_NAMES[(chain & 3) - 1]
+        betting += "E" if chain & 3 == 1 else "F"
+        for i in range(4):
+            entry = (chain >> (2 + 3 * i)) & 7
+            if entry:
+                betting += f"{(entry - 1) // 3}{names[(entry - 1) % 3]}"
+    legal = ",".join(name for i, name in enumerate(_LEGAL_NAMES) if field(0, 12) >> i & 1)
+    return "|".join(["m" if field(12, 1) else "p", buckets[score & 3] + buckets[score >> 2], letters, envido,
+                     tricks, betting, legal])
+
+
+def state_key(state, seat: int, cfg: np.ndarray, abstraction: str = "v3") -> tuple[int, np.ndarray, np.ndarray]:
+    """(key, codes, engine ids) of ``seat``'s decision on a reference engine state, from the observation the
+    environment shows that seat (the Python walk's ``lossless`` mode, and the research presets' exact trees)."""
+    from truco_env.encoding import encode_action_mask, encode_information_state, encode_observation
+
+    info = encode_information_state(state, seat) if abstraction == "lossless" else None
+    obs = encode_observation(state, seat) if info is None else info[:K.OBS_SIZE]
+    mask = encode_action_mask(state)
+    codes, ids = codes_and_ids(obs, mask, cfg)
+    return key_from_observation(obs, mask, cfg, abstraction, info), codes, ids
