@@ -37,10 +37,11 @@ import numpy as np
 from agents.cfr_abstraction import VERSION, VERSIONS, abstract_key_names, view_from_state
 from agents.cfr_table import Checkpoint, load_checkpoint
 from truco_env import TrucoState
+from truco_env import actions as A
 from truco_env.config import TrucoConfig
 
 from .checkpoint import check_compatible, save_checkpoint
-from .runconfig import OpponentModelOptions, RunConfig
+from .runconfig import KERNEL_ABSTRACTIONS, OpponentModelOptions, RunConfig
 
 logger = logging.getLogger(__name__)
 
@@ -56,8 +57,8 @@ class MCCFR:
                  model_weight: float = 0.8, model_full_count: int = 20, utility: str = "points"):
         if config.num_players != 2:
             raise ValueError("MCCFR here trains 1v1 presets")
-        if abstraction not in VERSIONS:
-            raise ValueError(f"unknown abstraction {abstraction!r}; known: {', '.join(VERSIONS)}")
+        if abstraction not in VERSIONS + ("lossless",):
+            raise ValueError(f"unknown abstraction {abstraction!r}; known: {', '.join(VERSIONS)}, lossless")
         self.config = config
         self.abstraction = abstraction
         if utility not in UTILITIES:
@@ -71,6 +72,11 @@ class MCCFR:
         # The walk plays one hand: a single-hand copy of the rules ends the match when the hand is over (or a
         # team reaches the target), so no next hand is dealt. The stored rules stay the preset's.
         self.walk_config = dataclasses.replace(config, single_hand=True)
+        self._cfg_array = None
+        if abstraction == "lossless":  # the compiled engine's perfect-recall key, here to check that engine
+            from truco_env.fast import config_array
+
+            self._cfg_array = config_array(config)
         self.rng = random.Random(seed)
         self.iteration = 0
         self.table: dict[str, list] = {}  # key -> [codes, regrets, avg]
@@ -82,7 +88,25 @@ class MCCFR:
         self.touched_since = set()
         self.nodes = 0
 
+    #: Iterations per step of the training loop (between progress updates, time checks and checkpoints).
+    batch = 100
+
     # --- tables ---------------------------------------------------------------------------------------------
+    @property
+    def num_infosets(self) -> int:
+        return len(self.table)
+
+    def take_touched(self, since: int) -> int:
+        """Information sets visited since the last call, which clears the count (``since``: that call's
+        iteration, what the compiled walk counts from)."""
+        touched, self.touched_since = len(self.touched_since), set()
+        return touched
+
+    def average_regret(self) -> float:
+        """Mean over information sets of max_a R+(I, a) / T."""
+        regrets = [max(max(e[1]), 0.0) for e in self.table.values()]
+        return sum(regrets) / len(regrets) / self.iteration if regrets and self.iteration else 0.0
+
     @staticmethod
     def _entry(table: dict, key: str, codes: list[int]) -> list:
         entry = table.get(key)
@@ -122,7 +146,10 @@ class MCCFR:
             traverser = self.iteration % 2
             if self.model is not None:
                 self.responder = (self.iteration // 2) % 2
-            score = [self.rng.randrange(cfg.target_score), self.rng.randrange(cfg.target_score)]
+            if cfg.single_hand:  # a one-hand research preset is a game from 0-0: no match context to draw
+                score = [0, 0]
+            else:
+                score = [self.rng.randrange(cfg.target_score), self.rng.randrange(cfg.target_score)]
             seed = self.rng.getrandbits(62)
             state = TrucoState.new(self.walk_config, seed=seed, score=score)
             self._walk(state, traverser, tuple(score), [], state.hand_index)
@@ -137,9 +164,15 @@ class MCCFR:
                 d = 100.0 * (self._win_prob(sc[0], sc[1]) - self._win_prob(start[0], start[1]))
             return d if traverser == 0 else -d
         seat = state.actor
-        legal = state.legal_actions()
-        view = view_from_state(state, seat, start, calls)
-        key, codes, names = abstract_key_names(view, legal, self.abstraction)
+        if self._cfg_array is not None:
+            from agents.cfr_abstraction_v3 import state_key
+
+            number, codes_a, ids = state_key(state, seat, self._cfg_array, "lossless")
+            key, codes = str(number), codes_a.tolist()
+            names = [A.action_name(int(a), self.config.family) for a in ids]
+        else:
+            view = view_from_state(state, seat, start, calls)
+            key, codes, names = abstract_key_names(view, state.legal_actions(), self.abstraction)
         restricted = self.responder >= 0 and seat != self.responder
         entry = self._entry(self.table_r if restricted else self.table, key, codes)
         if not restricted:
@@ -277,9 +310,14 @@ def train_mccfr(cfg: RunConfig, out: TextIO = sys.stderr, max_new_iterations: in
             mbar.close()
             logger.info(f"[mccfr] model: {model.decisions} decisions at {len(model)} abstract information sets "
                         f"({time.perf_counter() - t0:.0f} s)")
-    solver = MCCFR(rules, seed=cfg.seed, abstraction=cfg.abstraction, model=model,
-                   model_weight=om.weight, model_full_count=om.full_count,
-                   utility=cfg.utility)
+    if cfg.abstraction in KERNEL_ABSTRACTIONS:
+        from .mccfr_kernel import KernelMCCFR
+
+        solver = KernelMCCFR(rules, seed=cfg.seed, abstraction=cfg.abstraction, utility=cfg.utility)
+    else:
+        solver = MCCFR(rules, seed=cfg.seed, abstraction=cfg.abstraction, model=model,
+                       model_weight=om.weight, model_full_count=om.full_count,
+                       utility=cfg.utility)
     if ckpt is not None:
         check_compatible(ckpt, kind="mccfr", rules=rules.to_dict(), solver=solver.solver_meta(), where=str(path))
         solver.restore(ckpt)
@@ -296,7 +334,7 @@ def train_mccfr(cfg: RunConfig, out: TextIO = sys.stderr, max_new_iterations: in
             now = time.perf_counter()
             if cfg.time_limit_s is not None and now - t0 >= cfg.time_limit_s:
                 break
-            step = min(100, cfg.iterations - solver.iteration)
+            step = min(solver.batch, cfg.iterations - solver.iteration)
             if max_new_iterations is not None:
                 step = min(step, max_new_iterations - (solver.iteration - start_iter))
             solver.iterate(step)
@@ -305,15 +343,14 @@ def train_mccfr(cfg: RunConfig, out: TextIO = sys.stderr, max_new_iterations: in
             if k // cfg.log_every != (k - step) // cfg.log_every:
                 now = time.perf_counter()
                 rate = (k - last_log_it) / max(now - last_log_t, 1e-9)
+                touched = solver.take_touched(last_log_it)
                 last_log_t, last_log_it = now, k
-                regrets = [max(max(e[1]), 0.0) for e in solver.table.values()]
-                board.scalars(k, {"infosets/total": len(solver.table),
-                                   "infosets/touched": len(solver.touched_since),
-                                   "regret/average": (sum(regrets) / len(regrets) / k) if regrets else 0.0,
+                board.scalars(k, {"infosets/total": solver.num_infosets,
+                                   "infosets/touched": touched,
+                                   "regret/average": solver.average_regret(),
                                    "perf/iterations_per_s": rate,
                                    "perf/nodes_per_iteration": solver.nodes / max(k, 1)})
-                solver.touched_since = set()
-                bar.set_postfix(infosets=len(solver.table), it_s=f"{rate:.0f}")
+                bar.set_postfix(infosets=solver.num_infosets, it_s=f"{rate:.0f}")
             if time.perf_counter() - last_ckpt >= cfg.checkpoint_every_s:
                 save_checkpoint(path, solver.to_checkpoint(cfg.preset))
                 last_ckpt = time.perf_counter()
@@ -323,9 +360,9 @@ def train_mccfr(cfg: RunConfig, out: TextIO = sys.stderr, max_new_iterations: in
     save_checkpoint(path, solver.to_checkpoint(cfg.preset))
     run_s = time.perf_counter() - t0
     new = solver.iteration - start_iter
-    summary = {"preset": cfg.preset, "iterations": solver.iteration, "infosets": len(solver.table),
+    summary = {"preset": cfg.preset, "iterations": solver.iteration, "infosets": solver.num_infosets,
                "seconds": run_s, "iterations_per_s": new / run_s if run_s > 0 else 0.0, "checkpoint": str(path)}
-    logger.info(f"[mccfr] {cfg.preset}: iteration {solver.iteration}, {len(solver.table)} abstract infosets, "
+    logger.info(f"[mccfr] {cfg.preset}: iteration {solver.iteration}, {solver.num_infosets} abstract infosets, "
                 f"{summary['iterations_per_s']:.0f} it/s; checkpoint {path}")
     if cfg.eval:
         summary["eval"] = evaluate_against(cfg, path)
