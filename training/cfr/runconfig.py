@@ -14,7 +14,9 @@ exact
   NashConv evaluations), ``checkpoint_every`` (iterations)
 mccfr
   ``iterations`` (the most to run), ``time_limit_s`` (stop after this wall time), ``checkpoint_every_s``,
-  ``log_every`` (iterations between TensorBoard points), ``abstraction`` (``v2``, the default, or ``v1``), ``eval``
+  ``log_every`` (iterations between TensorBoard points), ``abstraction`` (``v2``, the default, or ``v1``: the
+  Python walk of :mod:`training.cfr.mccfr`; ``v3`` or ``lossless``: the compiled walk of
+  :mod:`training.cfr.mccfr_kernel`, self-play only, tens of times faster), ``eval``
   (optional: ``{opponent: heuristic, matches: 200, workers: 1}``: duplicate matches at the end of the run),
   ``opponent_model`` (optional: ``{agent: heuristic, matches: 3000, weight: 0.8, full_count: 20}``: train a
   data-biased response to a frequency model of that agent, built from ``matches`` of its self-play, see
@@ -38,6 +40,8 @@ from ..options import Options, PresetName, build, read_yaml
 from .solver import ALGORITHMS
 
 TRAINERS = ("exact", "mccfr")
+#: Abstractions trained by the compiled walk (training/cfr/mccfr_kernel.py); v1 and v2 by the Python walk.
+KERNEL_ABSTRACTIONS = ("v3", "lossless")
 EXACT = {"algorithm", "alternating", "averaging_delay", "alpha", "beta", "gamma", "target_nash_conv", "eval_every",
          "checkpoint_every"}
 MCCFR = {"time_limit_s", "checkpoint_every_s", "log_every", "abstraction", "eval", "opponent_model", "utility"}
@@ -124,8 +128,9 @@ class RunConfig(Options):
     """mccfr: seconds between checkpoints."""
     log_every: PositiveInt = 1000
     """mccfr: iterations between TensorBoard points."""
-    abstraction: Literal["v1", "v2"] = "v2"
-    """mccfr: the information-set abstraction (agents/cfr_abstraction.py)."""
+    abstraction: Literal["v1", "v2", "v3", "lossless"] = "v2"
+    """mccfr: the information-set abstraction: v1, v2 (agents/cfr_abstraction.py, the Python walk), v3 or
+    lossless (agents/cfr_abstraction_v3.py, the compiled walk)."""
     eval: EvalOptions | None = None
     """mccfr: duplicate matches at the end of the run (null: none)."""
     opponent_model: OpponentModelOptions | None = None
@@ -165,6 +170,9 @@ class RunConfig(Options):
         elif rules.num_players != 2:
             raise ValueError(f"mccfr trains 1v1 presets (argentine, argentine-flor, paulista); {self.preset!r} has "
                              f"{rules.num_players} players")
+        elif self.opponent_model is not None and self.abstraction in KERNEL_ABSTRACTIONS:
+            raise ValueError(f"option 'opponent_model' (a data-biased response) runs on the Python walk: use "
+                             f"abstraction v1 or v2, not {self.abstraction!r} (the compiled walk trains self-play only)")
         return self
 
     def rules(self):
