@@ -19,6 +19,11 @@ strategy, and the most likely action of its average strategy measured best (docs
 
 Checkpoints are read with ``np.load(allow_pickle=False)`` (:mod:`agents.cfr_table`): a file that is not a
 plain checkpoint is refused with a ValueError, never executed.
+
+MCCFR checkpoints of the compiled walk (abstraction ``v3``, :mod:`agents.cfr_abstraction_v3`) are keyed from the
+observation and the action mask with the function the walk itself used, so such an agent wants nothing beyond
+them (``wants`` is empty: it also plays where only the compiled engine runs); a ``lossless`` one also reads the
+hand's history from ``info_state``.
 """
 
 from __future__ import annotations
@@ -29,9 +34,12 @@ import numpy as np
 
 from truco_env import actions as A
 from truco_env.config import PRESETS
+from truco_env.fast import config_array
 
 from .base import Agent, register_agent
 from .cfr_abstraction import action_name, key_from_info_string
+from .cfr_abstraction_v3 import VERSIONS as OBSERVATION_VERSIONS
+from .cfr_abstraction_v3 import codes_and_ids, key_from_observation
 from .cfr_table import MCCFR_THRESHOLD, StrategyTable, default_play
 
 __all__ = ["MCCFR_THRESHOLD", "CFRAgent"]
@@ -44,6 +52,11 @@ class CFRAgent(Agent):
                  threshold: float | None = None):
         self.table = StrategyTable.load(path)
         self.config = self.table.config
+        self.abstraction = str(self.table.meta.get("abstraction", "v1")) if self.table.kind == "mccfr" else None
+        self._cfg = None
+        if self.abstraction in OBSERVATION_VERSIONS:  # keyed by the observation: no information-state string
+            self._cfg = config_array(self.config)
+            self.wants = frozenset() if self.abstraction == "v3" else frozenset({"info_state"})
         self.presets = tuple(name for name, config in PRESETS.items() if config == self.config)
         play = default_play(self.table.meta)
         self.greedy = play["mode"] == "greedy" if greedy is None else bool(greedy)
@@ -60,20 +73,11 @@ class CFRAgent(Agent):
         legal = np.flatnonzero(mask)
         if legal.size == 0:
             raise ValueError("CFRAgent.act: the action mask has no legal action")
-        info = observation.get("info_state_string")
-        if info is None:
-            raise ValueError("CFRAgent.act needs observation['info_state_string'] (declared in CFRAgent.wants)")
-        self.lookups += 1
-        if self.table.kind == "exact":
-            found = self.table.lookup(self.table.key_for(info))
-            to_id = None
-        else:  # mccfr: abstract key and abstract action codes
-            family = self.config.family
-            legal_names = [A.action_name(int(a), family) for a in legal]
-            key, view = key_from_info_string(info, self.config, legal_names,
-                                             str(self.table.meta.get("abstraction", "v1")))
-            found = self.table.lookup(key)
-            to_id = (lambda code: A.action_id(action_name(view, int(code)), family))
+        if self._cfg is not None:
+            self.lookups += 1
+            found, to_id = self._observation_lookup(observation, mask)
+        else:
+            found, to_id = self._string_lookup(observation, legal)
         if found is not None:
             actions, probs = found
             if to_id is not None:
@@ -91,6 +95,37 @@ class CFRAgent(Agent):
                 return int(self._rng.choice(actions[ok]))  # every legal entry has 0: uniform over them
         self.misses += 1
         return int(self._rng.choice(legal))
+
+    def _string_lookup(self, observation: dict[str, Any], legal: np.ndarray):
+        """The row of an exact, v1 or v2 checkpoint, keyed by the information-state string, and how its actions
+        map to engine ids (None: they are ids)."""
+        info = observation.get("info_state_string")
+        if info is None:
+            raise ValueError("CFRAgent.act needs observation['info_state_string'] (declared in CFRAgent.wants)")
+        self.lookups += 1
+        if self.table.kind == "exact":
+            return self.table.lookup(self.table.key_for(info)), None
+        # mccfr: abstract key and abstract action codes
+        family = self.config.family
+        legal_names = [A.action_name(int(a), family) for a in legal]
+        key, view = key_from_info_string(info, self.config, legal_names, str(self.abstraction))
+        return self.table.lookup(key), (lambda code: A.action_id(action_name(view, int(code)), family))
+
+    def _observation_lookup(self, observation: dict[str, Any], mask: np.ndarray):
+        """The row of a v3 or lossless checkpoint, keyed from the observation (and, lossless, the information
+        state), and the engine id of each of its codes."""
+        obs = observation["observation"]
+        info = observation.get("info_state")
+        if self.abstraction == "lossless" and info is None:
+            raise ValueError("CFRAgent.act needs observation['info_state'] for a lossless checkpoint (declared in "
+                             "its wants)")
+        key = key_from_observation(obs, mask, self._cfg, self.abstraction, info)
+        found = self.table.lookup(str(key))
+        codes, ids = codes_and_ids(obs, mask, self._cfg)
+        by_code = dict(zip(codes.tolist(), ids.tolist()))
+        if found is not None and not all(int(c) in by_code for c in found[0]):
+            found = None  # a row of other legal actions: not this decision's (cannot happen with these keys)
+        return found, (lambda code: by_code[int(code)])
 
 
 def _factory(arg: str | None, params: dict[str, str]) -> Agent:

@@ -28,7 +28,8 @@ The strategy table maps an information-set key to ``(action ids, probabilities)`
 * exact checkpoints (research presets): :func:`truco_env.encoding.information_state_string` of the seat, with
   the own cards of each hand in deck order (:func:`canonical_key`; the engine lists them in dealt order);
 * MCCFR checkpoints (full presets): the abstraction key of :mod:`agents.cfr_abstraction`, computed from the
-  same information-state string.
+  same information-state string (``v1``, ``v2``), or the int64 key of :mod:`agents.cfr_abstraction_v3` in
+  decimal, computed from the observation (``v3``, ``lossless``); ``slot_action`` then holds abstract codes.
 """
 
 from __future__ import annotations
