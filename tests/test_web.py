@@ -132,6 +132,19 @@ def test_bad_requests_get_a_clear_error_and_change_nothing(api):
     assert _act(client, view, ok["action"], seat)["position"] == 1
 
 
+def test_the_page_files_are_served_with_their_types_and_security_headers(api):
+    _, client = api
+    for path, mimetype in [("/", "text/html"), ("/table.mjs", "text/javascript"), ("/table.css", "text/css"),
+                           ("/js/truco_encoder.mjs", "text/javascript"), ("/js/truco_tables.json", "application/json")]:
+        response = client.get(path)
+        assert response.status_code == 200 and response.mimetype == mimetype, (path, response.content_type)
+        assert response.content_type.count("charset") <= 1
+        assert "script-src 'self'" in response.headers["Content-Security-Policy"]
+        assert response.headers["X-Content-Type-Options"] == "nosniff"
+    response = client.get("/policy/model.onnx")  # the fixture's policy file does not exist
+    assert response.status_code == 404 and "missing on the server" in response.get_json()["error"]
+
+
 def _strings(value) -> list[str]:
     if isinstance(value, str):
         return [value]

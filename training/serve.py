@@ -69,8 +69,8 @@ PLAY_MODES = ("greedy", "sample")
 MAX_BODY = 4096  # an action request is a few dozen bytes
 MAX_GAMES = 64  # matches kept in memory; the oldest is dropped (its record stays on disk)
 MAX_METADATA = 1 << 20
-CONTENT_TYPES = {".html": "text/html; charset=utf-8", ".css": "text/css; charset=utf-8",
-                 ".mjs": "text/javascript; charset=utf-8", ".json": "application/json",
+CONTENT_TYPES = {".html": "text/html", ".css": "text/css", ".mjs": "text/javascript",  # werkzeug adds the charset
+                 ".json": "application/json",
                  ".wasm": "application/wasm", ".onnx": "application/octet-stream", ".svg": "image/svg+xml"}
 HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
            # the page runs only its own scripts; onnxruntime-web compiles WebAssembly
