@@ -150,6 +150,18 @@ def action_code(view: View, name: str) -> int:
     return order.index(card) + (3 if kind == "cover" else 0)
 
 
+def code_label(code: int) -> str:
+    """The name of an abstract action code without a hand to resolve it (every abstraction version shares the
+    codes): ``play:1`` / ``cover:1`` for the own unplayed card of strength rank 1 (the strongest; the blind slot of
+    that rank in a blind mão de ferro), else the call's name. What ``truco export cfr`` writes for MCCFR tables."""
+    code = int(code)
+    if code >= CALL_BASE:
+        return CODE_CALL[code]
+    if not 0 <= code < 6:
+        raise ValueError(f"abstract action code {code} is not a card code (0..5) or a call code (>= {CALL_BASE})")
+    return ("cover:" if code >= 3 else "play:") + str(code % 3 + 1)
+
+
 def action_name(view: View, code: int) -> str:
     if code >= CALL_BASE:
         return CODE_CALL[code]

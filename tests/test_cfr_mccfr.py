@@ -331,3 +331,9 @@ def test_response_checkpoints_play_greedily_by_default(tmp_path):
     export_json(plain.checkpoint, tmp_path / "p.json")
     assert load_json(tmp_path / "r.json")["play"] == {"mode": "greedy"}
     assert load_json(tmp_path / "p.json")["play"] == {"mode": "threshold", "threshold": 0.2}
+    # MCCFR tables hold abstract codes: exported as ranks and calls, never as engine card names
+    from agents.cfr_abstraction import CALL_CODE
+
+    allowed = {f"{kind}:{rank}" for kind in ("play", "cover") for rank in (1, 2, 3)} | set(CALL_CODE)
+    names = {name for row in load_json(tmp_path / "p.json")["strategy"].values() for name in row}
+    assert names and names <= allowed and "play:1" in names, sorted(names - allowed)

@@ -7,7 +7,7 @@ writes them out for other front ends.
 JSON export format (``docs/research.md``)::
 
     {"format": "truco-cfr-strategy", "version": 1, "kind": "exact" | "mccfr", "preset": "argentine-mini",
-     "rules": {...every rules field...}, "key": "information_state_string" | "abstraction-v1" | "abstraction-v2",
+     "rules": {...every rules field...}, "key": "information_state_string" | "abstraction-v1" | ... | "abstraction-v3",
      "iteration": 130, "nash_conv": 0.028, "utility_range": 30.0,
      "play": {"mode": "sample"} | {"mode": "threshold", "threshold": 0.2} | {"mode": "greedy"},
      "strategy": {"<infoset key>": {"<action name>": probability, ...}, ...}}
@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from agents.cfr_abstraction import code_label
 from agents.cfr_table import StrategyTable, default_play, load_checkpoint
 from truco_env import actions as A
 from truco_env.limits import MAX_TABLE_BYTES, read_json
@@ -32,12 +33,15 @@ def export_json(checkpoint: str | os.PathLike, out: str | os.PathLike, min_prob:
     """Write a checkpoint's average strategy as the documented JSON table; returns a small summary."""
     ckpt = load_checkpoint(checkpoint)
     table = StrategyTable(ckpt, str(checkpoint))
-    family = table.config.family
-    names = A.action_names(family)
+    if ckpt.meta["kind"] == "exact":  # the table holds engine action ids
+        names = A.action_names(table.config.family)
+        label = names.__getitem__
+    else:  # MCCFR tables hold abstract action codes, which name no card until a hand resolves them
+        label = code_label
     strategy = {}
     for key in ckpt.keys:
         actions, probs = table.lookup(key)
-        strategy[key] = {names[a]: round(float(p), 6) for a, p in zip(actions, probs) if p > min_prob}
+        strategy[key] = {label(int(a)): round(float(p), 6) for a, p in zip(actions, probs) if p > min_prob}
     meta = ckpt.meta
     doc = {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "kind": meta["kind"], "preset": meta.get("preset"),
            "rules": meta.get("rules"),
