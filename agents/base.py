@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -28,6 +29,8 @@ from truco_env.turns import observation_for  # noqa: F401  (re-exported: see the
 
 #: How a policy agent (``ppo:``, ``onnx:``) picks among its action probabilities: the argmax, or a draw.
 PLAY_MODES = ("greedy", "sample")
+#: Where the package's shipped policies live (``ppo_<preset>.safetensors``, ``cfr_<preset>.npz``, model cards).
+SHIPPED_DIR = os.path.join(os.path.dirname(__file__), "policies")
 
 
 class Agent:

@@ -28,6 +28,7 @@ hand's history from ``info_state``.
 
 from __future__ import annotations
 
+import os
 from typing import Any, ClassVar
 
 import numpy as np
@@ -36,7 +37,7 @@ from truco_env import actions as A
 from truco_env.config import PRESETS
 from truco_env.fast import config_array
 
-from .base import Agent, register_agent
+from .base import SHIPPED_DIR, Agent, register_agent
 from .cfr_abstraction import action_name, key_from_info_string
 from .cfr_abstraction_v3 import VERSIONS as OBSERVATION_VERSIONS
 from .cfr_abstraction_v3 import codes_and_ids, key_from_observation
@@ -128,12 +129,31 @@ class CFRAgent(Agent):
         return found, (lambda code: by_code[int(code)])
 
 
+def shipped_blueprints() -> list[str]:
+    """Presets with a self-play blueprint shipped inside the package (``cfr:<preset>``)."""
+    if not os.path.isdir(SHIPPED_DIR):
+        return []
+    return sorted(f[4:-4] for f in os.listdir(SHIPPED_DIR) if f.startswith("cfr_") and f.endswith(".npz"))
+
+
+def blueprint_path(arg: str) -> str:
+    """A checkpoint path as given, or the shipped blueprint of that preset (``argentine``, or ``cfr:argentine``
+    as an agent spec writes it) when no such file exists."""
+    name = arg.removeprefix("cfr:")
+    if not os.path.exists(arg) and name in shipped_blueprints():
+        return os.path.join(SHIPPED_DIR, f"cfr_{name}.npz")
+    return arg
+
+
 def _factory(arg: str | None, params: dict[str, str]) -> Agent:
     """``cfr:PATH`` or ``cfr:PATH,threshold=0.3,greedy=1,seed=5`` (options after the path)."""
     if not arg:
-        raise ValueError("agent 'cfr' needs a checkpoint path: cfr:PATH (e.g. cfr:runs/cfr/argentine-mini/"
-                         "checkpoint.npz), optionally followed by ,threshold=X ,greedy=0|1 ,seed=N")
+        raise ValueError("agent 'cfr' needs a checkpoint path or a shipped blueprint: cfr:PATH (e.g. cfr:runs/cfr/"
+                         "argentine-mini/checkpoint.npz) or cfr:<preset> (shipped: "
+                         f"{', '.join(shipped_blueprints()) or 'none'}), optionally followed by ,threshold=X "
+                         ",greedy=0|1 ,seed=N")
     path, *items = arg.split(",")
+    path = blueprint_path(path)
     kwargs: dict[str, Any] = {}
     for item in items:
         key, eq, value = item.partition("=")

@@ -14,10 +14,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from .base import PLAY_MODES, Agent, register_agent, sample_rows
+from .base import PLAY_MODES, SHIPPED_DIR, Agent, register_agent, sample_rows
 from .network import PolicyFileError, PolicyNet, load_policy
 
-SHIPPED_DIR = os.path.join(os.path.dirname(__file__), "policies")
 
 
 def shipped_policies() -> list[str]:

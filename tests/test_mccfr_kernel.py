@@ -305,3 +305,36 @@ def test_lossless_agent_reads_the_history(tmp_path):
             action = agent.act(observation_for(agent, st, st.actor))
             st.apply(A.action_name(action, rules.family))
     assert agent.lookups > 60 and agent.misses <= agent.lookups // 50
+
+
+def test_a_finished_blueprint_ships_play_only_and_plays_as_its_checkpoint(tmp_path, monkeypatch):
+    """python -m training.ship CONFIG.yaml: the shipped table plays exactly the run's average strategy, is found
+    by preset name (cfr:<preset>), refuses to be trained on, and an unfinished run does not ship."""
+    import yaml
+
+    from agents import cfr as cfr_agent
+    from agents.cfr_table import StrategyTable
+    from training.cfr.checkpoint import check_compatible
+    from training.ship import main as ship_main
+
+    config = tmp_path / "blueprint.yaml"
+    data = {"trainer": "mccfr", "preset": "paulista", "iterations": 40, "abstraction": "v3",
+            "checkpoint": str(tmp_path / "run" / "ck.npz"), "logdir": None, "progress": False, "seed": 1}
+    config.write_text(yaml.safe_dump(data))
+    train_mccfr(parse_config(data), out=io.StringIO(), max_new_iterations=30)
+    monkeypatch.setattr(cfr_agent, "SHIPPED_DIR", str(tmp_path / "policies"))
+    monkeypatch.setattr("agents.base.SHIPPED_DIR", str(tmp_path / "policies"))
+    assert ship_main([str(config)]) == 2  # 30 of 40 iterations: not shipped
+    train_mccfr(parse_config(data), out=io.StringIO())
+    assert ship_main([str(config)]) == 0
+    shipped = tmp_path / "policies" / "cfr_paulista.npz"
+    run, play = StrategyTable.load(data["checkpoint"]), StrategyTable.load(shipped)
+    assert len(play) == len(run) > 0
+    for key in run.keys():
+        (a, p), (b, q) = run.lookup(key), play.lookup(key)
+        assert np.array_equal(a, b) and np.allclose(p, q, atol=1e-12)
+    assert play.meta["shipped"]["config_hash"] and play.meta["play_only"] is True
+    assert cfr_agent.shipped_blueprints() == ["paulista"]
+    assert make_agent("cfr:paulista").table.meta["iteration"] == 40
+    with pytest.raises(CheckpointError, match="play-only"):
+        check_compatible(load_checkpoint(shipped), kind="mccfr", rules=play.meta["rules"])

@@ -61,7 +61,7 @@ def previous_policy(agent: str, preset: str) -> str | None:
     head to head; None for other agents, and while the shipped policy is still the previous one (no
     ``config_hash`` in its metadata: only the rebuilt trainer writes it)."""
     from agents.base import make_agent
-    from agents.ppo import SHIPPED_DIR
+    from agents.base import SHIPPED_DIR
 
     path = os.path.join(SHIPPED_DIR, "previous", f"ppo_{preset}.onnx")
     if agent != f"ppo:{preset}" or not os.path.isfile(path) or "config_hash" not in make_agent(agent).metadata:
@@ -303,7 +303,7 @@ def model_card(row: dict[str, Any], meta: dict[str, Any], settings: dict[str, An
 
 def write_model_cards(rows: list[dict[str, Any]], settings: dict[str, Any], log: Any) -> None:
     from agents.base import make_agent
-    from agents.ppo import SHIPPED_DIR
+    from agents.base import SHIPPED_DIR
 
     for row in rows:
         if not row["agent"].startswith("ppo:"):

@@ -1,4 +1,6 @@
-"""Ship a finished ``truco train ppo`` run as ``ppo:<preset>``: ``python -m training.ship RUN_DIR``.
+"""Ship a finished ``truco train ppo`` run as ``ppo:<preset>``: ``python -m training.ship RUN_DIR``; or a finished
+self-play MCCFR run as ``cfr:<preset>``: ``python -m training.ship configs/cfr_blueprint_<preset>.yaml``
+(:func:`ship_blueprint`).
 
 It copies ``RUN_DIR/policy.safetensors`` to ``agents/policies/ppo_<preset>.safetensors`` unchanged (the file
 already records its config, config hash, commit, budget and play mode) and draws the run's training curves from
@@ -67,7 +69,7 @@ def curves_png(run_dir: str, out: str, title: str, eval_matches: int | None = No
 
 def ship(run_dir: str, policies: str | None = None, images: str = "docs/img") -> tuple[str, str]:
     """Copy the run's policy into the package and draw its curves; returns both paths."""
-    from agents.ppo import SHIPPED_DIR
+    from agents.base import SHIPPED_DIR
 
     source = os.path.join(run_dir, "policy.safetensors")
     _, meta = load_policy(source)
@@ -85,11 +87,56 @@ def ship(run_dir: str, policies: str | None = None, images: str = "docs/img") ->
     return target, figure
 
 
+def ship_blueprint(config: str, policies: str | None = None) -> str:
+    """Ship the self-play MCCFR run of ``config`` (a ``trainer: mccfr`` YAML file) as ``cfr:<preset>``.
+
+    The shipped file is the checkpoint's average strategy in the checkpoint format, *play only*: the regrets are
+    zeroed (they only matter to further training, and zeros compress to nothing) and the random state dropped, so
+    the table plays exactly as the run's checkpoint does at a fraction of its size; the header records the config
+    file, its hash and the commit. Only a finished run of a self-play config ships."""
+    import hashlib
+    import subprocess
+
+    import numpy as np
+
+    from agents.base import SHIPPED_DIR
+    from agents.cfr_table import Checkpoint, load_checkpoint
+
+    from .cfr.checkpoint import save_checkpoint
+    from .cfr.runconfig import load_config
+
+    cfg = load_config(config)
+    if cfg.trainer != "mccfr" or cfg.opponent_model is not None:
+        raise ValueError(f"{config}: only a self-play MCCFR config ships as a blueprint (trainer: mccfr, no "
+                         "opponent_model)")
+    ckpt = load_checkpoint(cfg.checkpoint)
+    if ckpt.iteration != cfg.iterations:
+        raise ValueError(f"{cfg.checkpoint} holds {ckpt.iteration:,} of the config's {cfg.iterations:,} iterations; "
+                         f"finish it with truco train cfr --config {config}")
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = None
+    with open(config, "rb") as handle:
+        config_hash = hashlib.sha256(handle.read()).hexdigest()[:16]
+    meta = {**ckpt.meta, "play_only": True,
+            "shipped": {"config": os.path.relpath(config), "config_hash": config_hash, "commit": commit}}
+    shipped = Checkpoint(meta=meta, keys=ckpt.keys, slot_start=ckpt.slot_start, slot_action=ckpt.slot_action,
+                         regrets=np.zeros_like(ckpt.regrets), cumulative=ckpt.average_policy())
+    target = os.path.join(policies or SHIPPED_DIR, f"cfr_{cfg.preset}.npz")
+    save_checkpoint(target, shipped)
+    return target
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m training.ship", description=__doc__.split("\n\n")[0])
-    parser.add_argument("run_dir", metavar="RUN_DIR", help="a finished truco train ppo run")
+    parser.add_argument("run_dir", metavar="RUN_DIR|CONFIG",
+                        help="a finished truco train ppo run, or the YAML config of a finished self-play MCCFR run")
     args = parser.parse_args(argv)
     try:
+        if args.run_dir.endswith((".yaml", ".yml")):
+            print(f"wrote {ship_blueprint(args.run_dir)}")
+            return 0
         for path in ship(args.run_dir):
             print(f"wrote {path}")
     except (ValueError, PolicyFileError) as err:

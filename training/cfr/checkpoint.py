@@ -50,6 +50,9 @@ def check_compatible(ckpt: Checkpoint, *, kind: str, rules: dict, fingerprint: s
                      solver: dict | None = None, where: str = "checkpoint") -> None:
     """Raise :class:`CheckpointError` when ``ckpt`` belongs to another game, trainer or solver setting."""
     meta = ckpt.meta
+    if meta.get("play_only"):
+        raise CheckpointError(f"{where}: a shipped play-only table (its regrets were dropped); train from the run's "
+                              "own checkpoint instead")
     if meta.get("kind") != kind:
         raise CheckpointError(f"{where}: it is a {meta.get('kind')!r} checkpoint, this run is {kind!r}")
     if meta.get("rules") != rules:
