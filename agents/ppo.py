@@ -18,7 +18,6 @@ from .base import PLAY_MODES, SHIPPED_DIR, Agent, register_agent, sample_rows
 from .network import PolicyFileError, PolicyNet, load_policy
 
 
-
 def shipped_policies() -> list[str]:
     """Names of the policies shipped inside the package (``ppo:<name>``)."""
     if not os.path.isdir(SHIPPED_DIR):

@@ -330,7 +330,7 @@ def test_a_finished_blueprint_ships_play_only_and_plays_as_its_checkpoint(tmp_pa
     shipped = tmp_path / "policies" / "cfr_paulista.npz"
     run, play = StrategyTable.load(data["checkpoint"]), StrategyTable.load(shipped)
     assert len(play) == len(run) > 0
-    for key in run.keys():
+    for key in run.keys():  # noqa: SIM118  (a StrategyTable, not a dict: it has no __iter__)
         (a, p), (b, q) = run.lookup(key), play.lookup(key)
         assert np.array_equal(a, b) and np.allclose(p, q, atol=1e-12)
     assert play.meta["shipped"]["config_hash"] and play.meta["play_only"] is True
