@@ -186,3 +186,27 @@ def test_bluffing_stage_counts_the_agents_own_calls_and_renders_intervals():
                             {"preset": "argentine-2v2", "agent": "heuristic"}])  # no stage: no row
     assert len(lines) == 3
     assert f"({counts['bluffs']:,} of {counts['calling_hands']:,})" in lines[2]
+
+
+def test_the_report_covers_a_shipped_blueprint_and_writes_its_card(tmp_path, monkeypatch):
+    """cfr:<preset> joins the report once shipped; its card says how it was made and what it measured."""
+    from agents import cfr as cfr_agent
+    from training.report import agents_of, blueprint_card
+
+    monkeypatch.setattr(cfr_agent, "SHIPPED_DIR", str(tmp_path))
+    assert "cfr:paulista" not in agents_of("paulista")
+    (tmp_path / "cfr_paulista.npz").write_bytes(b"")
+    assert agents_of("paulista")[-1] == "cfr:paulista"
+    rate = {"win_rate_a": 0.6, "ci_low": 0.55, "ci_high": 0.65}
+    row = {"preset": "paulista", "exploit": {"abr": {"win_rate": 0.4, "ci_low": 0.38, "ci_high": 0.42}},
+           "gauntlet": {"mean": 0.6, "mean_low": 0.58, "mean_high": 0.62,
+                        "worst": {"win_rate": 0.5, "ci_low": 0.45, "ci_high": 0.55, "opponent": "tight"}},
+           "versus": {"heuristic": rate, "random": rate}}
+    meta = {"abstraction": "v3", "iteration": 6_000_000, "nodes": 10, "solver": {"utility": "match_equity"},
+            "kind": "mccfr", "shipped": {"config": "configs/cfr_blueprint_paulista.yaml", "config_hash": "abc",
+                                         "commit": "def"}}
+    card = blueprint_card(row, meta, {"finished": "2026-12-02", "decisions": 600_000})
+    for fact in ("`cfr:paulista`", "truco train cfr --config configs/cfr_blueprint_paulista.yaml",
+                 "python -m training.ship configs/cfr_blueprint_paulista.yaml", "6,000,000 iterations",
+                 "match_equity", "40.0% [38.0, 42.0]", "60.0% [55.0, 65.0]", "vs tight", "thresholded"):
+        assert fact in card, fact

@@ -50,10 +50,13 @@ BLUFF_OPPONENT = "heuristic"
 
 
 def agents_of(preset: str) -> list[str]:
-    """The agents the report covers on ``preset``: the heuristic and the shipped PPO policy."""
+    """The agents the report covers on ``preset``: the heuristic, the shipped PPO policy and the shipped CFR
+    blueprint."""
+    from agents.cfr import shipped_blueprints
     from agents.ppo import shipped_policies
 
-    return ["heuristic"] + ([f"ppo:{preset}"] if preset in shipped_policies() else [])
+    return (["heuristic"] + ([f"ppo:{preset}"] if preset in shipped_policies() else [])
+            + ([f"cfr:{preset}"] if preset in shipped_blueprints() else []))
 
 
 def previous_policy(agent: str, preset: str) -> str | None:
@@ -301,19 +304,70 @@ def model_card(row: dict[str, Any], meta: dict[str, Any], settings: dict[str, An
     return "\n".join(lines)
 
 
+def blueprint_card(row: dict[str, Any], meta: dict[str, Any], settings: dict[str, Any]) -> str:
+    """The card shipped beside ``cfr:<preset>``: how the blueprint was made, what it measured, where it stops."""
+    preset, shipped = row["preset"], meta["shipped"]
+    abr, g, vs = row["exploit"]["abr"], row["gauntlet"], row["versus"]
+
+    def rate(v: dict[str, Any]) -> str:
+        return _pct(v["win_rate_a"], v["ci_low"], v["ci_high"])
+
+    lines = [
+        f"# Model card: `cfr:{preset}`", "",
+        (f"A self-play blueprint for {preset}: external-sampling MCCFR on the compiled engine, both seats sharing "
+         f"one table, no opponent model, over the information-set abstraction `{meta.get('abstraction')}` "
+         "(keys computed from the observation, so it plays from what its seat may know). Each hand is valued by "
+         f"`{(meta.get('solver') or {}).get('utility', 'points')}`."), "",
+        "## How it was made", "",
+        "```bash", f"truco train cfr --config {shipped['config']}", f"python -m training.ship {shipped['config']}",
+        "```", "",
+        (f"* {meta.get('iteration', 0):,} iterations (one hand each), {meta.get('nodes', 0):,} nodes walked; "
+         f"the shipped table holds the average strategy only (play-only: regrets dropped);"),
+        (f"* plays its average strategy {_play_words(meta)} (`cfr:{preset},threshold=X` or `,greedy=1` to "
+         "change it);"),
+        f"* config hash `{shipped.get('config_hash')}`, commit `{shipped.get('commit')}` (both in the file's header).",
+        "", f"## What it measured (`truco report`, {settings['finished']}; `docs/strength.md`)", "",
+        "| measure | result |", "|---|---|",
+        (f"| ABR win rate ({settings['decisions']:,} decisions; lower is better) | "
+         f"{_pct(abr['win_rate'], abr['ci_low'], abr['ci_high'])} |"),
+        f"| gauntlet mean | {_pct(g['mean'], g['mean_low'], g['mean_high'])} |",
+        (f"| gauntlet worst | {_pct(g['worst']['win_rate'], g['worst']['ci_low'], g['worst']['ci_high'])} "
+         f"vs {g['worst']['opponent']} |"),
+        f"| vs heuristic | {rate(vs['heuristic'])} |", f"| vs random | {rate(vs['random'])} |", "",
+        "## Limits", "",
+        f"* It plays {preset} only, and only what its abstraction tells apart: hands that share a key share a strategy.",
+        "* An information set the run never visited is played uniformly over the legal actions.",
+        "* Its numbers are against the agents above, on duplicate deals; it was never measured against people.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _play_words(meta: dict[str, Any]) -> str:
+    from agents.cfr_table import default_play
+
+    play = default_play(meta)
+    if play["mode"] == "threshold":
+        return f"thresholded (actions under probability {play['threshold']} dropped, the rest renormalised)"
+    return "greedily (its most likely action)" if play["mode"] == "greedy" else "by sampling"
+
+
 def write_model_cards(rows: list[dict[str, Any]], settings: dict[str, Any], log: Any) -> None:
-    from agents.base import make_agent
-    from agents.base import SHIPPED_DIR
+    from agents.base import SHIPPED_DIR, make_agent
 
     for row in rows:
-        if not row["agent"].startswith("ppo:"):
+        kind = row["agent"].partition(":")[0]
+        if kind == "ppo":
+            meta = make_agent(row["agent"]).metadata
+            if "config_hash" not in meta:
+                continue  # a policy made before the rebuild has no card
+            text = model_card(row, meta, settings)
+        elif kind == "cfr":
+            text = blueprint_card(row, make_agent(row["agent"]).table.meta, settings)
+        else:
             continue
-        meta = make_agent(row["agent"]).metadata
-        if "config_hash" not in meta:
-            continue  # a policy made before the rebuild has no card
-        path = Path(SHIPPED_DIR) / f"ppo_{row['preset']}.md"
-        atomic_write(path, lambda tmp, row=row, meta=meta: Path(tmp).write_text(model_card(row, meta, settings)),
-                     ".md")
+        path = Path(SHIPPED_DIR) / f"{kind}_{row['preset']}.md"
+        atomic_write(path, lambda tmp, text=text: Path(tmp).write_text(text), ".md")
         log(f"wrote {path}")
 
 
