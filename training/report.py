@@ -36,7 +36,14 @@ from truco_env.config import make_config
 
 from .atomic import atomic_write, atomic_write_json
 from .best_response import STANDARD_DECISIONS, BRArgs
-from .evaluate import OKABE_ITO, behaviour_rates, make_tasks, play_tasks, run_tournament, wilson_interval
+from .evaluate import (
+    OKABE_ITO,
+    behaviour_rates,
+    make_tasks,
+    play_tasks,
+    run_tournament,
+    wilson_interval,
+)
 from .exploit import agent_file_hash, cached_exploit, recipe_key
 from .gauntlet import MAIN_PRESETS, OPPONENTS, markdown_table, run_gauntlet
 from .outputs import hold
@@ -63,8 +70,7 @@ def previous_policy(agent: str, preset: str) -> str | None:
     """The policy a rebuilt ``ppo:<preset>`` replaced (``agents/policies/previous/``, as ONNX), which it must beat
     head to head; None for other agents, and while the shipped policy is still the previous one (no
     ``config_hash`` in its metadata: only the rebuilt trainer writes it)."""
-    from agents.base import make_agent
-    from agents.base import SHIPPED_DIR
+    from agents.base import SHIPPED_DIR, make_agent
 
     path = os.path.join(SHIPPED_DIR, "previous", f"ppo_{preset}.onnx")
     if agent != f"ppo:{preset}" or not os.path.isfile(path) or "config_hash" not in make_agent(agent).metadata:
@@ -146,8 +152,8 @@ def bluffing(agent: str, preset: str, matches: int, seed: int, workers: int, pro
 
 def bluffing_table(rows: list[dict[str, Any]]) -> list[str]:
     """Markdown rows: ladder calls per hand, the weak-hand share of those calls and how often they won."""
-    lines = ["| preset | agent | hands | ladder calls per hand | share of calls with a bottom-third hand "
-             "| bluffs that won the hand |", "|---|---|---:|---:|---|---|"]
+    lines = [("| preset | agent | hands | ladder calls per hand | share of calls with a bottom-third hand "
+              "| bluffs that won the hand |"), "|---|---|---:|---:|---|---|"]
     for row in rows:
         if "bluffing" not in row:
             continue
