@@ -33,7 +33,9 @@ class OnnxAgent(Agent):
         if not os.path.isfile(path):
             raise ValueError(f"agent 'onnx': no such model file {path!r}")
         try:
-            self.session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+            options = ort.SessionOptions()
+            options.log_severity_level = 3  # no onnxruntime warnings on stderr (a stranger's model: one error line)
+            self.session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
         except Exception as err:  # noqa: BLE001  # onnxruntime raises its own error types
             raise ValueError(f"agent 'onnx': {path} is not a loadable ONNX model "
                              f"({clip(str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__, 120)})"

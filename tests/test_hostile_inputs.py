@@ -221,6 +221,16 @@ def test_hostile_onnx_metadata_is_refused_in_one_line(text, words, tmp_path):
     assert words in one_line(str(info.value), tmp_path / "m.json")
 
 
+@needs_onnx
+def test_loading_a_model_prints_no_onnxruntime_warnings(tmp_path, capfd):
+    """onnxruntime printed two coloured warning lines per session (here: initializers no node uses) before the
+    one line that refuses a model, and on every load of one it accepts."""
+    make_agent(f"onnx:{write_onnx(tmp_path / 'ok.onnx')}")
+    with pytest.raises(ValueError):
+        make_agent(f"onnx:{write_onnx(tmp_path / 'narrow.onnx', width=5)}")
+    assert capfd.readouterr().err == ""
+
+
 # ---------------------------------------------------------------------------------------------------- CFR
 
 def small_checkpoint(**meta_changes) -> Checkpoint:
