@@ -320,6 +320,25 @@ def test_a_checkpoint_with_bad_rules_names_its_file(tmp_path):
     assert "rules" in one_line(str(info.value), path)
 
 
+@pytest.mark.parametrize("case", ["extra-member-bomb", "meta-deep", "other-preset"])
+def test_a_hostile_checkpoint_to_resume_is_refused_before_the_game_tree_is_built(case, tmp_path, monkeypatch):
+    """`truco train cfr` resuming from a broken or foreign checkpoint used to build the game tree first (20 s for
+    argentine-mini) and only then read the file."""
+    from training.cfr import train as cfr_train
+    from training.cfr.runconfig import RunConfig
+
+    path = tmp_path / "ck.npz"
+    if case == "other-preset":
+        save_checkpoint(path, small_checkpoint(preset="paulista-mini", rules=PRESETS["paulista-mini"].to_dict()))
+    else:
+        CFR_CASES[case][0](path)
+    monkeypatch.setattr(cfr_train, "tree_for", lambda rules: pytest.fail("the tree was built"))
+    cfg = RunConfig(trainer="exact", preset="argentine-mini", checkpoint=str(path), logdir=None, progress=False)
+    with pytest.raises(CheckpointError) as info:
+        cfr_train.train(cfg)
+    one_line(str(info.value), path)
+
+
 def test_the_npz_zero_bomb_is_refused_with_little_memory(tmp_path):
     """np.load allocates what a member's header declares before reading its data: 2.4 GB here."""
     path = write_npz(tmp_path / "bomb.npz", {k: v for k, v in good_arrays().items() if k != "regrets"},

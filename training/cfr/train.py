@@ -73,10 +73,11 @@ def exact_checkpoint(solver: CFRSolver, cfg: RunConfig, history: list, nash: flo
                       slot_action=tree.slot_action, regrets=solver.regrets, cumulative=solver.cumulative)
 
 
-def restore_exact(solver: CFRSolver, path: str | Path, cfg: RunConfig | None = None) -> list:
-    """Load ``path`` into ``solver`` after checking it belongs to the same game and settings; returns the
-    NashConv history stored with it."""
-    ckpt = load_checkpoint(path)
+def restore_exact(solver: CFRSolver, path: str | Path, cfg: RunConfig | None = None,
+                  ckpt: Checkpoint | None = None) -> list:
+    """Load ``path`` (or ``ckpt``, already read from it) into ``solver`` after checking it belongs to the same
+    game and settings; returns the NashConv history stored with it."""
+    ckpt = ckpt if ckpt is not None else load_checkpoint(path)
     tree = solver.tree
     check_compatible(ckpt, kind="exact", rules=tree.config.to_dict(), fingerprint=tree.fingerprint(),
                      solver=solver.params(), where=str(path))
@@ -94,6 +95,13 @@ def train_exact(cfg: RunConfig, out: TextIO = sys.stderr, max_new_iterations: in
     an interruption). Returns a summary dict. The progress bar goes to ``out``; the status lines (tree size,
     resume, final NashConv) to this module's logger."""
     rules = cfg.rules()
+    ckpt_path = Path(cfg.checkpoint)
+    saved = None
+    if cfg.resume and ckpt_path.exists():
+        # read and check the checkpoint before the tree is built (20 s for argentine-mini): a broken, hostile or
+        # foreign file is refused at once, not after the build
+        saved = load_checkpoint(ckpt_path)
+        check_compatible(saved, kind="exact", rules=rules.to_dict(), where=str(ckpt_path))
     t0 = time.perf_counter()
     tree = tree if tree is not None else tree_for(rules)
     build_s = time.perf_counter() - t0
@@ -103,9 +111,8 @@ def train_exact(cfg: RunConfig, out: TextIO = sys.stderr, max_new_iterations: in
                 f"{size['utility_range']:g}; tree built in {build_s:.1f}s")
     solver = CFRSolver(tree, **cfg.solver_params())
     history: list = []
-    ckpt_path = Path(cfg.checkpoint)
-    if cfg.resume and ckpt_path.exists():
-        history = restore_exact(solver, ckpt_path)
+    if saved is not None:
+        history = restore_exact(solver, ckpt_path, ckpt=saved)
         logger.info(f"[cfr] resumed from {ckpt_path} at iteration {solver.iteration}")
     board = Logger(cfg.logdir)
     urange = tree.utility_range
