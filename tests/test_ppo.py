@@ -76,30 +76,59 @@ def test_resume_refuses_other_options_and_a_fresh_run_refuses_an_old_checkpoint(
         train(tiny(tmp_path, "run", total_decisions=1500, learning_rate=1e-2), resume=True, progress_bar=False)
 
 
-@pytest.mark.parametrize("break_it", [
-    lambda meta: meta.update(args=[1]),  # options of the wrong shape
-    lambda meta: meta["league"].update(ids=["nope"]),  # a snapshot that is not there
-    lambda meta: meta.update(rng={"state": 5}),  # an RNG state numpy refuses
-    lambda meta: meta.pop("progress"),
-], ids=["args", "league", "rng", "progress"])
-def test_resume_from_a_malformed_checkpoint_is_one_line_naming_it(tmp_path, break_it):
-    """A checkpoint edited by hand or made by a stranger: one ValueError line naming the file, never a KeyError
-    from deep inside (issue 30)."""
+def rewrite_checkpoint(path: Path, change) -> None:
+    """Call ``change(meta, tensors)`` on a checkpoint's metadata and tensors and write them back."""
     from safetensors import safe_open
     from safetensors.torch import save_file
 
-    train(tiny(tmp_path, "run", total_decisions=1500), progress_bar=False)
-    path = tmp_path / "run" / "checkpoint.safetensors"
     with safe_open(str(path), "pt") as handle:
         header = handle.metadata()
         tensors = {k: handle.get_tensor(k) for k in handle.keys()}
     meta = json.loads(header["json"])
-    break_it(meta)
+    change(meta, tensors)
     save_file(tensors, str(path), metadata={**header, "json": json.dumps(meta)})
+
+
+@pytest.mark.parametrize("break_it", [
+    lambda meta, t: meta.update(args=[1]),  # options of the wrong shape
+    lambda meta, t: meta["league"].update(ids=["nope"]),  # a snapshot that is not there
+    lambda meta, t: meta.update(rng={"state": 5}),  # an RNG state numpy refuses
+    lambda meta, t: meta.pop("progress"),
+    # the re-probe of issue 30: each of these trained on (silently wrong) or failed mid-run with a traceback
+    lambda meta, t: meta["progress"].update(decisions=-5),  # would train past the budget
+    lambda meta, t: meta["progress"].update(decisions="x"),
+    lambda meta, t: meta["league"].update(next_id=0),  # new snapshots would replace the recorded ones
+    lambda meta, t: meta["league"].update(scores={"self": [float("nan")]}),
+    lambda meta, t: t.update({k: torch.zeros(3) for k in t if k.startswith("snap.")}),  # workers cannot load it
+    lambda meta, t: t.update({k: torch.zeros(7) for k in t if k.endswith(".exp_avg")}),
+    lambda meta, t: t.update({k: -torch.ones_like(v) for k, v in t.items() if k.endswith(".exp_avg_sq")}),  # NaN
+    lambda meta, t: t.update(bonus=torch.zeros(2)),
+], ids=["args", "league", "rng", "progress", "decisions-negative", "decisions-string", "next-id", "scores-nan",
+        "snapshot-shape", "adam-shape", "adam-negative", "unknown-tensor"])
+def test_resume_from_a_malformed_checkpoint_is_one_line_naming_it(tmp_path, break_it):
+    """A checkpoint edited by hand or made by a stranger: one ValueError line naming the file, never a KeyError
+    from deep inside, a traceback mid-run or a run on nonsense (issue 30)."""
+    train(tiny(tmp_path, "run", total_decisions=1500), progress_bar=False)
+    path = tmp_path / "run" / "checkpoint.safetensors"
+    rewrite_checkpoint(path, break_it)
     with pytest.raises(ValueError) as err:
         train(tiny(tmp_path, "run", total_decisions=1500), resume=True, progress_bar=False)
     message = str(err.value)
     assert str(path) in message and "\n" not in message, message
+
+
+def test_resume_takes_the_optimizer_settings_from_the_options_not_the_checkpoint(tmp_path):
+    """A checkpoint's recorded param_groups (a learning rate of 1e9, a negative eps) would train on nonsense when
+    the learning rate is not annealed: the run's own settings are used."""
+    args = tiny(tmp_path, "run", total_decisions=1500, anneal_lr=False)
+    train(args, progress_bar=False)
+    path = tmp_path / "run" / "checkpoint.safetensors"
+    rewrite_checkpoint(path, lambda meta, t: [g.update(lr=1e9, eps=-1.0) for g in meta["param_groups"]])
+    net, critic = PolicyNet(hidden=args.hidden, features=args.features), DealCritic(args.hidden)
+    optimizer = torch.optim.Adam(list(net.parameters()) + list(critic.parameters()), lr=args.learning_rate, eps=1e-5)
+    ppo.load_checkpoint(str(path), args, net, critic, optimizer, ppo.League(), np.random.default_rng(0))
+    assert [(g["lr"], g["eps"]) for g in optimizer.param_groups] == [(args.learning_rate, 1e-5)]
+    assert optimizer.state  # the moments did come back
 
 
 def test_the_processes_backend_trains_the_same_weights_as_local(tmp_path):

@@ -485,19 +485,52 @@ def _restore(tensors: dict[str, torch.Tensor], meta: dict[str, Any], net: Policy
 
     net.load_state_dict(part("net."))
     critic.load_state_dict(part("critic."))
-    state = {}
+    params = [p for group in optimizer.param_groups for p in group["params"]]
+    state: dict[int, dict[str, torch.Tensor]] = {}
     for key, value in part("opt.").items():
         index, name = key.split(".", 1)
-        state.setdefault(int(index), {})[name] = value.reshape(()) if name == "step" else value
-    optimizer.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
+        param = params[int(index)] if index.isdigit() and int(index) < len(params) else None
+        if name == "step":  # Adam's count of steps: a scalar >= 0
+            fits = value.numel() == 1 and value.item() >= 0
+            value = value.reshape(())
+        else:  # its moments: the parameter's shape, the second one >= 0 (its square root is taken)
+            fits = (name in ("exp_avg", "exp_avg_sq") and param is not None and value.shape == param.shape
+                    and (name == "exp_avg" or bool((value >= 0).all())))
+        if param is None or not fits:
+            raise ValueError(f"optimizer state {clip(key)!r} (shape {clip(list(value.shape))}) does not fit the "
+                             "network's parameters")
+        state.setdefault(int(index), {})[name] = value
+    # the hyperparameters are the run's own (the options are checked equal, and the learning rate is set before
+    # every update when it is annealed): a checkpoint's recorded param_groups are not trusted
+    optimizer.load_state_dict({"state": state, "param_groups": optimizer.state_dict()["param_groups"]})
     recorded = meta["league"]
-    if not isinstance(recorded["next_id"], int) or not all(part(f"snap.{sid}.") for sid in recorded["ids"]):
-        raise ValueError("the league's snapshot ids do not match its weights")
-    league.next_id = recorded["next_id"]
-    league.weights = {sid: {k: v.numpy() for k, v in part(f"snap.{sid}.").items()} for sid in recorded["ids"]}
-    league.scores = {k: deque(v, maxlen=200) for k, v in meta["league"]["scores"].items()}
+    ids, next_id = recorded["ids"], recorded["next_id"]
+    if (not isinstance(ids, list) or not all(type(sid) is int and sid >= 0 for sid in ids) or len(set(ids)) < len(ids)
+            or type(next_id) is not int or next_id <= max(ids, default=-1)):
+        raise ValueError("the league's snapshot ids must be distinct integers >= 0, each below its next id")
+    shapes = {k: v.shape for k, v in net.state_dict().items()}
+    for sid in ids:
+        weights = part(f"snap.{sid}.")
+        if {k: v.shape for k, v in weights.items()} != shapes:
+            raise ValueError(f"the league's snapshot {sid} does not have the network's tensors and shapes")
+    unknown = sorted(set(tensors) - {k for k in tensors if k.split(".", 1)[0] in ("net", "critic", "opt")}
+                     - {f"snap.{sid}.{k}" for sid in ids for k in shapes})
+    if unknown:
+        raise ValueError(f"tensor {clip(unknown[0])!r} is no part of the network, optimizer or league")
+    scores = recorded["scores"]
+    if not isinstance(scores, dict) or not all(
+            isinstance(v, list) and all(type(x) in (int, float) and 0 <= x <= 1 for x in v) for v in scores.values()):
+        raise ValueError("the league's scores must be lists of match scores 0..1 per opponent")
+    progress = meta["progress"]
+    if not isinstance(progress, dict) or not all(
+            type(progress.get(k)) is int and progress[k] >= 0 for k in ("update", "decisions")) or not (
+            type(progress.get("seconds")) in (int, float) and 0 <= progress["seconds"] < float("inf")):
+        raise ValueError("progress must give update and decisions as integers >= 0 and seconds >= 0")
+    league.next_id = next_id
+    league.weights = {sid: {k: v.numpy() for k, v in part(f"snap.{sid}.").items()} for sid in ids}
+    league.scores = {k: deque(v, maxlen=200) for k, v in scores.items()}
     rng.bit_generator.state = meta["rng"]
-    return Progress(**meta["progress"])
+    return Progress(**progress)
 
 
 # ------------------------------------------------------------------------------------------------------------
