@@ -519,8 +519,9 @@ def train_best_response(args: BRArgs, logdir: str | None = None, progress: bool 
             else:
                 bar.update(max(0, min(round(state.seconds), bar.total) - bar.n))
             bar.set_postfix(win=f"{wins / max(1, len(results)):.2f}", sps=f"{state.decisions / state.seconds:.0f}")
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # a second Ctrl-C: leave at once; the caller writes nothing of this run
         state.status = "interrupted"
+        raise
     finally:
         torch.set_num_threads(threads)
         ctrl_c.restore()
