@@ -205,6 +205,20 @@ def test_ctrl_c_in_truco_eval_exits_130_in_one_line_and_writes_nothing(tmp_path,
     assert siblings(out) == []
 
 
+def test_ctrl_c_while_the_parser_is_built_exits_130_in_one_line(capsys, monkeypatch):
+    """Building the parser imports torch (train ppo's option list): a Ctrl-C in those first seconds of any
+    command used to print a traceback."""
+    from training import cli
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    assert main(["replay", "x.json"]) == 130
+    captured = capsys.readouterr()
+    assert captured.err.strip().splitlines() == ["truco: interrupted"]
+
+
 @pytest.mark.slow
 def test_ctrl_c_in_a_truco_eval_process_exits_130_without_a_traceback(tmp_path):
     """The same through a real process and a real terminal signal, with worker processes."""

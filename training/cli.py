@@ -511,7 +511,11 @@ def _cmd_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``truco`` tool and return its exit code."""
-    parser = build_parser()
+    try:
+        parser = build_parser()  # imports torch for train ppo's option list: seconds in which Ctrl-C may come
+    except KeyboardInterrupt:
+        print("\ntruco: interrupted", file=sys.stderr)
+        return 130
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, or a usage error already printed by argparse
