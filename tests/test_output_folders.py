@@ -219,6 +219,24 @@ def test_ctrl_c_while_the_parser_is_built_exits_130_in_one_line(capsys, monkeypa
     assert captured.err.strip().splitlines() == ["truco: interrupted"]
 
 
+@pytest.mark.parametrize("argv", [[*EVAL, "--out", "LONG"], [*EVAL, "--out", "OUT", "--records", "LONG"],
+                                  ["report", "--out", "LONG.md", "--runs", "OUT"],
+                                  ["eval", "--agents", "cfr:LONG.npz", "random", "--preset", "argentine-mini"],
+                                  ["report", "--out", "OUT.md", "--runs", "AFILE"]],
+                         ids=["eval-out", "eval-records", "report-out", "cfr-agent", "report-runs-a-file"])
+def test_a_path_the_system_refuses_is_one_line_and_exit_2(argv, tmp_path, capsys):
+    """A name longer than the filesystem allows made Path.exists() raise: a traceback from truco eval, report and
+    the cfr: agent. Any OSError that reaches the command line is now one line and exit code 2."""
+    long = str(tmp_path / ("d" * 300))
+    (tmp_path / "afile").write_text("")
+    argv = [a.replace("LONG", long).replace("OUT", str(tmp_path / "out")).replace("AFILE", str(tmp_path / "afile"))
+            for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err[-2000:]
+    assert ("ddd" in err or "afile" in err) and not (tmp_path / "out").exists()
+
+
 @pytest.mark.slow
 def test_ctrl_c_in_a_truco_eval_process_exits_130_without_a_traceback(tmp_path):
     """The same through a real process and a real terminal signal, with worker processes."""

@@ -534,11 +534,17 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"out: pip install 'truco-rl[{extra}]'", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # Ctrl-C in a command without its own message: one line, no traceback
-        command = " ".join(part for part in ("truco", getattr(args, "command", None),
-                                             getattr(args, "trainer", None) or getattr(args, "exporter", None))
-                           if part)
-        print(f"\n{command}: interrupted", file=sys.stderr)
+        print(f"\n{_command_name(args)}: interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:  # a path the system refuses (too long, not a folder, no permission, ...): bad input
+        print(f"{_command_name(args)}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _command_name(args: argparse.Namespace) -> str:
+    """``truco COMMAND [TRAINER or EXPORTER]``, as the running command's messages start."""
+    return " ".join(part for part in ("truco", getattr(args, "command", None),
+                                      getattr(args, "trainer", None) or getattr(args, "exporter", None)) if part)
 
 
 #: Optional dependencies and the extras (pyproject.toml) that install each, the usual one first: the core install

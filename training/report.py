@@ -428,6 +428,10 @@ def cli_main(args: Any) -> int:
               file=sys.stderr)
         return 2
     runs = Path(args.runs)
+    if runs.exists() and not runs.is_dir():
+        print(f"truco report: error: --runs {str(runs)!r} is a file; give the folder for the stage files",
+              file=sys.stderr)
+        return 2
     settings = {"decisions": args.budget_decisions or STANDARD_DECISIONS, "seed": args.seed,
                 "gauntlet_matches": args.gauntlet_matches, "eval_matches": args.matches}
     command = "truco report" + "".join(f" --preset {p}" for p in (args.preset or []))
@@ -442,7 +446,7 @@ def cli_main(args: Any) -> int:
                     log(f"{preset}: {agent}")
                     rows.append(measure(agent, preset, runs, settings["decisions"], args.seed, args.workers,
                                         args.gauntlet_matches, args.matches, not args.no_progress, log))
-    except ValueError as exc:
+    except (ValueError, OSError) as exc:
         print(f"truco report: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
