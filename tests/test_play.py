@@ -68,3 +68,25 @@ def test_bad_arguments_give_one_line(tmp_path: Path):
 
     assert main(["play", "--preset", "nope", "--seed", "1"]) == 2
     assert main(["play", "--opponent", "wizard"]) == 2
+
+
+@pytest.mark.parametrize("where", ["folder", "long-name", "file-as-folder"])
+def test_a_save_path_that_cannot_be_written_is_refused_before_the_match(where, tmp_path: Path, capsys):
+    """It used to be found out when the match ended: a traceback, and the match's record lost."""
+    from training.cli import main
+
+    (tmp_path / "afile").write_text("")
+    save = {"folder": tmp_path, "long-name": tmp_path / ("d" * 300 + ".json"),
+            "file-as-folder": tmp_path / "afile" / "m.json"}[where]
+
+    def no_input(prompt: str) -> str:
+        raise AssertionError("the match started")
+
+    from training import play
+
+    with pytest.raises(ValueError) as err:
+        play.play_match("argentine", "random", "random", 0, 1, str(save), read=no_input)
+    assert "--save" in str(err.value) and "\n" not in str(err.value)
+    assert main(["play", "--seed", "1", "--save", str(save)]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("truco play: error: --save"), lines

@@ -8,6 +8,7 @@ seat's observation. The match record can be saved and replayed with ``truco repl
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import TextIO
@@ -34,6 +35,22 @@ def save_record(state: TrucoState, path: str, hands: int | None = None) -> None:
     atomic_write_json(path, record, indent=1)
 
 
+def check_save_path(path: str) -> None:
+    """ValueError when a record could not be saved to ``path`` (a folder, a name the system refuses): checked
+    before the match, so that a person does not play a whole match to lose its record at the end."""
+    try:
+        if os.path.isdir(path):
+            raise ValueError(f"--save {path!r} is a folder; give a file name")
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        os.stat(path)
+    except FileNotFoundError:
+        pass
+    except FileExistsError:
+        raise ValueError(f"--save {path!r}: a file stands where its folder would be") from None
+    except OSError as exc:
+        raise ValueError(f"--save {path!r}: cannot be written ({exc.strerror or exc})") from None
+
+
 def play_match(preset: str, opponent: str, partner: str, seat: int, seed: int | None, save: str | None,
                max_hands: int | None = None, read: Callable[[str], str] = input,
                out: TextIO | None = None, allow_other_preset: bool = False) -> int:
@@ -44,6 +61,8 @@ def play_match(preset: str, opponent: str, partner: str, seat: int, seed: int | 
     n = config.num_players
     if not 0 <= seat < n:
         raise ValueError(f"--seat must be 0..{n - 1} for {preset}, got {seat}")
+    if save:
+        check_save_path(save)
     console = Console(file=out or sys.stdout, highlight=False)
     bots: dict[int, Agent] = {}
     for other in range(n):
