@@ -89,9 +89,14 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
     member's header is checked first (names, dtypes, 1-D, equal slot counts, and the total size against
     :data:`~truco_env.limits.MAX_TABLE_BYTES`), so nothing larger than that is ever allocated."""
     path = Path(path)
-    if not path.is_file():
-        raise CheckpointError(f"checkpoint {str(path)!r} does not exist")
-    with open(path, "rb") as handle:
+    if not os.path.isfile(path):  # os.path's checks, unlike Path's, also answer False for a name too long
+        what = "is a folder, not a checkpoint file" if os.path.isdir(path) else "does not exist"
+        raise CheckpointError(f"checkpoint {str(path)!r} {what}")
+    try:
+        handle = open(path, "rb")
+    except OSError as exc:
+        raise CheckpointError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    with handle:
         magic = handle.read(4)
     if magic != b"PK\x03\x04":
         if magic[:1] == b"\x80" or magic[:1] in (b"(", b"c", b"]", b"}"):

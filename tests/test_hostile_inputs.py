@@ -297,6 +297,7 @@ CFR_CASES = {
     "meta-long-kind": (lambda p: write_npz(p, with_meta(json.dumps({"format": "truco-cfr-checkpoint",
                                                                       "version": 1, "kind": LONG}))), "…"),
     "nan-regrets": (lambda p: write_npz(p, {**good_arrays(), "regrets": np.full(4, np.nan)}), "not finite"),
+    "folder": (lambda p: p.mkdir(), "is a folder"),
     "bad-header": (lambda p: write_npz(p, {k: v for k, v in good_arrays().items() if k != "keys"},
                                        {"keys.npy": b"\x93NUMPY\x09\x00garbage"}), "no readable header"),
 }
