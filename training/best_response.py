@@ -455,14 +455,14 @@ def train_best_response(args: BRArgs, logdir: str | None = None, progress: bool 
     torch.set_num_threads(1)
     try:
         while True:
+            if ctrl_c.requested:  # first: a Ctrl-C in the last update also stops the run before its evaluation
+                state.status = "interrupted"
+                break
             if args.decisions is not None and state.decisions >= args.decisions:
                 state.status = "complete"
                 break
             if deadline is not None and time.perf_counter() >= deadline:
                 state.status = "complete"
-                break
-            if ctrl_c.requested:
-                state.status = "interrupted"
                 break
             tick = time.perf_counter()
             done_share = max(state.decisions / args.decisions if args.decisions is not None else 0.0,
