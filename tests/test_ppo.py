@@ -184,6 +184,9 @@ def test_advantages_follow_each_trajectory_in_playing_order():
     # issue 30: 0 used to divide by zero after the first update / fail inside torch.set_num_threads
     ({"checkpoint_every": 0}, "option 'checkpoint_every' = 0 is not allowed: should be greater than or equal to 1"),
     ({"torch_threads": 0}, "unknown option 'torch_threads'"),
+    # issue 30 re-probe: one YAML line asked for 40 GB, or trained a policy that no loader would read
+    ({"hidden": [100000, 100000]}, "option 'hidden': architecture 'hidden' must be 1 to 8 layer widths"),
+    ({"hidden": [4096] * 4}, "parameters, more than the 32,000,000 allowed"),
 ])
 def test_every_bad_option_is_one_line_naming_it(data, expected):
     with pytest.raises(ValueError) as err:

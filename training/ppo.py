@@ -169,6 +169,13 @@ class PPOArgs(Options):
 
     @model_validator(mode="after")
     def _consistent(self) -> PPOArgs:
+        from agents.network import _expected_shapes
+        from truco_env.actions import NUM_ACTIONS
+
+        # the limits a policy file is read within (truco_env/limits.py): a bigger network would train for hours
+        # into a policy that never loads, and one YAML line such as hidden: [100000, 100000] asked for 40 GB
+        _expected_shapes("option 'hidden'", {"obs_size": OBSERVATION_SIZE, "num_actions": NUM_ACTIONS,
+                                             "hidden": list(self.hidden), "features": self.features})
         if self.self_play + self.snapshots + sum(self.scripted.values()) <= 0:
             raise ValueError("self_play, snapshots and scripted shares are all 0: the learner has no opponent")
         if self.eval_matches % 2:
