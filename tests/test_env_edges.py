@@ -244,3 +244,27 @@ def test_reset_options_that_are_no_mapping_are_one_line():
                 env.reset(options=bad)
             one_line(err)
         env.reset(options={"score": [3, 4], "unrelated": 1})  # other keys are ignored, as the APIs expect
+
+
+LONG = "x" * 5_000_000  # a 5 MB "name"
+
+
+@pytest.mark.parametrize("call", [
+    lambda: truco_env.env(LONG),
+    lambda: truco_env.env("argentine", illegal_action=LONG),
+    lambda: truco_env.env("argentine", episode=LONG),
+    lambda: truco_env.single_agent("argentine", reward=LONG),
+    lambda: VectorEnv("argentine", num_envs=2, reward=LONG),
+    lambda: truco_env.make_config("argentine", **{LONG[:100_000]: 1}),
+    lambda: truco_env.make_config("argentine", target_score=LONG),
+    lambda: truco_env.env("argentine").reset(seed=1, options={"deal": {"hands": [[LONG]]}}),
+    lambda: truco_env.env("argentine").reset(seed=1, options={"deal": {"hands": [[LONG, "1e", "2e"], ["3e", "4e", "5e"]]}}),
+    lambda: truco_env.env("argentine").reset(seed=1, options={"score": [LONG, 1]}),
+], ids=["preset", "illegal_action", "episode", "reward", "vector-reward", "config-field", "config-value",
+        "deal-hands", "deal-card", "score"])
+def test_a_5mb_value_at_the_edges_is_echoed_cut(call):
+    """Every one of these messages used to carry the whole value (5 MB in one error line)."""
+    with pytest.raises(ValueError) as err:
+        call()
+    message = one_line(err)
+    assert len(message) < 1000 and "…" in message, message[:300]

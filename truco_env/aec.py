@@ -99,6 +99,7 @@ from .encoding import (
 from .engine import TrucoState
 from .fast import FastState, options_array
 from .inputs import as_action, as_reset_options, as_seed
+from .limits import clip
 from .render import render_text
 
 EPISODES = ("match", "hand")
@@ -110,7 +111,7 @@ STATE_SIZE = OBSERVATION_SIZE + 6 * C.NUM_CARDS
 
 def _choice(name: str, value: Any, allowed: tuple) -> None:
     if value not in allowed:
-        raise ValueError(f"{name}={value!r} is not allowed; choose one of {list(allowed)}")
+        raise ValueError(f"{name}={clip(repr(value))} is not allowed; choose one of {list(allowed)}")
 
 
 class TrucoEnv(AECEnv):

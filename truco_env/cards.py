@@ -15,6 +15,8 @@ user-facing layers use the text helpers.
 
 from __future__ import annotations
 
+from .limits import clip
+
 ARGENTINE = "argentine"
 PAULISTA = "paulista"
 FAMILIES = (ARGENTINE, PAULISTA)
@@ -78,7 +80,7 @@ def parse_card(text: object, family: str) -> int:
             allowed = "Spanish deck <rank><suit>, ranks 1-7 10 11 12, suits e b o c (e.g. '1e', '12o')"
         else:
             allowed = "French deck <rank><suit>, ranks 4 5 6 7 Q J K A 2 3, suits d s h c (e.g. '4c', 'Qd')"
-        raise ValueError(f"unknown card {text!r} for the {family} family: expected {allowed}")
+        raise ValueError(f"unknown card {clip(repr(text))} for the {family} family: expected {allowed}")
     return _PARSERS[family][text]
 
 
@@ -120,7 +122,7 @@ def manilha_rank_index(vira: int, paulista_deck: str = "dirty", ranks: tuple[str
         cycle = tuple(r for r in cycle if r in ranks)
     vira_rank = FRENCH_RANKS[rank_of(vira)]
     if vira_rank not in cycle:
-        raise ValueError(f"vira {card_text(vira, PAULISTA)!r} is not in the {paulista_deck} deck")
+        raise ValueError(f"vira {clip(repr(card_text(vira, PAULISTA)))} is not in the {paulista_deck} deck")
     return FRENCH_RANKS.index(cycle[(cycle.index(vira_rank) + 1) % len(cycle)])
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from . import cards as C
 from .cards import ARGENTINE, FAMILIES, PAULISTA
+from .limits import clip
 
 DEFAULT_FLOR_VALUES = {
     "uncontested_per_flor": 3,
@@ -97,13 +98,13 @@ class TrucoConfig:
         for name, allowed in CHOICES.items():
             value = getattr(self, name)
             if value not in allowed:
-                raise ValueError(f"config field {name!r} = {value!r} is not allowed; choose one of {list(allowed)}")
+                raise ValueError(f"config field {clip(repr(name))} = {clip(repr(value))} is not allowed; choose one of {list(allowed)}")
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             if f.type in ("bool", "bool | None") and not (isinstance(value, bool) or value is None and f.type != "bool"):
-                raise ValueError(f"config field {f.name!r} must be true or false, got {value!r}")
+                raise ValueError(f"config field {clip(repr(f.name))} must be true or false, got {clip(repr(value))}")
         if type(self.num_players) is not int or self.num_players not in (2, 4, 6):
-            raise ValueError(f"config field 'num_players' = {self.num_players!r} is not allowed; choose 2, 4 or 6")
+            raise ValueError(f"config field 'num_players' = {clip(repr(self.num_players))} is not allowed; choose 2, 4 or 6")
         if self.family == PAULISTA and self.num_players == 6:
             raise ValueError("config field 'num_players' = 6 is only for the argentine family; paulista allows 2 or 4")
         if self.target_score is None:
@@ -111,7 +112,7 @@ class TrucoConfig:
         if (not isinstance(self.target_score, int) or isinstance(self.target_score, bool)
                 or not 1 <= self.target_score <= MAX_TARGET):
             raise ValueError(f"config field 'target_score' must be an integer > 0 and <= {MAX_TARGET}, "
-                             f"got {self.target_score!r}")
+                             f"got {clip(repr(self.target_score))}")
         if self.malas_buenas is None:
             object.__setattr__(self, "malas_buenas", self.target_score % 2 == 0)
         self._check_flor_values()
@@ -129,19 +130,19 @@ class TrucoConfig:
                 f"got {got}")
         for key, value in values.items():
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ValueError(f"config field 'flor_values[{key!r}]' must be an integer >= 0, got {value!r}")
+                raise ValueError(f"config field 'flor_values[{clip(repr(key))}]' must be an integer >= 0, got {clip(repr(value))}")
         object.__setattr__(self, "flor_values", dict(values))
 
     def _check_research_fields(self) -> None:
         if type(self.hand_size) is not int or not 1 <= self.hand_size <= 3:
-            raise ValueError(f"config field 'hand_size' = {self.hand_size!r} is not allowed; choose 1, 2 or 3")
+            raise ValueError(f"config field 'hand_size' = {clip(repr(self.hand_size))} is not allowed; choose 1, 2 or 3")
         if self.deck_ranks is None:
             return
         family_ranks = (C.SPANISH_RANKS if self.family == ARGENTINE else C.PAULISTA_DECK_RANKS[self.deck])
         ranks = self.deck_ranks
         if (not isinstance(ranks, (list, tuple)) or not ranks or len(set(ranks)) != len(ranks)
                 or any(r not in family_ranks for r in ranks)):
-            raise ValueError(f"config field 'deck_ranks' = {ranks!r} is not allowed; give distinct ranks from "
+            raise ValueError(f"config field 'deck_ranks' = {clip(repr(ranks))} is not allowed; give distinct ranks from "
                              f"{list(family_ranks)}")
         needed = self.hand_size * self.num_players + (1 if self.family == PAULISTA else 0)
         if 4 * len(ranks) < needed:
@@ -164,8 +165,8 @@ class TrucoConfig:
             if value != default:
                 other = PAULISTA if self.family == ARGENTINE else ARGENTINE
                 raise ValueError(
-                    f"config field {name!r} applies only to the {other} family, not to {self.family!r} "
-                    f"(leave it at its default {default!r})")
+                    f"config field {clip(repr(name))} applies only to the {other} family, not to {clip(repr(self.family))} "
+                    f"(leave it at its default {clip(repr(default))})")
 
     # ------------------------------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -202,7 +203,7 @@ FIELD_NAMES = tuple(f.name for f in dataclasses.fields(TrucoConfig))
 def _check_field_names(data: dict[str, Any]) -> None:
     unknown = [k for k in data if k not in FIELD_NAMES]
     if unknown:
-        raise ValueError(f"unknown config field(s) {unknown}; allowed fields: {list(FIELD_NAMES)}")
+        raise ValueError(f"unknown config field(s) {clip(unknown)}; allowed fields: {list(FIELD_NAMES)}")
 
 
 PRESETS: dict[str, TrucoConfig] = {
@@ -224,11 +225,11 @@ PRESETS: dict[str, TrucoConfig] = {
 def make_config(preset: str = "argentine", **overrides: Any) -> TrucoConfig:
     """The config of ``preset`` with ``overrides`` applied; ValueError naming an unknown preset or field."""
     if not isinstance(preset, str):  # a list or a dict here is a misplaced argument; `in PRESETS` would TypeError
-        raise ValueError(f"preset must be a preset name (a string), one of {sorted(PRESETS)}; got {preset!r}")
+        raise ValueError(f"preset must be a preset name (a string), one of {sorted(PRESETS)}; got {clip(repr(preset))}")
     if preset not in PRESETS:
-        raise ValueError(f"unknown preset {preset!r}; choose one of {sorted(PRESETS)}")
+        raise ValueError(f"unknown preset {clip(repr(preset))}; choose one of {sorted(PRESETS)}")
     if "family" in overrides and overrides["family"] != PRESETS[preset].family:
         raise ValueError(
-            f"config field 'family' cannot be overridden ({overrides['family']!r}) on preset {preset!r}: "
+            f"config field 'family' cannot be overridden ({clip(repr(overrides['family']))}) on preset {clip(repr(preset))}: "
             f"pick a preset of that family instead")
     return PRESETS[preset].replace(**overrides)

@@ -35,6 +35,7 @@ from typing import Any
 from . import actions as A
 from . import cards as C
 from .config import TrucoConfig
+from .limits import clip
 
 TIE = -1  # a tied trick (parda / cangou) in ``trick_results``
 ALL_TIED = -2  # internal: every trick of the hand tied
@@ -291,8 +292,8 @@ class TrucoState:
         legal = self.legal_actions()
         if action not in legal:
             if self.is_over:
-                raise ValueError(f"illegal action {action!r}: the match is over, no action is legal")
-            raise ValueError(f"illegal action {action!r} for seat {self._actor} ({self._phase} phase); "
+                raise ValueError(f"illegal action {clip(repr(action))}: the match is over, no action is legal")
+            raise ValueError(f"illegal action {clip(repr(action))} for seat {self._actor} ({self._phase} phase); "
                              f"legal actions: {legal}")
         seat = self._actor
         record = self._records[-1]
@@ -891,11 +892,11 @@ class TrucoState:
 def check_new_match(config: Any, seed: Any) -> int:
     """Validate a new match's config and seed (shared by both engines); returns the seed to use."""
     if not isinstance(config, TrucoConfig):
-        raise ValueError(f"config must be a TrucoConfig (see truco_env.config.make_config), got {config!r}")
+        raise ValueError(f"config must be a TrucoConfig (see truco_env.config.make_config), got {clip(repr(config))}")
     if seed is None:
         return random.SystemRandom().randrange(2 ** 63)
     if not isinstance(seed, int) or isinstance(seed, bool):
-        raise ValueError(f"seed must be an integer or None, got {seed!r}")
+        raise ValueError(f"seed must be an integer or None, got {clip(repr(seed))}")
     return seed
 
 
@@ -904,7 +905,7 @@ def _check_score(score: Any, target: int) -> list[int]:
         return [0, 0]
     if (not isinstance(score, (list, tuple)) or len(score) != 2
             or not all(isinstance(x, int) and not isinstance(x, bool) for x in score)):
-        raise ValueError(f"score must be a pair of integers [team0, team1], got {score!r}")
+        raise ValueError(f"score must be a pair of integers [team0, team1], got {clip(repr(score))}")
     if min(score) < 0 or max(score) >= target:
         raise ValueError(f"score {list(score)} is out of range: each team needs 0 <= points < target_score ({target})")
     return list(score)
@@ -935,7 +936,7 @@ def _parse_deal(deal: Any, config: TrucoConfig) -> dict:
     dealer = deal.get("dealer")
     if dealer is not None:
         if not isinstance(dealer, int) or isinstance(dealer, bool) or not 0 <= dealer < n:
-            raise ValueError(f"deal 'dealer' must be a seat 0..{n - 1}, got {dealer!r}")
+            raise ValueError(f"deal 'dealer' must be a seat 0..{n - 1}, got {clip(repr(dealer))}")
         out["dealer"] = dealer
     hands = deal.get("hands")
     vira_text = deal.get("vira")
@@ -944,7 +945,7 @@ def _parse_deal(deal: Any, config: TrucoConfig) -> dict:
             raise ValueError("deal 'vira' needs 'hands' too (give the whole deal or only the dealer)")
         return out
     if not isinstance(hands, (list, tuple)) or len(hands) != n:
-        raise ValueError(f"deal 'hands' must be a list of {n} hands (one per seat), got {hands!r}")
+        raise ValueError(f"deal 'hands' must be a list of {n} hands (one per seat), got {clip(repr(hands))}")
     legal_cards = set(C.deck(family, config.deck, config.deck_ranks))
     deck_name = "Spanish 40-card" if family == C.ARGENTINE else f"{config.deck} {family}"
     if config.deck_ranks is not None:
@@ -953,29 +954,29 @@ def _parse_deal(deal: Any, config: TrucoConfig) -> dict:
     parsed = []
     for seat, hand in enumerate(hands):
         if not isinstance(hand, (list, tuple)) or len(hand) != config.hand_size:
-            raise ValueError(f"deal: seat {seat} must hold exactly {config.hand_size} cards, got {hand!r}")
+            raise ValueError(f"deal: seat {seat} must hold exactly {config.hand_size} cards, got {clip(repr(hand))}")
         row = []
         for text in hand:
             card = C.parse_card(text, family)
             if card not in legal_cards:
-                raise ValueError(f"deal: card {text!r} is not in the {deck_name} deck of this config")
+                raise ValueError(f"deal: card {clip(repr(text))} is not in the {deck_name} deck of this config")
             if card in seen:
-                raise ValueError(f"deal: duplicate card {text!r} ({seen[card]} and seat {seat})")
+                raise ValueError(f"deal: duplicate card {clip(repr(text))} ({seen[card]} and seat {seat})")
             seen[card] = f"seat {seat}"
             row.append(card)
         parsed.append(row)
     out["hands"] = parsed
     if family == C.ARGENTINE:
         if vira_text is not None:
-            raise ValueError(f"deal: the argentine family has no vira, got {vira_text!r} (use None)")
+            raise ValueError(f"deal: the argentine family has no vira, got {clip(repr(vira_text))} (use None)")
         out["vira"] = None
     else:
         if vira_text is None:
             raise ValueError("deal: paulista needs a 'vira' card beside the hands")
         vira = C.parse_card(vira_text, family)
         if vira not in legal_cards:
-            raise ValueError(f"deal: vira {vira_text!r} is not in the {deck_name} deck of this config")
+            raise ValueError(f"deal: vira {clip(repr(vira_text))} is not in the {deck_name} deck of this config")
         if vira in seen:
-            raise ValueError(f"deal: the vira {vira_text!r} is also in a hand ({seen[vira]})")
+            raise ValueError(f"deal: the vira {clip(repr(vira_text))} is also in a hand ({seen[vira]})")
         out["vira"] = vira
     return out

@@ -39,6 +39,7 @@ from . import _kernel as K
 from . import actions as A
 from .encoding import OBSERVATION_SIZE
 from .inputs import as_action_batch, as_seed
+from .limits import clip
 from .single import RandomPlayer
 from .vector import SKIP, VectorEnv
 
@@ -51,11 +52,11 @@ class TrucoVectorEnv(gymnasium.vector.VectorEnv):
     def __init__(self, preset: str = "argentine", num_envs: int = 64, *, opponents: Any = None,
                  team: int | None = None, reward: str = "match", num_workers: int = 1, **overrides: Any):
         if team not in (None, 0, 1):
-            raise ValueError(f"team must be None, 0 or 1, got {team!r}")
+            raise ValueError(f"team must be None, 0 or 1, got {clip(repr(team))}")
         self.opponents = RandomPlayer() if opponents is None else opponents
         if not callable(getattr(self.opponents, "act_batch", None)):
             raise TypeError(f"opponents must have act_batch(observations, masks) (one legal id per row), got "
-                            f"{self.opponents!r}; agents.vector_env takes agent specs")
+                            f"{clip(repr(self.opponents))}; agents.vector_env takes agent specs")
         self.env = VectorEnv(preset, num_envs, num_workers=num_workers, reward=reward, **overrides)
         self.preset, self.fixed_team, self.num_envs = preset, team, num_envs
         self.single_observation_space = spaces.Box(0.0, 1.0, (OBSERVATION_SIZE,), dtype=np.float32)

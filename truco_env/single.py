@@ -31,6 +31,7 @@ from .config import make_config
 from .encoding import OBSERVATION_SIZE
 from .fast import FastState
 from .inputs import as_action, as_reset_options, as_seed
+from .limits import clip
 from .render import render_text
 from .turns import ask_agent, play_turns
 
@@ -82,11 +83,11 @@ class TrucoSingleAgentEnv(gymnasium.Env):
         self.config = make_config(preset, **overrides)
         n = self.config.num_players
         if seat is not None and (not isinstance(seat, int) or not 0 <= seat < n):
-            raise ValueError(f"seat must be None or 0..{n - 1}, got {seat!r}")
+            raise ValueError(f"seat must be None or 0..{n - 1}, got {clip(repr(seat))}")
         if reward not in ("match", "points"):
-            raise ValueError(f"reward={reward!r} is not allowed; choose 'match' or 'points'")
+            raise ValueError(f"reward={clip(repr(reward))} is not allowed; choose 'match' or 'points'")
         if render_mode not in (None, "ansi", "human"):
-            raise ValueError(f"render_mode={render_mode!r} is not allowed; choose None, 'ansi' or 'human'")
+            raise ValueError(f"render_mode={clip(repr(render_mode))} is not allowed; choose None, 'ansi' or 'human'")
         self.preset, self.fixed_seat, self.reward_mode, self.render_mode = preset, seat, reward, render_mode
         self._opponents, self._partners = opponents, partners if partners is not None else opponents
         self.observation_space = spaces.Box(0.0, 1.0, (OBSERVATION_SIZE,), dtype=np.float32)
@@ -102,13 +103,13 @@ class TrucoSingleAgentEnv(gymnasium.Env):
     def _build(given: Any):
         """The agent for one seat: ``given`` itself, or what calling it makes (a class or a function)."""
         if isinstance(given, str):
-            raise ValueError(f"opponents/partners={given!r}: truco_env takes agent objects, not specs; use "
-                             f"agents.single_agent(preset, opponents={given!r}) or pass objects with act()")
+            raise ValueError(f"opponents/partners={clip(repr(given))}: truco_env takes agent objects, not specs; use "
+                             f"agents.single_agent(preset, opponents={clip(repr(given))}) or pass objects with act()")
         makes_agents = isinstance(given, type) or (callable(given) and not hasattr(given, "act"))
         agent = given() if makes_agents else given
         if not all(hasattr(agent, method) for method in ("act", "reset", "seed")):
             raise ValueError(f"opponents/partners must be agents (act, reset and seed methods) or callables that "
-                             f"make one, got {given!r}")
+                             f"make one, got {clip(repr(given))}")
         return agent
 
     def _agent_for(self, seat: int):

@@ -48,6 +48,7 @@ from .config import make_config
 from .encoding import PRIVILEGED_SIZE
 from .fast import config_array, options_array
 from .inputs import as_action_batch, as_seed
+from .limits import clip
 
 REWARDS = ("match", "points")
 SKIP = K.SKIP  # an action that leaves its env as it is (see VectorEnv.step)
@@ -126,11 +127,11 @@ class VectorEnv:
     def __init__(self, preset: str = "argentine", num_envs: int = 1024, num_workers: int = 1,
                  seed: int | None = None, reward: str = "match", record: bool = False, **overrides: Any):
         if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+            raise ValueError(f"num_envs must be a positive integer, got {clip(repr(num_envs))}")
         if not isinstance(num_workers, int) or isinstance(num_workers, bool) or not 1 <= num_workers <= num_envs:
-            raise ValueError(f"num_workers must be an integer 1..num_envs, got {num_workers!r}")
+            raise ValueError(f"num_workers must be an integer 1..num_envs, got {clip(repr(num_workers))}")
         if reward not in REWARDS:
-            raise ValueError(f"reward={reward!r} is not allowed; choose one of {list(REWARDS)}")
+            raise ValueError(f"reward={clip(repr(reward))} is not allowed; choose one of {list(REWARDS)}")
         seed = as_seed(seed)
         self.config = make_config(preset, **overrides)
         self.preset = preset
@@ -276,7 +277,7 @@ class VectorEnv:
             conn.send(command)
         for conn in self._conns:
             if not conn.recv():
-                raise RuntimeError(f"a worker failed on {command!r}")
+                raise RuntimeError(f"a worker failed on {clip(repr(command))}")
 
     # -- records ----------------------------------------------------------------------------------------------
 
@@ -344,9 +345,9 @@ class EngineVectorEnv:
         from .engine import TrucoState
 
         if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+            raise ValueError(f"num_envs must be a positive integer, got {clip(repr(num_envs))}")
         if reward not in REWARDS:
-            raise ValueError(f"reward={reward!r} is not allowed; choose one of {list(REWARDS)}")
+            raise ValueError(f"reward={clip(repr(reward))} is not allowed; choose one of {list(REWARDS)}")
         seed = as_seed(seed)
         self.config = make_config(preset, **overrides)
         self.preset, self.num_envs, self.num_players = preset, num_envs, self.config.num_players
