@@ -237,6 +237,19 @@ def test_a_path_the_system_refuses_is_one_line_and_exit_2(argv, tmp_path, capsys
     assert ("ddd" in err or "afile" in err) and not (tmp_path / "out").exists()
 
 
+def test_running_out_of_memory_is_one_line_and_exit_2(capsys, monkeypatch):
+    """truco train ppo --set tables=1000000000000 asked numpy for 4.87 PiB: a MemoryError traceback."""
+    from truco_env import records
+
+    def too_big(path):
+        raise MemoryError("Unable to allocate 4.87 PiB for an array with shape (5478000000000000,)")
+
+    monkeypatch.setattr(records, "load_record", too_big)
+    assert main(["replay", "x.json"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("truco replay: error: not enough memory"), lines
+
+
 @pytest.mark.slow
 def test_ctrl_c_in_a_truco_eval_process_exits_130_without_a_traceback(tmp_path):
     """The same through a real process and a real terminal signal, with worker processes."""

@@ -539,6 +539,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:  # a path the system refuses (too long, not a folder, no permission, ...): bad input
         print(f"{_command_name(args)}: error: {exc}", file=sys.stderr)
         return 2
+    except MemoryError as exc:  # an option that asks for more than this machine has (--set tables=10**12)
+        detail = str(exc).splitlines()[0][:160] if str(exc) else "MemoryError"
+        print(f"{_command_name(args)}: error: not enough memory for what the options ask ({detail})",
+              file=sys.stderr)
+        return 2
 
 
 def _command_name(args: argparse.Namespace) -> str:
