@@ -187,6 +187,9 @@ def test_advantages_follow_each_trajectory_in_playing_order():
     # issue 30 re-probe: one YAML line asked for 40 GB, or trained a policy that no loader would read
     ({"hidden": [100000, 100000]}, "option 'hidden': architecture 'hidden' must be 1 to 8 layer widths"),
     ({"hidden": [4096] * 4}, "parameters, more than the 32,000,000 allowed"),
+    # issue 30 re-probe: a broken or foreign evaluation opponent ended the run at its first evaluation
+    ({"eval_opponents": ["wizard"]}, "unknown agent kind 'wizard'"),
+    ({"eval_opponents": ["ppo:paulista"]}, "was made for preset(s) ['paulista'], not 'argentine'"),
 ])
 def test_every_bad_option_is_one_line_naming_it(data, expected):
     with pytest.raises(ValueError) as err:
