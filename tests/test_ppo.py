@@ -190,6 +190,7 @@ def test_advantages_follow_each_trajectory_in_playing_order():
     # issue 30 re-probe: a broken or foreign evaluation opponent ended the run at its first evaluation
     ({"eval_opponents": ["wizard"]}, "unknown agent kind 'wizard'"),
     ({"eval_opponents": ["ppo:paulista"]}, "was made for preset(s) ['paulista'], not 'argentine'"),
+    ({"scripted": {"ppo:paulista": 0.3}}, "was made for preset(s) ['paulista'], not 'argentine'"),
 ])
 def test_every_bad_option_is_one_line_naming_it(data, expected):
     with pytest.raises(ValueError) as err:

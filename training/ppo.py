@@ -178,8 +178,9 @@ class PPOArgs(Options):
                                              "hidden": list(self.hidden), "features": self.features})
         if self.self_play + self.snapshots + sum(self.scripted.values()) <= 0:
             raise ValueError("self_play, snapshots and scripted shares are all 0: the learner has no opponent")
-        for spec in self.eval_opponents:  # played every eval_every updates and at the end of the run
-            # loaded now: a broken file or another preset's policy ended the run at its first evaluation
+        for spec in (*self.scripted, *self.eval_opponents):  # league opponents; evaluated every eval_every updates
+            # loaded now: a broken file or another preset's policy ended the run at its first evaluation, and a
+            # league opponent made for another preset played this one unnoticed (truco eval refuses it)
             check_preset(make_agent(spec), self.preset)
         if self.eval_matches % 2:
             raise ValueError(f"eval_matches should be even (each deal is played twice), got {self.eval_matches}")
