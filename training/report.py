@@ -268,8 +268,7 @@ def render(rows: list[dict[str, Any]], settings: dict[str, Any], host: dict[str,
 def model_card(row: dict[str, Any], meta: dict[str, Any], settings: dict[str, Any]) -> str:
     """The card shipped beside a rebuilt ``ppo:<preset>``: how it was made, what it measured, where it stops."""
     preset, config = row["preset"], meta["config"]
-    abr, g, vs = row["exploit"]["abr"], row["gauntlet"], row["versus"]
-    prev = next((v for k, v in vs.items() if k.startswith("onnx:")), None)
+    prev = next((v for k, v in row["versus"].items() if k.startswith("onnx:")), None)
 
     def rate(v: dict[str, Any]) -> str:
         return _pct(v["win_rate_a"], v["ci_low"], v["ci_high"])
@@ -291,14 +290,7 @@ def model_card(row: dict[str, Any], meta: dict[str, Any], settings: dict[str, An
         "by default (`ppo:PATH,greedy` or `,sample` to choose);"),
         f"* config hash `{meta.get('config_hash')}`, commit `{meta.get('commit')}` (both in the file's metadata).",
         "", f"![training curves](../../docs/img/ppo_{preset}_training.png)", "",
-        f"## What it measured (`truco report`, {settings['finished']}; `docs/strength.md`)", "",
-        "| measure | result |", "|---|---|",
-        (f"| ABR win rate ({settings['decisions']:,} decisions; lower is better) | "
-        f"{_pct(abr['win_rate'], abr['ci_low'], abr['ci_high'])} |"),
-        f"| gauntlet mean | {_pct(g['mean'], g['mean_low'], g['mean_high'])} |",
-        (f"| gauntlet worst | {_pct(g['worst']['win_rate'], g['worst']['ci_low'], g['worst']['ci_high'])} "
-        f"vs {g['worst']['opponent']} |"),
-        f"| vs heuristic | {rate(vs['heuristic'])} |", f"| vs random | {rate(vs['random'])} |",
+        *measured_rows(row, settings),
         f"| vs the policy it replaced | {rate(prev) if prev else 'n/a'} |", "",
         "## Limits", "",
         f"* It plays {preset} only (the file says so; other presets are refused).",
@@ -310,13 +302,27 @@ def model_card(row: dict[str, Any], meta: dict[str, Any], settings: dict[str, An
     return "\n".join(lines)
 
 
-def blueprint_card(row: dict[str, Any], meta: dict[str, Any], settings: dict[str, Any]) -> str:
-    """The card shipped beside ``cfr:<preset>``: how the blueprint was made, what it measured, where it stops."""
-    preset, shipped = row["preset"], meta["shipped"]
+def measured_rows(row: dict[str, Any], settings: dict[str, Any]) -> list[str]:
+    """A model card's "What it measured" heading and table: ABR, gauntlet, heuristic and random (every card)."""
     abr, g, vs = row["exploit"]["abr"], row["gauntlet"], row["versus"]
 
     def rate(v: dict[str, Any]) -> str:
         return _pct(v["win_rate_a"], v["ci_low"], v["ci_high"])
+
+    return [
+        f"## What it measured (`truco report`, {settings['finished']}; `docs/strength.md`)", "",
+        "| measure | result |", "|---|---|",
+        (f"| ABR win rate ({settings['decisions']:,} decisions; lower is better) | "
+         f"{_pct(abr['win_rate'], abr['ci_low'], abr['ci_high'])} |"),
+        f"| gauntlet mean | {_pct(g['mean'], g['mean_low'], g['mean_high'])} |",
+        (f"| gauntlet worst | {_pct(g['worst']['win_rate'], g['worst']['ci_low'], g['worst']['ci_high'])} "
+         f"vs {g['worst']['opponent']} |"),
+        f"| vs heuristic | {rate(vs['heuristic'])} |", f"| vs random | {rate(vs['random'])} |"]
+
+
+def blueprint_card(row: dict[str, Any], meta: dict[str, Any], settings: dict[str, Any]) -> str:
+    """The card shipped beside ``cfr:<preset>``: how the blueprint was made, what it measured, where it stops."""
+    preset, shipped = row["preset"], meta["shipped"]
 
     lines = [
         f"# Model card: `cfr:{preset}`", "",
@@ -332,14 +338,7 @@ def blueprint_card(row: dict[str, Any], meta: dict[str, Any], settings: dict[str
         (f"* plays its average strategy {_play_words(meta)} (`cfr:{preset},threshold=X` or `,greedy=1` to "
          "change it);"),
         f"* config hash `{shipped.get('config_hash')}`, commit `{shipped.get('commit')}` (both in the file's header).",
-        "", f"## What it measured (`truco report`, {settings['finished']}; `docs/strength.md`)", "",
-        "| measure | result |", "|---|---|",
-        (f"| ABR win rate ({settings['decisions']:,} decisions; lower is better) | "
-         f"{_pct(abr['win_rate'], abr['ci_low'], abr['ci_high'])} |"),
-        f"| gauntlet mean | {_pct(g['mean'], g['mean_low'], g['mean_high'])} |",
-        (f"| gauntlet worst | {_pct(g['worst']['win_rate'], g['worst']['ci_low'], g['worst']['ci_high'])} "
-         f"vs {g['worst']['opponent']} |"),
-        f"| vs heuristic | {rate(vs['heuristic'])} |", f"| vs random | {rate(vs['random'])} |", "",
+        "", *measured_rows(row, settings), "",
         "## Limits", "",
         f"* It plays {preset} only, and only what its abstraction tells apart: hands that share a key share a strategy.",
         "* An information set the run never visited is played uniformly over the legal actions.",
