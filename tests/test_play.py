@@ -90,3 +90,23 @@ def test_a_save_path_that_cannot_be_written_is_refused_before_the_match(where, t
     assert main(["play", "--seed", "1", "--save", str(save)]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("truco play: error: --save"), lines
+
+
+def test_ctrl_c_at_the_prompt_leaves_the_table_with_exit_code_130_and_saves_the_record(tmp_path: Path):
+    """Ctrl-C left the table with exit code 0, as the end of the input does (issue 30: 130 for an interrupt)."""
+    import io
+
+    from training.play import play_match
+
+    def ctrl_c(prompt: str) -> str:
+        raise KeyboardInterrupt
+
+    out = io.StringIO()
+    save = tmp_path / "m.json"
+    assert play_match("argentine", "random", "random", 0, 1, str(save), read=ctrl_c, out=out) == 130
+    assert "Leaving the table" in out.getvalue() and "rules" in json.loads(save.read_text())
+
+    def end_of_input(prompt: str) -> str:
+        raise EOFError
+
+    assert play_match("argentine", "random", "random", 0, 1, None, read=end_of_input, out=io.StringIO()) == 0

@@ -96,6 +96,7 @@ def play_match(preset: str, opponent: str, partner: str, seat: int, seed: int | 
         _hand_summary(console, state, hand)
         hands_seen += 1
 
+    code = 0
     try:
         play_turns(state, choose, on_hand_end=hand_over,
                    until=lambda _: max_hands is not None and hands_seen >= max_hands)
@@ -105,12 +106,13 @@ def play_match(preset: str, opponent: str, partner: str, seat: int, seed: int | 
         else:
             console.print(f"[bold]Stopped after {hands_seen} hand(s). "
                           f"Final score {state.score[0]}-{state.score[1]}[/bold]")
-    except (EOFError, KeyboardInterrupt):
+    except (EOFError, KeyboardInterrupt) as exc:  # the end of the input, or Ctrl-C (exit code 130): the way out
         console.print(f"\nLeaving the table. Score {state.score[0]}-{state.score[1]}")
+        code = 130 if isinstance(exc, KeyboardInterrupt) else 0
     if save:
         save_record(state, save, None if state.is_over else hands_seen)
         console.print(f"Match record saved to {save} (check it with: truco replay {save})")
-    return 0
+    return code
 
 
 def _announce(console: Console, state: TrucoState, actor: int, name: str) -> None:
