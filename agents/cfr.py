@@ -24,11 +24,19 @@ MCCFR checkpoints of the compiled walk (abstraction ``v3``, :mod:`agents.cfr_abs
 observation and the action mask with the function the walk itself used, so such an agent wants nothing beyond
 them (``wants`` is empty: it also plays where only the compiled engine runs); a ``lossless`` one also reads the
 hand's history from ``info_state``.
+
+``search=MS`` (such checkpoints only): at each decision with more than one legal action the agent re-solves the
+rest of the hand with a safe-subgame-solving gadget (:mod:`agents.cfr_search`, a budget of MS milliseconds of
+walked nodes) and plays the re-solved strategy for its cards, thresholded or greedy as the blueprint would be.
+It then also wants ``info_state_string``: the hand's start (score before it, dealer, own dealt cards) and its
+public actions, which the search replays.
 """
 
 from __future__ import annotations
 
+import math
 import os
+import time
 from typing import Any, ClassVar
 
 import numpy as np
@@ -50,7 +58,7 @@ class CFRAgent(Agent):
     wants: ClassVar[frozenset[str]] = frozenset({"info_state_string"})
 
     def __init__(self, path: str, seed: int | None = None, greedy: bool | None = None,
-                 threshold: float | None = None):
+                 threshold: float | None = None, search: float | None = None):
         self.table = StrategyTable.load(path)
         self.config = self.table.config
         self.abstraction = str(self.table.meta.get("abstraction", "v1")) if self.table.kind == "mccfr" else None
@@ -65,6 +73,28 @@ class CFRAgent(Agent):
         self._rng = np.random.default_rng(seed)
         self.lookups = 0
         self.misses = 0
+        self.search_ms = None if search is None else check_search_budget(search)
+        self._search = None
+        #: Searches made, their deals, iterations, walked nodes and CPU seconds (``search=MS`` only).
+        self.search_stats = {"searches": 0, "deals": 0, "iterations": 0, "nodes": 0, "cpu_s": 0.0, "reached": 0}
+        if self.search_ms is not None:
+            self._search = self._make_search()
+            self.wants = self.wants | {"info_state_string"}
+
+    def _make_search(self):
+        from .cfr_search import Blueprint, HandSearch, SearchError
+
+        if self.abstraction not in OBSERVATION_VERSIONS:
+            raise SearchError(f"agent 'cfr': search needs a checkpoint of the compiled walk (abstraction v3 or "
+                              f"lossless); this one is {self.table.kind} {self.abstraction or ''}".rstrip())
+        solver = self.table.meta.get("solver")
+        utility = solver.get("utility", "points") if isinstance(solver, dict) else "points"
+        blueprint = Blueprint(*self.table.rows(), abstraction=str(self.abstraction))
+        return HandSearch(blueprint, self.config, utility=utility, threshold=self.threshold, greedy=self.greedy)
+
+    def reset(self, seat: int | None = None) -> None:
+        if self._search is not None:
+            self._search.reset()
 
     def seed(self, seed: int | None = None) -> None:
         self._rng = np.random.default_rng(seed)
@@ -76,7 +106,12 @@ class CFRAgent(Agent):
             raise ValueError("CFRAgent.act: the action mask has no legal action")
         if self._cfg is not None:
             self.lookups += 1
-            found, to_id = self._observation_lookup(observation, mask)
+            found = self._searched(observation, mask) if self._search is not None and legal.size > 1 else None
+            if found is not None:
+                to_id = found[2]
+                found = found[:2]
+            else:
+                found, to_id = self._observation_lookup(observation, mask)
         else:
             found, to_id = self._string_lookup(observation, legal)
         if found is not None:
@@ -96,6 +131,32 @@ class CFRAgent(Agent):
                 return int(self._rng.choice(actions[ok]))  # every legal entry has 0: uniform over them
         self.misses += 1
         return int(self._rng.choice(legal))
+
+    def _searched(self, observation: dict[str, Any], mask: np.ndarray):
+        """(codes, probabilities, code -> engine id) of the re-solved strategy at this decision
+        (:mod:`agents.cfr_search`), or None where the decision is not searched."""
+        from .cfr_search import NODES_PER_MS, root_from_info_string
+
+        info = observation.get("info_state_string")
+        if info is None:
+            raise ValueError("CFRAgent.act needs observation['info_state_string'] to search (declared in its wants)")
+        start = time.process_time()
+        root = root_from_info_string(info, observation["observation"], mask, self.config)
+        result = self._search.search(root, int(self.search_ms * NODES_PER_MS), int(self._rng.integers(2**63)))
+        stats = self.search_stats
+        if result is None:  # not searched: the chain plays on (the blueprint, or the hand's last search)
+            codes, ids, probs = self._search.policy(root.obs, root.mask, root.history, root.seat)
+            stats["cpu_s"] += time.process_time() - start
+            by_code = dict(zip(codes.tolist(), ids.tolist()))
+            return codes, probs, (lambda code: by_code[int(code)])
+        stats["cpu_s"] += time.process_time() - start
+        stats["searches"] += 1
+        stats["deals"] += result.deals
+        stats["iterations"] += result.iterations
+        stats["nodes"] += result.nodes
+        stats["reached"] += int(result.reached)
+        by_code = dict(zip(result.codes.tolist(), result.ids.tolist()))
+        return result.codes, result.probs, (lambda code: by_code[int(code)])
 
     def _string_lookup(self, observation: dict[str, Any], legal: np.ndarray):
         """The row of an exact, v1 or v2 checkpoint, keyed by the information-state string, and how its actions
@@ -145,22 +206,37 @@ def blueprint_path(arg: str) -> str:
     return arg
 
 
+def check_search_budget(value: Any) -> float:
+    """A search budget in milliseconds per decision: a finite number above 0; a one-line ValueError otherwise."""
+    try:
+        ms = float(value)
+    except (TypeError, ValueError):
+        ms = math.nan
+    if not (math.isfinite(ms) and ms > 0):
+        raise ValueError(f"agent 'cfr': search must be a number of milliseconds per decision above 0 (e.g. "
+                         f"search=200), got {value!r}")
+    return ms
+
+
 def _factory(arg: str | None, params: dict[str, str]) -> Agent:
-    """``cfr:PATH`` or ``cfr:PATH,threshold=0.3,greedy=1,seed=5`` (options after the path)."""
+    """``cfr:PATH`` or ``cfr:PATH,threshold=0.3,greedy=1,seed=5,search=200`` (options after the path)."""
     if not arg:
         raise ValueError("agent 'cfr' needs a checkpoint path or a shipped blueprint: cfr:PATH (e.g. cfr:runs/cfr/"
                          "argentine-mini/checkpoint.npz) or cfr:<preset> (shipped: "
                          f"{', '.join(shipped_blueprints()) or 'none'}), optionally followed by ,threshold=X "
-                         ",greedy=0|1 ,seed=N")
+                         ",greedy=0|1 ,seed=N ,search=MS")
     path, *items = arg.split(",")
     path = blueprint_path(path)
     kwargs: dict[str, Any] = {}
     for item in items:
         key, eq, value = item.partition("=")
         key, value = key.strip(), value.strip()
-        if not eq or key not in ("threshold", "greedy", "seed"):
+        if not eq or key not in ("threshold", "greedy", "seed", "search"):
             raise ValueError(f"agent 'cfr': unknown option {item!r} after the path; allowed: threshold=X (0..1), "
-                             "greedy=0|1, seed=N")
+                             "greedy=0|1, seed=N, search=MS (milliseconds per decision, above 0)")
+        if key == "search":
+            kwargs[key] = check_search_budget(value)
+            continue
         try:
             if key == "threshold":
                 kwargs[key] = float(value)

@@ -238,6 +238,10 @@ class StrategyTable:
     def keys(self):
         return self._index.keys()
 
+    def rows(self) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+        """(keys in row order, row starts, actions, probabilities): the whole table, for a compiled lookup."""
+        return list(self._index), self._start, self._actions, self._probs
+
     def lookup(self, key: str) -> tuple[np.ndarray, np.ndarray] | None:
         i = self._index.get(key)
         if i is None:
