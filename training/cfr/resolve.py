@@ -1,0 +1,205 @@
+"""Play-time search (:mod:`agents.cfr_search`) checked against the exact game of a research preset: the policy the
+search plays at every decision of one seat, assembled onto the exact tree, and its exact NashConv beside the
+blueprint's.
+
+Why: the search promises to be safe (a re-solved strategy is never more exploitable than the one it replaces),
+which only the exact best response of :mod:`training.cfr.solver` can show. The assembly runs the agent's own
+search, unchanged: at each public state where the seat acts (with more than one legal action) one search, whose
+chain is the searches at that seat's earlier decisions on the path to it (a depth-first walk over the public
+states, forgetting a search's rows when the walk leaves its subtree); each information set of the seat there is
+given the strategy the search plays for those cards. On these games every deal is enumerated, so one search at a
+public state serves every hand the seat may hold there, exactly as it would at play time.
+
+``python -m training.cfr.resolve --preset argentine-mini`` prints the numbers of docs/cfr.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+from agents.cfr_search import PUBLIC, Blueprint, HandRoot, HandSearch, _key
+from agents.cfr_table import Checkpoint
+from truco_env import cards as C
+from truco_env.config import TrucoConfig
+from truco_env.fast import FastState
+
+from .solver import best_response_value, expected_value, nash_conv, uniform_policy
+from .tree import GameTree, deal_list
+
+
+def infoset_roots(tree: GameTree) -> list[HandRoot]:
+    """Each information set's decision as its actor sees it (a :class:`HandRoot`, from its representative history
+    replayed on the fast engine)."""
+    deals = deal_list(tree.config)
+    family = tree.config.family
+    out = []
+    for node in tree.infoset_rep:
+        node, path = int(node), []
+        while tree.parent[node] >= 0:
+            path.append(int(tree.slot_action[tree.slot_in[node]]))
+            node = int(tree.parent[node])
+        dealer, hand0, hand1, vira = deals[node]
+        st = FastState.new(tree.config, seed=0, deal={"hands": [list(hand0), list(hand1)], "vira": vira,
+                                                      "dealer": dealer})
+        history = []
+        for action in reversed(path):
+            history.append((st.actor, action))
+            st.apply_id(action)
+        seat = st.actor
+        own = hand0 if seat == 0 else hand1
+        out.append(HandRoot(seat=seat, dealer=dealer, score=(0, 0), dealt=tuple(C.parse_card(c, family) for c in own),
+                            vira=-1 if vira is None else C.parse_card(vira, family), history=tuple(history),
+                            obs=st.encode_observation(seat, st.observation_buffer()), mask=st.legal_mask().copy()))
+    return out
+
+
+def _put(tree: GameTree, policy: np.ndarray, info: int, ids: np.ndarray, probs: np.ndarray) -> None:
+    by_id = dict(zip(ids.tolist(), probs.tolist()))
+    s0, s1 = tree.slot_start[info], tree.slot_start[info + 1]
+    policy[s0:s1] = [by_id[int(a)] for a in tree.slot_action[s0:s1]]
+
+
+def blueprint_policy(tree: GameTree, ckpt: Checkpoint, roots: list[HandRoot]) -> np.ndarray:
+    """The average strategy of a ``lossless`` checkpoint on the tree (uniform where it has no row): what
+    :func:`training.cfr.mccfr_kernel.tree_policy` gives, from the roots' keys."""
+    from agents.cfr_abstraction_v3 import codes_and_ids
+    from truco_env.fast import config_array
+
+    index = {key: i for i, key in enumerate(ckpt.keys)}
+    probs = ckpt.average_policy()
+    cfg = config_array(tree.config)
+    policy = uniform_policy(tree)
+    for info, root in enumerate(roots):
+        row = index.get(str(_key(root.obs, root.mask, root.history, root.seat)))
+        if row is None:
+            continue
+        codes, ids = codes_and_ids(root.obs, root.mask, cfg)
+        lo, hi = ckpt.slot_start[row], ckpt.slot_start[row + 1]
+        by_code = dict(zip(ckpt.slot_action[lo:hi].tolist(), probs[lo:hi].tolist()))
+        _put(tree, policy, info, ids, np.array([by_code.get(int(c), 0.0) for c in codes.tolist()]))
+    return policy
+
+
+def searched_policy(tree: GameTree, ckpt: Checkpoint, seat: int, nodes: int, roots: list[HandRoot],
+                    blueprint: np.ndarray, seed: int = 0, continual: bool = True) -> tuple[np.ndarray, dict]:
+    """``blueprint`` with ``seat``'s information sets replaced by what the search plays there (``nodes`` walked
+    nodes per search); also returns counts (searches, iterations, nodes, seconds). ``continual=False``: every
+    search starts from the blueprint (its beliefs and gadget values), not from the searches before it (the
+    variant the agent does not play, for comparison)."""
+    if ckpt.meta.get("abstraction") != "lossless":
+        raise ValueError(f"the exact check needs a lossless checkpoint, got {ckpt.meta.get('abstraction')!r}")
+    solver = ckpt.meta.get("solver") or {}
+    search = HandSearch(Blueprint(ckpt.keys, ckpt.slot_start, ckpt.slot_action, ckpt.average_policy(), "lossless"),
+                        tree.config, utility=solver.get("utility", "points"))
+    mine = [i for i in range(tree.num_infosets) if tree.infoset_player[i] == seat]
+    # public states: the same history, hand start and public observation
+    group_of: dict[tuple, int] = {}
+    members: list[list[int]] = []
+    for info in mine:
+        r = roots[info]
+        key = (r.dealer, r.vira, r.score, r.history, r.obs[PUBLIC].tobytes())
+        g = group_of.setdefault(key, len(members))
+        if g == len(members):
+            members.append([])
+        members[g].append(info)
+    group_info = {info: g for g, infos in enumerate(members) for info in infos}
+    parent = np.full(len(members), -1)
+    for g, infos in enumerate(members):  # the nearest earlier decision of the seat on the path
+        node = int(tree.infoset_rep[infos[0]])
+        while tree.parent[node] >= 0:
+            node = int(tree.parent[node])
+            if tree.actor[node] == seat:
+                parent[g] = group_info[int(tree.infoset[node])]
+                break
+    children: list[list[int]] = [[] for _ in members]
+    for g, p in enumerate(parent):
+        if p >= 0:
+            children[p].append(g)
+    policy = blueprint.copy()
+    stats = {"searches": 0, "iterations": 0, "nodes": 0, "public_states": len(members)}
+    start = time.perf_counter()
+    stack = [(g, False) for g in reversed(range(len(members))) if parent[g] < 0]
+    marks: dict[int, tuple] = {}
+    while stack:
+        g, leaving = stack.pop()
+        if leaving:
+            search.restore(marks.pop(g))
+            continue
+        first = roots[members[g][0]]
+        if int(first.mask.sum()) > 1:
+            marks[g] = search.mark()
+            result = search.search(first, nodes, seed * 1_000_003 + g, follow=False)
+            if result is not None:
+                stats["searches"] += 1
+                stats["iterations"] += result.iterations
+                stats["nodes"] += result.nodes
+            stack.append((g, True))
+        for info in members[g]:
+            r = roots[info]
+            _, ids, probs = search.policy(r.obs, r.mask, r.history, seat)
+            _put(tree, policy, info, ids, probs)
+        if not continual and g in marks:
+            search.restore(marks.pop(g))
+            stack.pop()
+        stack.extend((c, False) for c in reversed(children[g]))
+    stats["seconds"] = time.perf_counter() - start
+    return policy, stats
+
+
+def compare(config: TrucoConfig, ckpt: Checkpoint, nodes: int, seed: int = 0, tree: GameTree | None = None,
+            continual: bool = True) -> dict:
+    """Exact numbers of the blueprint and of the searched policy (each seat searching, then both): NashConv and
+    each seat's exploitability (the other seat's best-response value against it)."""
+    from .tree import build_tree
+
+    tree = tree if tree is not None else build_tree(config)
+    roots = infoset_roots(tree)
+    blue = blueprint_policy(tree, ckpt, roots)
+    out = {"uniform": nash_conv(tree, uniform_policy(tree)), "range": tree.utility_range,
+           "blueprint": {"nash_conv": nash_conv(tree, blue), "value": expected_value(tree, blue),
+                         "exploitability": [best_response_value(tree, blue, 1), best_response_value(tree, blue, 0)]}}
+    both = blue.copy()
+    for seat in (0, 1):
+        searched, stats = searched_policy(tree, ckpt, seat, nodes, roots, blue, seed, continual)
+        mine = tree.infoset_player[tree.slot_infoset] == seat
+        both[mine] = searched[mine]
+        out[f"seat{seat}"] = {"exploitability": best_response_value(tree, searched, 1 - seat),
+                              "nash_conv": nash_conv(tree, searched), **stats}
+    out["searched"] = {"nash_conv": nash_conv(tree, both), "value": expected_value(tree, both)}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    from truco_env import make_config
+
+    from .mccfr_kernel import KernelMCCFR
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--preset", default="argentine-mini", choices=["argentine-mini", "paulista-mini"])
+    parser.add_argument("--deck-ranks", default=None, help="comma-separated ranks (a smaller game)")
+    parser.add_argument("--iterations", type=int, default=10000, help="blueprint: lossless MCCFR iterations")
+    parser.add_argument("--nodes", type=int, default=10000, help="walked nodes per search")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    overrides = {"deck_ranks": tuple(args.deck_ranks.split(","))} if args.deck_ranks else {}
+    config = make_config(args.preset, **overrides)
+    solver = KernelMCCFR(config, seed=args.seed, abstraction="lossless")
+    solver.iterate(args.iterations)
+    r = compare(config, solver.to_checkpoint(args.preset), args.nodes, args.seed)
+    blue = r["blueprint"]
+    print(f"{args.preset}: uniform NashConv {r['uniform']:.3f} (range {r['range']:g}); blueprint ({args.iterations} "
+          f"lossless iterations) NashConv {blue['nash_conv']:.4f}, searched by both seats {r['searched']['nash_conv']:.4f}")
+    for seat in (0, 1):
+        s = r[f"seat{seat}"]
+        print(f"  seat {seat} searching: exploitability {blue['exploitability'][seat]:.4f} -> {s['exploitability']:.4f}; "
+              f"{s['searches']} searches over {s['public_states']} public states, {s['iterations']} iterations, "
+              f"{s['nodes']} nodes, {s['seconds']:.0f} s", file=sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
