@@ -29,6 +29,7 @@ ALLOWED: dict[str, set[str] | str] = {
     "training/ship.py": {"main"},
     "training/serve.py": {"serve"},  # truco serve: the address to open, and "stopped"
     "training/cfr/bluff.py": {"main"},
+    "training/cfr/resolve.py": {"main"},  # python -m training.cfr.resolve: its product is the printed numbers
     "truco_env/single.py": {"TrucoSingleAgentEnv.render"},
     "truco_env/aec.py": {"TrucoEnv.render"},
 }
