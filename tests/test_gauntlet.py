@@ -210,3 +210,23 @@ def test_the_report_covers_a_shipped_blueprint_and_writes_its_card(tmp_path, mon
                  "python -m training.ship configs/cfr_blueprint_paulista.yaml", "6,000,000 iterations",
                  "match_equity", "40.0% [38.0, 42.0]", "60.0% [55.0, 65.0]", "vs tight", "thresholded"):
         assert fact in card, fact
+
+
+def test_search_stage_pairs_the_blueprint_with_its_searching_self_on_the_same_deals(monkeypatch):
+    """The report's play-time search stage: the shipped blueprint plain and searching, each against the heuristic
+    and against a given best response, every pairing on the same duplicate deals; its table shows the four rates
+    of each blueprint row and skips the other agents."""
+    from training import report
+
+    monkeypatch.setattr(report, "SEARCH_MS", 1)  # 400 walked nodes a decision: the mechanism, not the strength
+    found = report.search_effect("cfr:paulista", "paulista", "random", 2, seed=0, workers=1, progress=False)
+    assert found["searched"] == "cfr:paulista,search=1"
+    for opponent in ("heuristic", "exploiter"):
+        assert set(found[opponent]) == {"blueprint", "searched", "seconds"}
+        for side in ("blueprint", "searched"):
+            assert found[opponent][side]["matches"] == 2
+            assert 0.0 <= found[opponent][side]["ci_low"] <= found[opponent][side]["win_rate_a"] <= 1.0
+    lines = report.search_table([{"preset": "paulista", "agent": "cfr:paulista", "search": found},
+                                 {"preset": "paulista", "agent": "heuristic"}])
+    assert len(lines) == 3 and lines[2].startswith("| paulista | `cfr:paulista` |")
+    assert lines[2].count("%") == 4

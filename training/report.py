@@ -8,6 +8,12 @@ the shipped ``ppo:<preset>`` policy), one command measures:
 * the **gauntlet** (``truco gauntlet``): mean and worst win rate against the held-out population;
 * the win rates against ``heuristic`` and ``random`` (2,000 duplicate matches each), the figures the project
   reported before, kept for comparison;
+* for a CFR blueprint on a 1v1 preset, **play-time search** (``cfr:<preset>,search=``:data:`SEARCH_MS`): the
+  blueprint and the searching blueprint on the same :data:`SEARCH_MATCHES` duplicate deals, against the heuristic
+  and against the blueprint's own trained best response (the ABR learner above). Training a best response
+  against the searching agent itself at the standard budget would take about a day and a half of CPU (a search
+  per target decision), so its ABR is not measured; the research presets' exact check (docs/cfr.md) is the
+  guarantee, and this the full-game effect;
 * on the 1v1 presets, **bluffing**: over :data:`BLUFF_MATCHES` duplicate matches against the heuristic (the
   heuristic against itself for its own row), the share of the agent's truco-ladder calls made with a
   bottom-third hand and how often those calls won the hand (the behaviour statistics of
@@ -44,7 +50,7 @@ from .evaluate import (
     run_tournament,
     wilson_interval,
 )
-from .exploit import agent_file_hash, cached_exploit, recipe_key
+from .exploit import agent_file_hash, cached_exploit, cached_exploit_folder, recipe_key
 from .gauntlet import MAIN_PRESETS, OPPONENTS, markdown_table, run_gauntlet
 from .outputs import hold
 
@@ -54,6 +60,10 @@ DEFAULT_OUT = "docs/strength.md"
 #: Matches of the bluffing stage: enough for a few thousand ladder calls per agent.
 BLUFF_MATCHES = 400
 BLUFF_OPPONENT = "heuristic"
+#: Play-time search: the budget per decision (ms) and the duplicate matches of each comparison (a searched match
+#: costs about 7 s of CPU, so fewer than the 2,000 of the other stages).
+SEARCH_MS = 200
+SEARCH_MATCHES = 400
 
 
 def agents_of(preset: str) -> list[str]:
@@ -137,7 +147,42 @@ def measure(agent: str, preset: str, runs: Path, decisions: int, seed: int, work
         row["bluffing"] = _stage(folder / "bluffing.json", {"matches": BLUFF_MATCHES, "seed": seed,
                                                             "opponent": BLUFF_OPPONENT, **same_file},
                                  lambda: bluffing(agent, preset, BLUFF_MATCHES, seed, workers, progress), log)
+    if agent.startswith("cfr:") and make_config(preset).num_players == 2:
+        exploiter = f"ppo:{cached_exploit_folder(recipe, eval_matches) / 'learner.safetensors'},greedy"
+        row["search"] = _stage(folder / "search.json", {"matches": SEARCH_MATCHES, "seed": seed, "ms": SEARCH_MS,
+                                                        "exploiter": exploit["settings"], **same_file},
+                               lambda: search_effect(agent, preset, exploiter, SEARCH_MATCHES, seed, workers,
+                                                     progress), log)
     return row
+
+
+def search_effect(agent: str, preset: str, exploiter: str, matches: int, seed: int, workers: int,
+                  progress: bool) -> dict[str, Any]:
+    """The blueprint and the blueprint searching at :data:`SEARCH_MS` against the heuristic and against the
+    blueprint's trained best response, on the same deals (a paired comparison): the agent's win rates."""
+    searched = f"{agent},search={SEARCH_MS}"
+    out: dict[str, Any] = {"searched": searched}
+    for name, opponent in (("heuristic", "heuristic"), ("exploiter", exploiter)):
+        summary, meta = run_tournament([agent, searched, opponent], [preset], matches, seed=seed, workers=workers,
+                                       progress=progress, pairs=[(agent, opponent), (searched, opponent)])
+        out[name] = {("searched" if r["agent_a"] == searched else "blueprint"):
+                     {k: r[k] for k in ("matches", "win_rate_a", "ci_low", "ci_high")} for r in summary["pairings"]}
+        out[name]["seconds"] = meta["seconds"]
+    return out
+
+
+def search_table(rows: list[dict[str, Any]]) -> list[str]:
+    """Markdown rows: the blueprint's win rates without and with play-time search."""
+    lines = [("| preset | agent | vs heuristic | searching, vs heuristic | vs its trained best response "
+              "| searching, vs the same best response |"), "|---|---|---|---|---|---|"]
+    for row in rows:
+        if "search" not in row:
+            continue
+        s = row["search"]
+        cells = [_pct(s[o][k]["win_rate_a"], s[o][k]["ci_low"], s[o][k]["ci_high"])
+                 for o in ("heuristic", "exploiter") for k in ("blueprint", "searched")]
+        lines.append(f"| {row['preset']} | `{row['agent']}` | " + " | ".join(cells) + " |")
+    return lines
 
 
 def bluffing(agent: str, preset: str, matches: int, seed: int, workers: int, progress: bool) -> dict[str, Any]:
@@ -252,6 +297,16 @@ def render(rows: list[dict[str, Any]], settings: dict[str, Any], host: dict[str,
                    "one is a bluff. A share near a third means calls that ignore the cards; near 0, no bluffing. "
                    "95% Wilson intervals; per seat-hand, so a hand with several calls by the same seat counts once."),
                   "", *bluffing_table(rows)]
+    if any("search" in row for row in rows):
+        lines += ["", "## Play-time search", "",
+                  (f"Each CFR blueprint as it ships and searching at every decision (`,search={SEARCH_MS}`: "
+                   f"{SEARCH_MS} ms of search on one core, docs/cfr.md), on the same {SEARCH_MATCHES} duplicate "
+                   "deals: its win rate against the heuristic, and against the trained best response of its ABR "
+                   "figure (a best response to the blueprint, not to the searching agent: how much of the hole "
+                   "the search closes). A best response trained against the searching agent is not measured: at "
+                   "the standard budget that is about 300,000 searches of training, a day and a half of CPU. "
+                   "95% Wilson intervals."),
+                  "", *search_table(rows)]
     lines += ["", "## The gauntlet", "",
               ("Fixed per preset (`training/gauntlet.py`); `ppo:gauntlet/...` are the best responses `truco exploit` "
                "trains (seed 0, the standard budget) against the opponent named, packaged under "
