@@ -61,9 +61,9 @@ DEFAULT_OUT = "docs/strength.md"
 BLUFF_MATCHES = 400
 BLUFF_OPPONENT = "heuristic"
 #: Play-time search: the budget per decision (ms) and the duplicate matches of each comparison (a searched match
-#: costs about 7 s of CPU, so fewer than the 2,000 of the other stages).
+#: costs about 7 s of CPU, so a tenth of the 2,000 of the other stages).
 SEARCH_MS = 200
-SEARCH_MATCHES = 400
+SEARCH_MATCHES = 200
 
 
 def agents_of(preset: str) -> list[str]:
