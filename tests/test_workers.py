@@ -12,3 +12,43 @@ def test_spawned_workers_ignore_sigint_before_any_initializer():
     with spawn_pool(1, initializer=os.getpid) as pool:
         assert pool.apply(signal.getsignal, (signal.SIGINT,)) == signal.SIG_IGN
     assert signal.getsignal(signal.SIGINT) is before  # the parent's handler is back
+
+
+def test_workers_exit_when_their_parent_is_killed(tmp_path):
+    """A tournament killed with SIGKILL leaves no pool worker behind playing out its chunk."""
+    import subprocess
+    import sys
+    import time
+
+    pids = tmp_path / "pids"
+    script = (
+        "import multiprocessing, time\n"
+        "from training.workers import spawn_pool\n"
+        "pool = spawn_pool(2)\n"
+        f"open({str(pids)!r}, 'w').write(' '.join(str(p.pid) for p in multiprocessing.active_children()))\n"
+        "pool.map_async(time.sleep, [60, 60])\n"
+        "time.sleep(60)\n")
+    parent = subprocess.Popen([sys.executable, "-c", script], cwd=os.path.dirname(os.path.dirname(__file__)))
+    try:
+        deadline = time.monotonic() + 60
+        while not (pids.exists() and pids.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        workers = {int(p) for p in pids.read_text().split()}
+        assert workers and parent.pid not in workers
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.monotonic() + 10
+    alive = set(workers)
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.2)
+        alive = {p for p in alive if _alive(p)}
+    assert not alive, f"workers {sorted(alive)} outlived their killed parent"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"  # a zombie has exited
+    except FileNotFoundError:
+        return False

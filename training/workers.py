@@ -5,7 +5,8 @@ work unfinished (a PPO update waiting forever, a tournament with a traceback per
 that ignores SIGINT is not enough on its own: a spawned worker spends its first second importing (torch, numba)
 before the initializer runs. So the parent ignores SIGINT while it starts the workers, which inherit the ignored
 signal from their first instruction (an ignored signal stays ignored across exec, and Python keeps it so), and
-then restores its own handler.
+then restores its own handler. A worker also exits when its parent is gone: a killed tournament (SIGTERM, kill
+-9) must not leave its workers playing out their chunks of matches for minutes.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import threading
+import time
 from collections.abc import Callable
 from multiprocessing.pool import Pool
 from typing import Any
@@ -22,11 +25,24 @@ def ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def _exit_with_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
+
+
+def _start_worker(parent: int, initializer: Callable[[], None]) -> None:
+    # the parent's pid comes from the parent: one killed while this worker started up is noticed too
+    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True, name="exit-with-parent").start()
+    initializer()
+
+
 def spawn_pool(workers: int, initializer: Callable[[], None] = ignore_sigint) -> Pool:
-    """A ``spawn`` pool of ``workers`` processes that ignore SIGINT from their start."""
+    """A ``spawn`` pool of ``workers`` processes that ignore SIGINT from their start and exit with their parent."""
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        return multiprocessing.get_context("spawn").Pool(workers, initializer=initializer)
+        return multiprocessing.get_context("spawn").Pool(workers, initializer=_start_worker,
+                                                          initargs=(os.getpid(), initializer))
     finally:
         signal.signal(signal.SIGINT, previous)
 
