@@ -100,9 +100,6 @@ NODES_PER_MS = 400
 ENUMERATE = 2048
 #: Deals drawn when sampling: uniformly, and with the searcher's real cards.
 SAMPLES, SAMPLES_OWN = 1024, 512
-#: The regret a new row of a search starts with (in the utility's units: points, or match equity x 100),
-#: spread over its actions as the strategy it may replace plays them.
-PRIOR = 5.0
 #: Room kept for one search iteration's new rows (two walks: the subgame and its copy).
 SEARCH_MARGIN = 1 << 14
 
@@ -264,12 +261,8 @@ def _search_loop(node_limit, first_iteration, searcher, d0, cfg, use_equity, equ
         i = min(np.searchsorted(cdf, pick, side="right"), cdf.shape[0] - 1)
         copy_into(roots[i], states[d0])
         w = iw[i]
-        fresh = counters[N_INF]
         g = row(salted(gkeys[i], gadget_salt), 2, gcodes, hkeys, hidx, inf_key, inf_start, slot_code, counters)
         lo = inf_start[g]
-        if g == fresh:  # a new row: the prior toward the blueprint's beliefs
-            regret[lo] = ctx[1][1] * (1.0 - enter0[i])
-            regret[lo + 1] = ctx[1][1] * enter0[i]
         rt = regret[lo]
         rf = regret[lo + 1]
         take = rt / (rt + rf) if rt + rf > 0.0 else 1.0 - enter0[i]  # no regret: the blueprint's beliefs
@@ -324,7 +317,7 @@ class HandSearch:
     a decision of another hand starts a new chain."""
 
     def __init__(self, blueprint: Blueprint, config: TrucoConfig, utility: str = "points", threshold: float = 0.0,
-                 greedy: bool = False, prior: float | None = None):
+                 greedy: bool = False):
         if config.num_players != 2:
             raise SearchError(f"search plays 1v1 rules, not {config.num_players} players")
         if config.covered_card:
@@ -341,10 +334,9 @@ class HandSearch:
 
             self._equity = np.asarray(match_equity_table(config.target_score, config.family), dtype=np.float64)
         self.utility = utility
-        prior = PRIOR if prior is None else float(prior)
         self.tables = WalkTables(4 * SEARCH_MARGIN, SEARCH_MARGIN)
         self._work = walk_buffers()
-        self._ctx = search_context(1, blueprint.arrays, threshold, greedy, chain=64, prior=prior)
+        self._ctx = search_context(1, blueprint.arrays, threshold, greedy, chain=64)
         self._ctx[0][I_BP_LOSSLESS] = int(blueprint.abstraction == "lossless")
         self._scratch = (np.zeros(K.OBS_SIZE, np.float32), np.zeros(K.NUM_ACTIONS, np.int8),
                          np.zeros(MAX_LEGAL, np.int32), np.zeros(MAX_LEGAL, np.int32), np.zeros(MAX_LEGAL),

@@ -295,20 +295,10 @@ def _enter(d, traverser, iteration, cfg, lossless, states, obs, masks, codes, id
         frame[d, 3] = 0
         choice = _draw(sig, n, rng)
     else:
-        fresh = counters[N_INF]
         j = row(salted(key, ip[I_SALT]) if search else key, n, c, hkeys, hidx, inf_key, inf_start, slot_code,
                 counters)
         inf_touch[j] = iteration
         lo = inf_start[j]
-        if search and j == fresh:  # a new row: regrets start as a prior toward the strategy it may replace
-            if seat == ip[I_SEARCHER]:
-                chain_policy(key, obs[d], masks[d], cfg, c, n, d, ip[I_TOP], ctx, hkeys, hidx, inf_start,
-                             slot_code, avg, sig)
-            else:
-                blueprint_policy(key, obs[d], masks[d], cfg, c, n, ctx, sig)
-            prior = ctx[1][1]
-            for k in range(n):
-                regret[lo + k] = prior * sig[k]
         total = 0.0
         for k in range(n):
             r = regret[lo + k]
@@ -400,12 +390,10 @@ def walk(d0, weight, traverser, iteration, cfg, lossless, use_equity, equity, st
 
 
 def search_context(mode: int = 0, blueprint=None, threshold: float = 0.0, greedy: bool = False,
-                   chain: int = 16, prior: float = 0.0) -> tuple:
-    """The ``ctx`` argument of :func:`walk`: (integer parameters, [threshold, prior], the blueprint's hash map and
-    rows (keys, indices, row starts, codes, probabilities), the chain's salts and root depths). ``mode`` 0 is the
-    training walk (the rest is ignored); ``blueprint``: the tuple of five arrays of
-    :class:`agents.cfr_search.Blueprint`; ``prior``: the regret a new row starts with, spread over its actions
-    as the strategy it may replace plays them."""
+                   chain: int = 16) -> tuple:
+    """The ``ctx`` argument of :func:`walk`: (integer parameters, [threshold], the blueprint's hash map and rows
+    (keys, indices, row starts, codes, probabilities), the chain's salts and root depths). ``mode`` 0 is the
+    training walk (the rest is ignored); ``blueprint``: the tuple of five arrays of :class:`Blueprint`."""
     ip = np.zeros(I_SIZE, np.int64)
     ip[I_MODE] = mode
     ip[I_FIXED] = -1
@@ -413,8 +401,7 @@ def search_context(mode: int = 0, blueprint=None, threshold: float = 0.0, greedy
     if blueprint is None:
         blueprint = (np.zeros(2, np.int64), np.full(2, -1, np.int64), np.zeros(1, np.int64), np.zeros(0, np.int16),
                      np.zeros(0, np.float64))
-    return (ip, np.array([float(threshold), float(prior)]), *blueprint, np.zeros(chain, np.int64),
-            np.zeros(chain, np.int64))
+    return (ip, np.array([float(threshold)]), *blueprint, np.zeros(chain, np.int64), np.zeros(chain, np.int64))
 
 
 def walk_buffers() -> tuple:

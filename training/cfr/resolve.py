@@ -85,8 +85,7 @@ def blueprint_policy(tree: GameTree, ckpt: Checkpoint, roots: list[HandRoot]) ->
 
 
 def searched_policy(tree: GameTree, ckpt: Checkpoint, seat: int, nodes: int, roots: list[HandRoot],
-                    blueprint: np.ndarray, seed: int = 0, continual: bool = True,
-                    prior: float | None = None) -> tuple[np.ndarray, dict]:
+                    blueprint: np.ndarray, seed: int = 0, continual: bool = True) -> tuple[np.ndarray, dict]:
     """``blueprint`` with ``seat``'s information sets replaced by what the search plays there (``nodes`` walked
     nodes per search); also returns counts (searches, iterations, nodes, seconds). ``continual=False``: every
     search starts from the blueprint (its beliefs and gadget values), not from the searches before it (the
@@ -95,7 +94,7 @@ def searched_policy(tree: GameTree, ckpt: Checkpoint, seat: int, nodes: int, roo
         raise ValueError(f"the exact check needs a lossless checkpoint, got {ckpt.meta.get('abstraction')!r}")
     solver = ckpt.meta.get("solver") or {}
     search = HandSearch(Blueprint(ckpt.keys, ckpt.slot_start, ckpt.slot_action, ckpt.average_policy(), "lossless"),
-                        tree.config, utility=solver.get("utility", "points"), prior=prior)
+                        tree.config, utility=solver.get("utility", "points"))
     mine = [i for i in range(tree.num_infosets) if tree.infoset_player[i] == seat]
     # public states: the same history, hand start and public observation
     group_of: dict[tuple, int] = {}
@@ -152,7 +151,7 @@ def searched_policy(tree: GameTree, ckpt: Checkpoint, seat: int, nodes: int, roo
 
 
 def compare(config: TrucoConfig, ckpt: Checkpoint, nodes: int, seed: int = 0, tree: GameTree | None = None,
-            continual: bool = True, prior: float | None = None) -> dict:
+            continual: bool = True) -> dict:
     """Exact numbers of the blueprint and of the searched policy (each seat searching, then both): NashConv and
     each seat's exploitability (the other seat's best-response value against it)."""
     from .tree import build_tree
@@ -165,7 +164,7 @@ def compare(config: TrucoConfig, ckpt: Checkpoint, nodes: int, seed: int = 0, tr
                          "exploitability": [best_response_value(tree, blue, 1), best_response_value(tree, blue, 0)]}}
     both = blue.copy()
     for seat in (0, 1):
-        searched, stats = searched_policy(tree, ckpt, seat, nodes, roots, blue, seed, continual, prior)
+        searched, stats = searched_policy(tree, ckpt, seat, nodes, roots, blue, seed, continual)
         mine = tree.infoset_player[tree.slot_infoset] == seat
         both[mine] = searched[mine]
         out[f"seat{seat}"] = {"exploitability": best_response_value(tree, searched, 1 - seat),
