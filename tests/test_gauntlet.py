@@ -230,3 +230,6 @@ def test_search_stage_pairs_the_blueprint_with_its_searching_self_on_the_same_de
                                  {"preset": "paulista", "agent": "heuristic"}])
     assert len(lines) == 3 and lines[2].startswith("| paulista | `cfr:paulista` |")
     assert lines[2].count("%") == 4
+    card = report.search_rows({"search": found})
+    assert len(card) == 2 and all("`cfr:paulista,search=1`" in line for line in card)
+    assert report.search_rows({}) == []

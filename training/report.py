@@ -375,6 +375,22 @@ def measured_rows(row: dict[str, Any], settings: dict[str, Any]) -> list[str]:
         f"| vs heuristic | {rate(vs['heuristic'])} |", f"| vs random | {rate(vs['random'])} |"]
 
 
+def search_rows(row: dict[str, Any]) -> list[str]:
+    """The model card's rows of the play-time search stage (none when the row has no such stage)."""
+    if "search" not in row:
+        return []
+    s = row["search"]
+
+    def rate(v: dict[str, Any]) -> str:
+        return _pct(v["win_rate_a"], v["ci_low"], v["ci_high"])
+
+    n = s["heuristic"]["blueprint"]["matches"]
+    return [(f"| `{s['searched']}`, vs heuristic ({n} matches; the blueprint on the same deals) "
+             f"| {rate(s['heuristic']['searched'])} ({rate(s['heuristic']['blueprint'])}) |"),
+            (f"| `{s['searched']}`, vs the blueprint's trained best response ({n} matches; the blueprint) "
+             f"| {rate(s['exploiter']['searched'])} ({rate(s['exploiter']['blueprint'])}) |")]
+
+
 def blueprint_card(row: dict[str, Any], meta: dict[str, Any], settings: dict[str, Any]) -> str:
     """The card shipped beside ``cfr:<preset>``: how the blueprint was made, what it measured, where it stops."""
     preset, shipped = row["preset"], meta["shipped"]
@@ -393,7 +409,7 @@ def blueprint_card(row: dict[str, Any], meta: dict[str, Any], settings: dict[str
         (f"* plays its average strategy {_play_words(meta)} (`cfr:{preset},threshold=X` or `,greedy=1` to "
          "change it);"),
         f"* config hash `{shipped.get('config_hash')}`, commit `{shipped.get('commit')}` (both in the file's header).",
-        "", *measured_rows(row, settings), "",
+        "", *measured_rows(row, settings), *search_rows(row), "",
         "## Limits", "",
         f"* It plays {preset} only, and only what its abstraction tells apart: hands that share a key share a strategy.",
         "* An information set the run never visited is played uniformly over the legal actions.",
