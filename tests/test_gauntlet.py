@@ -233,3 +233,22 @@ def test_search_stage_pairs_the_blueprint_with_its_searching_self_on_the_same_de
     card = report.search_rows({"search": found})
     assert len(card) == 2 and all("`cfr:paulista,search=1`" in line for line in card)
     assert report.search_rows({}) == []
+
+
+def test_reports_of_different_presets_run_side_by_side_and_one_preset_is_refused(tmp_path, capsys, monkeypatch):
+    """truco report locks each preset's folder of --runs, not the whole folder: with paulista's held by another
+    report, a paulista report is refused in one line and an argentine one goes on (here to its first stage)."""
+    from training import report
+    from training.outputs import hold
+
+    def first_stage(*args, **kwargs):
+        raise KeyboardInterrupt  # as an interrupted stage ends the report: got past the lock
+
+    monkeypatch.setattr(report, "measure", first_stage)
+    runs = tmp_path / "runs"
+    with hold(runs / "paulista"):
+        assert main(["report", "--preset", "paulista", "--runs", str(runs), "--out", str(tmp_path / "p.md")]) == 2
+        err = capsys.readouterr().err
+        assert "paulista" in err and len(err.strip().splitlines()) == 1
+        assert main(["report", "--preset", "argentine", "--runs", str(runs), "--out", str(tmp_path / "a.md")]) == 130
+    assert not (tmp_path / "p.md").exists() and not (tmp_path / "a.md").exists()

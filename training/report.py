@@ -22,8 +22,9 @@ the shipped ``ppo:<preset>`` policy), one command measures:
 Every stage writes its files under ``--runs`` (``runs/report/<preset>/<agent>/``) and is skipped when its
 finished result is already there with the same settings, so an interrupted report resumes where it stopped and
 a report is remade from its runs at no cost. A stage's result counts only when it is complete (``truco exploit``
-marks an interrupted run), so a partial run never enters the report. One report at a time works on a ``--runs``
-folder: a second is refused while the first holds its lock (:func:`training.outputs.hold`).
+marks an interrupted run), so a partial run never enters the report. One report at a time works on a preset's
+folder of ``--runs``: a second is refused while the first holds its lock (:func:`training.outputs.hold`), and
+reports of different presets run side by side.
 """
 
 from __future__ import annotations
@@ -484,8 +485,8 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
 
 
 def cli_main(args: Any) -> int:
-    """``truco report``: exit 0 when the report is written, 2 on bad input (or ``--runs`` in use by another
-    report), 130 when interrupted."""
+    """``truco report``: exit 0 when the report is written, 2 on bad input (or a preset's folder of ``--runs`` in
+    use by another report), 130 when interrupted."""
     presets = args.preset or list(MAIN_PRESETS)
     bad = [p for p in presets if p not in MAIN_PRESETS]
     out = Path(args.out)
@@ -510,8 +511,8 @@ def cli_main(args: Any) -> int:
 
     rows = []
     try:
-        with hold(runs, f"--runs {str(runs)!r}", recursive=True):
-            for preset in presets:
+        for preset in presets:
+            with hold(runs / preset, f"--runs {str(runs / preset)!r}", recursive=True):
                 for agent in agents_of(preset):
                     log(f"{preset}: {agent}")
                     rows.append(measure(agent, preset, runs, settings["decisions"], args.seed, args.workers,
