@@ -12,8 +12,8 @@ the shipped ``ppo:<preset>`` policy), one command measures:
   blueprint and the searching blueprint on the same :data:`SEARCH_MATCHES` duplicate deals, against the heuristic
   and against the blueprint's own trained best response (the ABR learner above). Training a best response
   against the searching agent itself at the standard budget would take about a day and a half of CPU (a search
-  per target decision), so its ABR is not measured; the research presets' exact check (docs/cfr.md) is the
-  guarantee, and this the full-game effect;
+  per target decision), so its ABR is not measured; docs/cfr.md measures the search exactly on the research
+  presets, and this is its effect on the full game;
 * on the 1v1 presets, **bluffing**: over :data:`BLUFF_MATCHES` duplicate matches against the heuristic (the
   heuristic against itself for its own row), the share of the agent's truco-ladder calls made with a
   bottom-third hand and how often those calls won the hand (the behaviour statistics of
@@ -180,8 +180,7 @@ def search_table(rows: list[dict[str, Any]]) -> list[str]:
         if "search" not in row:
             continue
         s = row["search"]
-        cells = [_pct(s[o][k]["win_rate_a"], s[o][k]["ci_low"], s[o][k]["ci_high"])
-                 for o in ("heuristic", "exploiter") for k in ("blueprint", "searched")]
+        cells = [_rate(s[o][k]) for o in ("heuristic", "exploiter") for k in ("blueprint", "searched")]
         lines.append(f"| {row['preset']} | `{row['agent']}` | " + " | ".join(cells) + " |")
     return lines
 
@@ -217,6 +216,11 @@ def bluffing_table(rows: list[dict[str, Any]]) -> list[str]:
 
 def _pct(rate: float, low: float, high: float) -> str:
     return f"{100 * rate:.1f}% [{100 * low:.1f}, {100 * high:.1f}]"
+
+
+def _rate(v: dict[str, Any]) -> str:
+    """A pairing's win rate of agent A with its interval."""
+    return _pct(v["win_rate_a"], v["ci_low"], v["ci_high"])
 
 
 def machine() -> dict[str, Any]:
@@ -326,9 +330,6 @@ def model_card(row: dict[str, Any], meta: dict[str, Any], settings: dict[str, An
     preset, config = row["preset"], meta["config"]
     prev = next((v for k, v in row["versus"].items() if k.startswith("onnx:")), None)
 
-    def rate(v: dict[str, Any]) -> str:
-        return _pct(v["win_rate_a"], v["ci_low"], v["ci_high"])
-
     lines = [
         f"# Model card: `ppo:{preset}`", "",
         (f"One policy network for {preset}, trained from nothing by population self-play"
@@ -347,7 +348,7 @@ def model_card(row: dict[str, Any], meta: dict[str, Any], settings: dict[str, An
         f"* config hash `{meta.get('config_hash')}`, commit `{meta.get('commit')}` (both in the file's metadata).",
         "", f"![training curves](../../docs/img/ppo_{preset}_training.png)", "",
         *measured_rows(row, settings),
-        f"| vs the policy it replaced | {rate(prev) if prev else 'n/a'} |", "",
+        f"| vs the policy it replaced | {_rate(prev) if prev else 'n/a'} |", "",
         "## Limits", "",
         f"* It plays {preset} only (the file says so; other presets are refused).",
         "* Its numbers are against the agents above, on duplicate deals; it was never measured against people.",
@@ -362,9 +363,6 @@ def measured_rows(row: dict[str, Any], settings: dict[str, Any]) -> list[str]:
     """A model card's "What it measured" heading and table: ABR, gauntlet, heuristic and random (every card)."""
     abr, g, vs = row["exploit"]["abr"], row["gauntlet"], row["versus"]
 
-    def rate(v: dict[str, Any]) -> str:
-        return _pct(v["win_rate_a"], v["ci_low"], v["ci_high"])
-
     return [
         f"## What it measured (`truco report`, {settings['finished']}; `docs/strength.md`)", "",
         "| measure | result |", "|---|---|",
@@ -373,7 +371,7 @@ def measured_rows(row: dict[str, Any], settings: dict[str, Any]) -> list[str]:
         f"| gauntlet mean | {_pct(g['mean'], g['mean_low'], g['mean_high'])} |",
         (f"| gauntlet worst | {_pct(g['worst']['win_rate'], g['worst']['ci_low'], g['worst']['ci_high'])} "
          f"vs {g['worst']['opponent']} |"),
-        f"| vs heuristic | {rate(vs['heuristic'])} |", f"| vs random | {rate(vs['random'])} |"]
+        f"| vs heuristic | {_rate(vs['heuristic'])} |", f"| vs random | {_rate(vs['random'])} |"]
 
 
 def search_rows(row: dict[str, Any]) -> list[str]:
@@ -382,14 +380,11 @@ def search_rows(row: dict[str, Any]) -> list[str]:
         return []
     s = row["search"]
 
-    def rate(v: dict[str, Any]) -> str:
-        return _pct(v["win_rate_a"], v["ci_low"], v["ci_high"])
-
     n = s["heuristic"]["blueprint"]["matches"]
     return [(f"| `{s['searched']}`, vs heuristic ({n} matches; the blueprint on the same deals) "
-             f"| {rate(s['heuristic']['searched'])} ({rate(s['heuristic']['blueprint'])}) |"),
+             f"| {_rate(s['heuristic']['searched'])} ({_rate(s['heuristic']['blueprint'])}) |"),
             (f"| `{s['searched']}`, vs the blueprint's trained best response ({n} matches; the blueprint) "
-             f"| {rate(s['exploiter']['searched'])} ({rate(s['exploiter']['blueprint'])}) |")]
+             f"| {_rate(s['exploiter']['searched'])} ({_rate(s['exploiter']['blueprint'])}) |")]
 
 
 def blueprint_card(row: dict[str, Any], meta: dict[str, Any], settings: dict[str, Any]) -> str:
