@@ -28,30 +28,24 @@ from truco_env.config import TrucoConfig
 from truco_env.fast import FastState
 
 from .solver import best_response_value, expected_value, nash_conv, uniform_policy
-from .tree import GameTree, deal_list
+from .tree import GameTree, representative_histories
 
 
 def infoset_roots(tree: GameTree) -> list[HandRoot]:
     """Each information set's decision as its actor sees it (a :class:`HandRoot`, from its representative history
     replayed on the fast engine)."""
-    deals = deal_list(tree.config)
     family = tree.config.family
     out = []
-    for node in tree.infoset_rep:
-        node, path = int(node), []
-        while tree.parent[node] >= 0:
-            path.append(int(tree.slot_action[tree.slot_in[node]]))
-            node = int(tree.parent[node])
-        dealer, hand0, hand1, vira = deals[node]
-        st = FastState.new(tree.config, seed=0, deal={"hands": [list(hand0), list(hand1)], "vira": vira,
-                                                      "dealer": dealer})
+    for deal, path in representative_histories(tree):
+        st = FastState.new(tree.config, seed=0, deal=deal)
         history = []
-        for action in reversed(path):
+        for action in path:
             history.append((st.actor, action))
             st.apply_id(action)
         seat = st.actor
-        own = hand0 if seat == 0 else hand1
-        out.append(HandRoot(seat=seat, dealer=dealer, score=(0, 0), dealt=tuple(C.parse_card(c, family) for c in own),
+        vira = deal["vira"]
+        out.append(HandRoot(seat=seat, dealer=deal["dealer"], score=(0, 0),
+                            dealt=tuple(C.parse_card(c, family) for c in deal["hands"][seat]),
                             vira=-1 if vira is None else C.parse_card(vira, family), history=tuple(history),
                             obs=st.encode_observation(seat, st.observation_buffer()), mask=st.legal_mask().copy()))
     return out

@@ -231,22 +231,30 @@ def build_tree(config: TrucoConfig) -> GameTree:
     )
 
 
-def infoset_states(tree: GameTree) -> list[TrucoState]:
-    """One engine state per infoset (its representative history, replayed from the deal), for a policy that
-    reads observations rather than keys: what it plays there is what it plays in the whole infoset."""
+def representative_histories(tree: GameTree) -> list[tuple[dict, list[int]]]:
+    """Per infoset, its representative history: the deal (as ``TrucoState.new`` takes it) and the action ids
+    from the deal to the decision, in order."""
     deals = deal_list(tree.config)
-    family = tree.config.family
-    states = []
+    out = []
     for node in tree.infoset_rep:
         node, path = int(node), []
         while tree.parent[node] >= 0:
-            path.append(A.action_name(int(tree.slot_action[tree.slot_in[node]]), family))
+            path.append(int(tree.slot_action[tree.slot_in[node]]))
             node = int(tree.parent[node])
         dealer, hand0, hand1, vira = deals[node]  # roots are the deals, in deal_list order
-        state = TrucoState.new(tree.config, seed=0, deal={"hands": [list(hand0), list(hand1)], "vira": vira,
-                                                          "dealer": dealer})
-        for action in reversed(path):
-            state.apply(action)
+        out.append(({"hands": [list(hand0), list(hand1)], "vira": vira, "dealer": dealer}, path[::-1]))
+    return out
+
+
+def infoset_states(tree: GameTree) -> list[TrucoState]:
+    """One engine state per infoset (its representative history, replayed from the deal), for a policy that
+    reads observations rather than keys: what it plays there is what it plays in the whole infoset."""
+    family = tree.config.family
+    states = []
+    for deal, path in representative_histories(tree):
+        state = TrucoState.new(tree.config, seed=0, deal=deal)
+        for action in path:
+            state.apply(A.action_name(action, family))
         states.append(state)
     return states
 
