@@ -252,3 +252,60 @@ def test_reports_of_different_presets_run_side_by_side_and_one_preset_is_refused
         assert "paulista" in err and len(err.strip().splitlines()) == 1
         assert main(["report", "--preset", "argentine", "--runs", str(runs), "--out", str(tmp_path / "a.md")]) == 130
     assert not (tmp_path / "p.md").exists() and not (tmp_path / "a.md").exists()
+
+
+def test_a_stage_stored_in_the_reports_data_file_is_reused_only_when_complete_with_the_same_settings(tmp_path):
+    """The data file beside the report stands in for a fresh clone's missing --runs: a stored stage counts when
+    it was made with the very settings (agent file hash included) the stage would use now."""
+    from training.report import _stage
+
+    calls = []
+
+    def run():
+        calls.append(1)
+        return {"value": 7}
+
+    stored = {"value": 3, "status": "complete", "settings": {"seed": 0, "agent_file": "aaaa"}}
+    assert _stage(tmp_path / "a.json", {"seed": 0, "agent_file": "aaaa"}, run, print, stored)["value"] == 3
+    assert not calls and not (tmp_path / "a.json").exists()
+    assert _stage(tmp_path / "b.json", {"seed": 0, "agent_file": "bbbb"}, run, print, stored)["value"] == 7  # retrained
+    assert _stage(tmp_path / "c.json", {"seed": 0, "agent_file": "aaaa"}, run, print,
+                  {**stored, "status": "interrupted"})["value"] == 7
+    assert len(calls) == 2
+
+
+def test_an_unreadable_data_file_is_one_line_error_not_hours_of_silent_measurement(tmp_path, capsys):
+    from training.cli import main
+
+    (tmp_path / "s.json").write_text("{not json")
+    assert main(["report", "--preset", "argentine", "--runs", str(tmp_path / "runs"), "--out",
+                 str(tmp_path / "s.md"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "is not a report's data file" in err and "s.json" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_committed_strength_report_is_remade_from_its_data_file_without_measuring(tmp_path, monkeypatch):
+    """docs/strength.json holds every stage of docs/strength.md for the agents that ship now (their file hashes
+    match): on a fresh clone, truco report remakes the document and the model cards from it without playing a
+    match. Fails when an agent is shipped or retrained without running the report again."""
+    import shutil
+
+    from training import report
+    from training.cli import main
+
+    def measuring(*args, **kwargs):
+        raise AssertionError(f"measured a stage that docs/strength.json holds: {args[:2]}")
+
+    for name in ("cached_exploit", "run_gauntlet", "run_tournament", "bluffing", "search_effect"):
+        monkeypatch.setattr(report, name, measuring)
+    cards = {}
+    monkeypatch.setattr(report, "write_model_cards", lambda rows, settings, log: cards.update(
+        {(r["preset"], r["agent"]): r for r in rows}))
+    shutil.copy(ROOT / "docs" / "strength.json", tmp_path / "strength.json")
+    assert main(["report", "--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "strength.md"),
+                 "--no-progress"]) == 0
+    def lines(path):
+        return [line for line in path.read_text().splitlines() if not line.startswith("Report made on:")]
+
+    assert lines(tmp_path / "strength.md") == lines(ROOT / "docs" / "strength.md")
+    assert len(cards) == sum(len(report.agents_of(p)) for p in report.MAIN_PRESETS)

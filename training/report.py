@@ -21,7 +21,11 @@ the shipped ``ppo:<preset>`` policy), one command measures:
 
 Every stage writes its files under ``--runs`` (``runs/report/<preset>/<agent>/``) and is skipped when its
 finished result is already there with the same settings, so an interrupted report resumes where it stopped and
-a report is remade from its runs at no cost. A stage's result counts only when it is complete (``truco exploit``
+a report is remade from its runs at no cost. The report also keeps every stage's result, with the settings it
+was made with, in the data file beside it (``docs/strength.json``, :func:`data_path`), which the repository
+tracks: ``--runs`` is scratch that a fresh clone lacks, and with the data file a report measures again only the
+stages whose agent file or settings changed and copies the rest (an agent's stages are keyed by a hash of its
+file, so a retrained policy is always measured afresh). A stage's result counts only when it is complete (``truco exploit``
 marks an interrupted run), so a partial run never enters the report. One report at a time works on a preset's
 folder of ``--runs``: a second is refused while the first holds its lock (:func:`training.outputs.hold`), and
 reports of different presets run side by side.
@@ -51,7 +55,7 @@ from .evaluate import (
     run_tournament,
     wilson_interval,
 )
-from .exploit import agent_file_hash, cached_exploit, cached_exploit_folder, recipe_key
+from .exploit import agent_file_hash, cached_exploit, recipe_key
 from .gauntlet import MAIN_PRESETS, OPPONENTS, markdown_table, run_gauntlet
 from .outputs import hold
 
@@ -104,11 +108,17 @@ def _cached(path: Path, settings: dict[str, Any]) -> dict[str, Any] | None:
     return data
 
 
-def _stage(path: Path, settings: dict[str, Any], run: Any, log: Any) -> dict[str, Any]:
+def _stage(path: Path, settings: dict[str, Any], run: Any, log: Any,
+           stored: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The stage's result: from ``path`` under ``--runs``, else from ``stored`` (the same stage in the report's
+    data file) when that is complete and was made with ``settings``, else by ``run()``, saved to ``path``."""
     found = _cached(path, settings)
     if found is not None:
         log(f"  reuse {path}")
         return found
+    if stored and stored.get("status") == "complete" and stored.get("settings") == settings:
+        log(f"  reuse {path.parent.name}/{path.stem} from the report's data file")
+        return stored
     log(f"  run   {path.parent.name}/{path.name}")
     data = run()
     if data.get("status", "complete") != "complete":
@@ -119,17 +129,20 @@ def _stage(path: Path, settings: dict[str, Any], run: Any, log: Any) -> dict[str
 
 
 def measure(agent: str, preset: str, runs: Path, decisions: int, seed: int, workers: int, gauntlet_matches: int,
-            eval_matches: int, progress: bool, log: Any) -> dict[str, Any]:
-    """The three stages for one agent (each reused when already done)."""
+            eval_matches: int, progress: bool, log: Any, stored: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The agent's stages (each reused when already done, under ``runs`` or in ``stored``, the agent's row of the
+    report's data file)."""
+    stored = stored or {}
     folder = runs / preset / _safe(agent)
     file_hash = agent_file_hash(agent)
     same_file = {"agent_file": file_hash} if file_hash else {}
     recipe = BRArgs(preset=preset, target=agent, decisions=decisions, seed=seed, workers=workers)
     exploit = _stage(folder / "exploit.json", {"recipe": recipe_key(recipe), "matches": eval_matches, **same_file},
-                     lambda: cached_exploit(recipe, eval_matches, progress=progress)[0], log)
+                     lambda: {**cached_exploit(recipe, eval_matches, progress=progress)[0], "machine": machine_words()},
+                     log, stored.get("exploit"))
     gauntlet = _stage(folder / "gauntlet.json", {"matches": gauntlet_matches, "seed": seed, **same_file},
                       lambda: run_gauntlet(agent, preset, gauntlet_matches, seed, workers, folder / "gauntlet",
-                                           progress=progress, overwrite=True), log)
+                                           progress=progress, overwrite=True), log, stored.get("gauntlet"))
     opponents = [spec for spec in ("heuristic", "random") if spec != agent]
     previous = previous_policy(agent, preset)
     if previous:
@@ -142,19 +155,41 @@ def measure(agent: str, preset: str, runs: Path, decisions: int, seed: int, work
                 for r in summary["pairings"]}
 
     key = {"matches": eval_matches, "seed": seed, **({"previous": previous} if previous else {}), **same_file}
-    versus = _stage(folder / "baselines.json", key, baselines, log)
+    versus = _stage(folder / "baselines.json", key, baselines, log, stored.get("versus"))
     row = {"agent": agent, "preset": preset, "exploit": exploit, "gauntlet": gauntlet, "versus": versus}
     if make_config(preset).num_players == 2:
         row["bluffing"] = _stage(folder / "bluffing.json", {"matches": BLUFF_MATCHES, "seed": seed,
                                                             "opponent": BLUFF_OPPONENT, **same_file},
-                                 lambda: bluffing(agent, preset, BLUFF_MATCHES, seed, workers, progress), log)
+                                 lambda: bluffing(agent, preset, BLUFF_MATCHES, seed, workers, progress), log,
+                                 stored.get("bluffing"))
     if agent.startswith("cfr:") and make_config(preset).num_players == 2:
-        exploiter = f"ppo:{cached_exploit_folder(recipe, eval_matches) / 'learner.safetensors'},greedy"
+
+        def search() -> dict[str, Any]:  # the ABR learner: under runs/exploit, trained again when only stored
+            learner = cached_exploit(recipe, eval_matches, progress=progress)[1] / "learner.safetensors"
+            return search_effect(agent, preset, f"ppo:{learner},greedy", SEARCH_MATCHES, seed, workers, progress)
+
         row["search"] = _stage(folder / "search.json", {"matches": SEARCH_MATCHES, "seed": seed, "ms": SEARCH_MS,
                                                         "exploiter": exploit["settings"], **same_file},
-                               lambda: search_effect(agent, preset, exploiter, SEARCH_MATCHES, seed, workers,
-                                                     progress), log)
+                               search, log, stored.get("search"))
     return row
+
+
+def data_path(out: Path) -> Path:
+    """The report's data file: beside ``out``, same name, ``.json``."""
+    return out.with_suffix(".json")
+
+
+def stored_rows(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    """The rows of a report's data file by (preset, agent); none when there is no file. A file that is there
+    but unreadable is an error rather than a silent re-measurement of hours."""
+    if not path.exists():
+        return {}
+    try:
+        rows = json.loads(path.read_text())["rows"]
+        return {(r["preset"], r["agent"]): r for r in rows}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{path} is not a report's data file ({exc.__class__.__name__}: {exc}); "
+                         "remove it to measure every stage again") from exc
 
 
 def search_effect(agent: str, preset: str, exploiter: str, matches: int, seed: int, workers: int,
@@ -243,13 +278,15 @@ def render(rows: list[dict[str, Any]], settings: dict[str, Any], host: dict[str,
         "# Strength report",
         "",
         "How strong is each shipped agent, measured against opponents it never trained against and by a trained",
-        "best response? Made by one command (resumable: finished stages are reused from `--runs`):",
+        ("best response? Made by one command, which measures again only what changed: every stage's result is "
+         "kept, with the settings it was made with, in the data file beside this page (`strength.json`), and a "
+         "stage is reused when an agent's file and the settings are the same:"),
         "",
         "```bash",
         command,
         "```",
         "",
-        (f"Machine: {host['cpu']}, {host['cores']} cores; Python {host['python']}, torch {host['torch']}, "
+        (f"Report made on: {host['cpu']}, {host['cores']} cores; Python {host['python']}, torch {host['torch']}, "
         f"{host['system']}. Finished {settings['finished']}."),
         "",
         "Columns:",
@@ -288,12 +325,13 @@ def render(rows: list[dict[str, Any]], settings: dict[str, Any], host: dict[str,
                      f"| {_pct(g['mean'], g['mean_low'], g['mean_high'])} "
                      f"| {_pct(w['win_rate'], w['ci_low'], w['ci_high'])} vs {w['opponent']} "
                      f"| {heur} | {_pct(rnd['win_rate_a'], rnd['ci_low'], rnd['ci_high'])} | {before} |")
-    lines += ["", "Training cost of each best response (the budget above, on this machine):", "",
-              "| preset | target | decisions | training time | decisions/s |", "|---|---|---:|---:|---:|"]
+    lines += ["", "Training cost of each best response (the budget above, on the machine it trained on):", "",
+              "| preset | target | decisions | training time | decisions/s | machine |",
+              "|---|---|---:|---:|---:|---|"]
     for row in rows:
         t = row["exploit"]["training"]
         lines.append(f"| {row['preset']} | `{row['agent']}` | {t['decisions']:,} | {t['seconds'] / 60:.1f} min "
-                     f"| {t['decisions_per_second']:,.0f} |")
+                     f"| {t['decisions_per_second']:,.0f} | {row['exploit'].get('machine', 'not recorded')} |")
     if any("bluffing" in row for row in rows):
         lines += ["", "## Bluffing", "",
                   (f"Each agent's truco-ladder calls over {BLUFF_MATCHES} duplicate matches against `{BLUFF_OPPONENT}` "
@@ -323,6 +361,13 @@ def render(rows: list[dict[str, Any]], settings: dict[str, Any], host: dict[str,
     for row in rows:
         lines += ["", f"### `{row['agent']}` on {row['preset']}", "", markdown_table(row["gauntlet"])]
     return "\n".join(lines) + "\n"
+
+
+def machine_words() -> str:
+    """The machine in a few words, kept with each best response: its training time is only meaningful with it,
+    and a report may reuse stages measured on another machine."""
+    host = machine()
+    return f"{host['cpu']}, {host['cores']} cores"
 
 
 def model_card(row: dict[str, Any], meta: dict[str, Any], settings: dict[str, Any]) -> str:
@@ -506,12 +551,14 @@ def cli_main(args: Any) -> int:
 
     rows = []
     try:
+        stored = stored_rows(data_path(out))
         for preset in presets:
             with hold(runs / preset, f"--runs {str(runs / preset)!r}", recursive=True):
                 for agent in agents_of(preset):
                     log(f"{preset}: {agent}")
                     rows.append(measure(agent, preset, runs, settings["decisions"], args.seed, args.workers,
-                                        args.gauntlet_matches, args.matches, not args.no_progress, log))
+                                        args.gauntlet_matches, args.matches, not args.no_progress, log,
+                                        stored.get((preset, agent))))
     except (ValueError, OSError) as exc:
         print(f"truco report: error: {exc}", file=sys.stderr)
         return 2
@@ -524,7 +571,8 @@ def cli_main(args: Any) -> int:
     plot(rows, figure)
     text = render(rows, settings, machine(), command, os.path.relpath(figure, out.parent))
     atomic_write(out, lambda tmp: Path(tmp).write_text(text), ".md")
+    atomic_write_json(data_path(out), {"command": command, "settings": settings, "rows": rows}, indent=1)
     write_model_cards(rows, settings, log)
     print(text)
-    logger.info(f"wrote {out} and {figure}")
+    logger.info(f"wrote {out}, {data_path(out)} and {figure}")
     return 0
