@@ -284,14 +284,10 @@ def test_an_unreadable_data_file_is_one_line_error_not_hours_of_silent_measureme
     assert "is not a report's data file" in err and "s.json" in err and len(err.strip().splitlines()) == 1
 
 
-def test_the_committed_strength_report_is_remade_from_its_data_file_without_measuring(tmp_path, monkeypatch):
-    """docs/strength.json holds every stage of docs/strength.md for the agents that ship now (their file hashes
-    match): on a fresh clone, truco report remakes the document and the model cards from it without playing a
-    match. Fails when an agent is shipped or retrained without running the report again."""
-    import shutil
-
+def _no_measuring(monkeypatch):
+    """Make every measuring stage of the report fail the test; collect the model cards instead of writing them
+    into the repository."""
     from training import report
-    from training.cli import main
 
     def measuring(*args, **kwargs):
         raise AssertionError(f"measured a stage that docs/strength.json holds: {args[:2]}")
@@ -301,6 +297,34 @@ def test_the_committed_strength_report_is_remade_from_its_data_file_without_meas
     cards = {}
     monkeypatch.setattr(report, "write_model_cards", lambda rows, settings, log: cards.update(
         {(r["preset"], r["agent"]): r for r in rows}))
+    return cards
+
+
+def test_a_report_of_one_preset_keeps_the_other_presets_in_its_data_file(tmp_path, monkeypatch):
+    """--preset narrows what is measured and shown, never what the data file holds: no measurement is lost."""
+    import shutil
+
+    _no_measuring(monkeypatch)
+    shutil.copy(ROOT / "docs" / "strength.json", tmp_path / "strength.json")
+    before = json.loads((tmp_path / "strength.json").read_text())["rows"]
+    assert main(["report", "--preset", "paulista", "--runs", str(tmp_path / "runs"), "--out",
+                 str(tmp_path / "strength.md"), "--no-progress"]) == 0
+    after = json.loads((tmp_path / "strength.json").read_text())["rows"]
+    assert [(r["preset"], r["agent"]) for r in after] == [(r["preset"], r["agent"]) for r in before]
+    assert after == before
+    text = (tmp_path / "strength.md").read_text()
+    assert "| paulista | `heuristic` |" in text and "| argentine | `heuristic` |" not in text
+
+
+def test_the_committed_strength_report_is_remade_from_its_data_file_without_measuring(tmp_path, monkeypatch):
+    """docs/strength.json holds every stage of docs/strength.md for the agents that ship now (their file hashes
+    match): on a fresh clone, truco report remakes the document and the model cards from it without playing a
+    match. Fails when an agent is shipped or retrained without running the report again."""
+    import shutil
+
+    from training import report
+
+    cards = _no_measuring(monkeypatch)
     shutil.copy(ROOT / "docs" / "strength.json", tmp_path / "strength.json")
     assert main(["report", "--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "strength.md"),
                  "--no-progress"]) == 0

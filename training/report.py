@@ -571,7 +571,10 @@ def cli_main(args: Any) -> int:
     plot(rows, figure)
     text = render(rows, settings, machine(), command, os.path.relpath(figure, out.parent))
     atomic_write(out, lambda tmp: Path(tmp).write_text(text), ".md")
-    atomic_write_json(data_path(out), {"command": command, "settings": settings, "rows": rows}, indent=1)
+    # the data file keeps the rows of presets this run did not cover, so that a --preset run loses no measurement
+    kept = [r for r in stored.values() if r["preset"] not in presets]
+    data = sorted(rows + kept, key=lambda r: list(MAIN_PRESETS).index(r["preset"]))
+    atomic_write_json(data_path(out), {"command": command, "settings": settings, "rows": data}, indent=1)
     write_model_cards(rows, settings, log)
     print(text)
     logger.info(f"wrote {out}, {data_path(out)} and {figure}")
