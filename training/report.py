@@ -207,17 +207,21 @@ def search_effect(agent: str, preset: str, exploiter: str, matches: int, seed: i
     return out
 
 
+def stage_table(rows: list[dict[str, Any]], stage: str, header: list[str], cells: Any) -> list[str]:
+    """A Markdown table of one stage: a line per row that has it (preset, agent, then ``cells(result)``)."""
+    lines = ["| preset | agent | " + " | ".join(h.lstrip(">") for h in header) + " |",
+             "|---|---|" + "".join("---:|" if h.startswith(">") else "---|" for h in header)]
+    lines += [f"| {row['preset']} | `{row['agent']}` | " + " | ".join(cells(row[stage])) + " |"
+              for row in rows if stage in row]
+    return lines
+
+
 def search_table(rows: list[dict[str, Any]]) -> list[str]:
     """Markdown rows: the blueprint's win rates without and with play-time search."""
-    lines = [("| preset | agent | vs heuristic | searching, vs heuristic | vs its trained best response "
-              "| searching, vs the same best response |"), "|---|---|---|---|---|---|"]
-    for row in rows:
-        if "search" not in row:
-            continue
-        s = row["search"]
-        cells = [_rate(s[o][k]) for o in ("heuristic", "exploiter") for k in ("blueprint", "searched")]
-        lines.append(f"| {row['preset']} | `{row['agent']}` | " + " | ".join(cells) + " |")
-    return lines
+    return stage_table(rows, "search", ["vs heuristic", "searching, vs heuristic", "vs its trained best response",
+                                        "searching, vs the same best response"],
+                       lambda s: [_rate(s[o][k]) for o in ("heuristic", "exploiter")
+                                  for k in ("blueprint", "searched")])
 
 
 def bluffing(agent: str, preset: str, matches: int, seed: int, workers: int, progress: bool) -> dict[str, Any]:
@@ -232,21 +236,20 @@ def bluffing(agent: str, preset: str, matches: int, seed: int, workers: int, pro
 
 def bluffing_table(rows: list[dict[str, Any]]) -> list[str]:
     """Markdown rows: ladder calls per hand, the weak-hand share of those calls and how often they won."""
-    lines = [("| preset | agent | hands | ladder calls per hand | share of calls with a bottom-third hand "
-              "| bluffs that won the hand |"), "|---|---|---:|---:|---|---|"]
-    for row in rows:
-        if "bluffing" not in row:
-            continue
-        counts = row["bluffing"]["counts"]
+
+    def cells(stage: dict[str, Any]) -> list[str]:
+        counts = stage["counts"]
         rates = behaviour_rates(counts)
         share = _pct(rates["weak_call_share"] or 0.0, *wilson_interval(counts.get("bluffs", 0),
                                                                        counts.get("calling_hands", 0)))
         won = _pct(rates["bluff_win_rate"] or 0.0, *wilson_interval(counts.get("bluffs_won", 0),
                                                                    counts.get("bluffs", 0)))
-        lines.append(f"| {row['preset']} | `{row['agent']}` | {rates['hands']:,} | {rates['truco_call_rate']:.3f} "
-                     f"| {share} ({counts.get('bluffs', 0):,} of {counts.get('calling_hands', 0):,}) "
-                     f"| {won} |")
-    return lines
+        return [f"{rates['hands']:,}", f"{rates['truco_call_rate']:.3f}",
+                f"{share} ({counts.get('bluffs', 0):,} of {counts.get('calling_hands', 0):,})", won]
+
+    return stage_table(rows, "bluffing", [">hands", ">ladder calls per hand",
+                                          "share of calls with a bottom-third hand", "bluffs that won the hand"],
+                       cells)
 
 
 def _pct(rate: float, low: float, high: float) -> str:
