@@ -25,8 +25,8 @@ a report is remade from its runs at no cost. The report also keeps every stage's
 was made with, in the data file beside it (``docs/strength.json``, :func:`data_path`), which the repository
 tracks: ``--runs`` is scratch that a fresh clone lacks, and with the data file a report measures again only the
 stages whose agent file or settings changed and copies the rest (an agent's stages are keyed by a hash of its
-file, so a retrained policy is always measured afresh). A stage's result counts only when it is complete (``truco exploit``
-marks an interrupted run), so a partial run never enters the report. One report at a time works on a preset's
+file, so a retrained policy is always measured afresh). A stage's result counts only when it is complete
+(``truco exploit`` marks an interrupted run), so a partial run never enters the report. One report at a time works on a preset's
 folder of ``--runs``: a second is refused while the first holds its lock (:func:`training.outputs.hold`), and
 reports of different presets run side by side.
 """
