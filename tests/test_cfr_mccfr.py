@@ -123,6 +123,19 @@ def test_mccfr_end_of_run_evaluation(tmp_path):
     result = summary["eval"]
     assert result["opponent"] == "random" and result["matches"] == 4
     assert 0.0 <= result["ci_low"] <= result["win_rate_a"] <= result["ci_high"] <= 1.0
+    assert result["seed"] == 3  # the run's seed by default
+
+
+def test_mccfr_end_of_run_evaluation_plays_the_deals_of_its_own_seed(tmp_path):
+    """eval.seed chooses the deals (say, other than the strength report's): the same as a tournament with it."""
+    from training.evaluate import run_tournament
+
+    cfg = _cfg(tmp_path, iterations=20, eval={"opponent": "random", "matches": 6, "seed": 11})
+    result = train_mccfr(cfg, out=io.StringIO())["eval"]
+    agent = f"cfr:{cfg.checkpoint}"
+    row = run_tournament([agent, "random"], ["paulista"], 6, seed=11, workers=1, progress=False)[0]["pairings"][0]
+    assert result["seed"] == 11
+    assert (result["wins_a"], result["wins_b"], result["hands"]) == (row["wins_a"], row["wins_b"], row["hands"])
 
 
 def test_mccfr_regret_matching_changes_strategy():

@@ -371,15 +371,17 @@ def train_mccfr(cfg: RunConfig, out: TextIO = sys.stderr, max_new_iterations: in
 
 def evaluate_against(cfg: RunConfig, path: Path) -> dict:
     """Duplicate matches of the checkpoint (``cfr:PATH``) against ``cfg.eval.opponent`` in the run's preset,
-    through :func:`training.evaluate.run_tournament` (``cfg.eval``: ``opponent``, ``matches``, ``workers``)."""
+    through :func:`training.evaluate.run_tournament` (``cfg.eval``: ``opponent``, ``matches``, ``workers``,
+    ``seed``)."""
     from training.evaluate import run_tournament
 
     opponent, matches, workers = cfg.eval.opponent, cfg.eval.matches, cfg.eval.workers
+    seed = cfg.seed if cfg.eval.seed is None else cfg.eval.seed
     agent = f"cfr:{path}"
-    summary, meta = run_tournament([agent, opponent], [cfg.preset], matches, seed=cfg.seed, workers=workers)
+    summary, meta = run_tournament([agent, opponent], [cfg.preset], matches, seed=seed, workers=workers)
     row = summary["pairings"][0]
     flip = row["agent_a"] != agent
-    result = {"opponent": opponent, "matches": row["matches"], "seconds": meta["seconds"]}
+    result = {"opponent": opponent, "matches": row["matches"], "seed": seed, "seconds": meta["seconds"]}
     for k, v in row.items():
         if k not in ("agent_a", "agent_b", "preset", "matches"):
             result[k] = v

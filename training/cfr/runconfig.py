@@ -58,6 +58,9 @@ class EvalOptions(Options):
     """Duplicate matches."""
     workers: PositiveInt = 1
     """Processes."""
+    seed: int | None = None
+    """Seed of the deals; null: the run's seed (seed 0 gives the strength report's deals; another seed checks a
+    run on deals the report never plays)."""
 
 
 class OpponentModelOptions(Options):
