@@ -208,7 +208,8 @@ def search_effect(agent: str, preset: str, exploiter: str, matches: int, seed: i
 
 
 def stage_table(rows: list[dict[str, Any]], stage: str, header: list[str], cells: Any) -> list[str]:
-    """A Markdown table of one stage: a line per row that has it (preset, agent, then ``cells(result)``)."""
+    """A Markdown table of one stage: a line per row that has it (preset, agent, then ``cells(result)``); a
+    ``header`` name that starts with ``>`` is a right-aligned (numeric) column."""
     lines = ["| preset | agent | " + " | ".join(h.lstrip(">") for h in header) + " |",
              "|---|---|" + "".join("---:|" if h.startswith(">") else "---|" for h in header)]
     lines += [f"| {row['preset']} | `{row['agent']}` | " + " | ".join(cells(row[stage])) + " |"
