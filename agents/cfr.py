@@ -65,7 +65,7 @@ class CFRAgent(Agent):
         self._cfg = None
         if self.abstraction in OBSERVATION_VERSIONS:  # keyed by the observation: no information-state string
             self._cfg = config_array(self.config)
-            self.wants = frozenset() if self.abstraction == "v3" else frozenset({"info_state"})
+            self.wants = frozenset() if self.abstraction != "lossless" else frozenset({"info_state"})
         self.presets = tuple(name for name, config in PRESETS.items() if config == self.config)
         play = default_play(self.table.meta)
         self.greedy = play["mode"] == "greedy" if greedy is None else bool(greedy)
@@ -85,7 +85,7 @@ class CFRAgent(Agent):
         from .cfr_search import Blueprint, HandSearch, SearchError
 
         if self.abstraction not in OBSERVATION_VERSIONS:
-            raise SearchError(f"agent 'cfr': search needs a checkpoint of the compiled walk (abstraction v3 or "
+            raise SearchError(f"agent 'cfr': search needs a checkpoint of the compiled walk (abstraction v3, v4 or "
                               f"lossless); this one is {self.table.kind} {self.abstraction or ''}".rstrip())
         solver = self.table.meta.get("solver")
         utility = solver.get("utility", "points") if isinstance(solver, dict) else "points"

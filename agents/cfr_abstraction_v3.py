@@ -1,4 +1,4 @@
-"""Abstraction ``v3`` (and the ``lossless`` key) for MCCFR on the compiled engine: keys and abstract actions read
+"""Abstractions ``v3`` and ``v4`` (and the ``lossless`` key) for MCCFR on the compiled engine: keys and abstract actions read
 from the observation vector and the legal mask, by compiled functions.
 
 Why from the observation: the same function then runs inside the compiled MCCFR walk
@@ -33,6 +33,11 @@ bits      size  field
                 1 + call (0-2) + 3 x (0 own, 1 opponent's)
 ========  ====  ====================================================================================
 
+``v4`` is ``v3`` plus one field, bits 60-62: the seat's own card on the current trick (0 before it plays there,
+1-5 the card's letter, 6 face down). ``v3`` forgets a card once it leaves the hand, so a seat that has led a trick
+answers a raise without knowing what it led: after leading the last trick, not even whether it wins. In Paulista
+the heuristic raises on such spots and the v3 blueprint pays for it (docs/research.md).
+
 Abstract actions (the table's codes, as in v1/v2): ``0..2`` play the own unplayed card of that strength rank
 (0 = strongest, ties by card index; in a blind mão de ferro the unplayed slots in order), ``3..5`` cover it,
 ``10 + i`` the call ``truco_env.actions.CALLS[i]``. :func:`legal_codes` lists the codes of the legal actions with
@@ -52,7 +57,10 @@ from numba import njit
 
 from truco_env import _kernel as K
 
-VERSIONS = ("v3", "lossless")
+VERSIONS = ("v3", "v4", "lossless")
+#: The compiled walk's key kinds (the ``kind`` of :func:`abstract_key` and of the walk), by abstraction name.
+KINDS = {"v3": 0, "lossless": 1, "v4": 2}
+LOSSLESS = KINDS["lossless"]
 CALL_BASE = 10  # the abstract code of truco_env.actions.CALLS[0]
 MAX_LEGAL = 24  # more than any decision's legal actions (3 cards, 3 covers, a ladder call, 9 others)
 
@@ -284,6 +292,39 @@ def key_v3(obs, mask, cfg):
     return key
 
 
+@njit(cache=True)
+def key_v4(obs, mask, cfg):
+    """The packed ``v4`` key: ``v3`` plus the seat's own card on the current trick (bits 60-62: 0 none, 1-5 its
+    tier, 6 face down). Why: ``v3`` drops a card once it leaves the hand, so a seat that has led a trick
+    answers a raise without knowing what it led (after leading the last trick, not even whether it wins),
+    which an opponent that reads its face-up card exploits (docs/research.md)."""
+    key = key_v3(obs, mask, cfg)
+    t = 0  # the current trick: the number of finished ones
+    for i in range(9):
+        if obs[K.O_RESULTS + i] > 0.5:
+            t += 1
+    if t >= 3:
+        return key
+    own = 0
+    if obs[K.O_COVERED + 6 * t] > 0.5:
+        own = 6
+    else:
+        base = K.O_TABLE + t * 6 * 40
+        for c in range(40):
+            if obs[base + c] > 0.5:
+                own = _tier(_STRENGTH[_strength_row(obs, cfg), c])
+                break
+    return key | (np.int64(own) << 60)
+
+
+@njit(cache=True)
+def abstract_key(obs, mask, cfg, kind):
+    """The ``v3`` or ``v4`` key (``kind``: :data:`KINDS`)."""
+    if kind == 2:
+        return key_v4(obs, mask, cfg)
+    return key_v3(obs, mask, cfg)
+
+
 @njit(cache=True, inline="always")
 def _mix(h, v):
     z = (h ^ np.uint64(v)) * np.uint64(0x9E3779B97F4A7C15)
@@ -317,8 +358,8 @@ def key_from_observation(obs: np.ndarray, mask: np.ndarray, cfg: np.ndarray, abs
     ``cfg``: :func:`truco_env.fast.config_array` of the rules."""
     obs = np.ascontiguousarray(obs, dtype=np.float32)
     mask = np.ascontiguousarray(mask, dtype=np.int8)
-    if abstraction == "v3":
-        return int(key_v3(obs, mask, cfg))
+    if abstraction in ("v3", "v4"):
+        return int(abstract_key(obs, mask, cfg, KINDS[abstraction]))
     if abstraction != "lossless":
         raise ValueError(f"unknown compiled-engine abstraction {abstraction!r}; known: {', '.join(VERSIONS)}")
     if info_state is None:
@@ -355,7 +396,8 @@ _LEGAL_NAMES = ("play", "cover", "ladder", "e", "re", "fe", "f", "cf", "cr", "q"
 
 
 def describe(key: int, family: str = "argentine") -> str:
-    """A readable form of a ``v3`` key, ``|``-joined like v2's keys (for exports and debugging)."""
+    """A readable form of a ``v3`` or ``v4`` key, ``|``-joined like v2's keys (for exports and debugging; v4's
+    own card on the current trick is ``c`` and its letter, ``cx`` face down, in the tricks part)."""
     key = int(key)
 
     def field(shift: int, bits: int) -> int:
@@ -374,6 +416,9 @@ def describe(key: int, family: str = "argentine") -> str:
     while results:
         results, digit = divmod(results, 4)
         tricks = "WLT"[digit - 1] + tricks
+    own = field(60, 3)
+    if own:  # v4: the own card on the current trick
+        tricks += "c" + ("?ABCDEx"[own])
     opp = field(37, 5)
     if opp:
         tricks += f"o{(opp - 1) // 4}{(opp - 1) % 4}"

@@ -68,9 +68,9 @@ from truco_env import cards as C
 from truco_env.config import TrucoConfig
 from truco_env.fast import config_array
 
-from .cfr_abstraction_v3 import MAX_LEGAL, codes_and_ids, key_lossless
+from .cfr_abstraction_v3 import KINDS, LOSSLESS, MAX_LEGAL, codes_and_ids, key_lossless
 from .cfr_walk import (
-    I_BP_LOSSLESS,
+    I_BP_KIND,
     I_FIXED,
     I_MODE,
     I_SALT,
@@ -167,7 +167,7 @@ class Blueprint:
         try:
             inf_key = np.fromiter((int(k) for k in keys), dtype=np.int64, count=len(keys))
         except (ValueError, OverflowError):
-            raise SearchError("search needs a checkpoint keyed by the compiled engine (abstraction v3 or "
+            raise SearchError("search needs a checkpoint keyed by the compiled engine (abstraction v3, v4 or "
                               "lossless)") from None
         size = 1 << max(2 * len(keys), 2).bit_length()
         hkeys, hidx = np.zeros(size, np.int64), np.full(size, -1, np.int64)
@@ -201,7 +201,7 @@ def _replay_all(cards, vira, dealer, s0, s1, searcher, n_hist, cfg, pub_pos, act
             if st[K.S_PHASE] == K.OVER or st[K.S_ACTOR] != hist_seat[t]:
                 ok = False
                 break
-            key, n = node_key(st, cfg, True, obs, mask, codes, ids, hist_seat, hist_act, t, hist_rel, hist_pub)
+            key, n = node_key(st, cfg, LOSSLESS, obs, mask, codes, ids, hist_seat, hist_act, t, hist_rel, hist_pub)
             k = -1
             for m in range(n):
                 if ids[m] == a:
@@ -271,12 +271,12 @@ def _search_loop(node_limit, first_iteration, searcher, d0, cfg, use_equity, equ
         if iteration % 2 == 0:
             ip[I_SALT] = copy_salt
             ip[I_FIXED] = searcher
-            vt = walk(d0, w, opp, iteration, cfg, True, use_equity, equity, start0, start1, states, obs, masks,
+            vt = walk(d0, w, opp, iteration, cfg, LOSSLESS, use_equity, equity, start0, start1, states, obs, masks,
                       codes, ids, sigma, values, frame, hist_seat, hist_act, hist_rel, hist_pub, hkeys, hidx, inf_key,
                       inf_start, inf_touch, slot_code, regret, avg, counters, rng, ctx)
             ip[I_SALT] = real_salt
             ip[I_FIXED] = -1
-            vf = walk(d0, w, opp, iteration, cfg, True, use_equity, equity, start0, start1, states, obs, masks,
+            vf = walk(d0, w, opp, iteration, cfg, LOSSLESS, use_equity, equity, start0, start1, states, obs, masks,
                       codes, ids, sigma, values, frame, hist_seat, hist_act, hist_rel, hist_pub, hkeys, hidx, inf_key,
                       inf_start, inf_touch, slot_code, regret, avg, counters, rng, ctx)
             v = take * vt + enter * vf
@@ -285,7 +285,7 @@ def _search_loop(node_limit, first_iteration, searcher, d0, cfg, use_equity, equ
         elif enter > 0.0:
             ip[I_SALT] = real_salt
             ip[I_FIXED] = -1
-            walk(d0, w * enter, searcher, iteration, cfg, True, use_equity, equity, start0, start1, states, obs,
+            walk(d0, w * enter, searcher, iteration, cfg, LOSSLESS, use_equity, equity, start0, start1, states, obs,
                  masks, codes, ids, sigma, values, frame, hist_seat, hist_act, hist_rel, hist_pub, hkeys, hidx,
                  inf_key, inf_start, inf_touch, slot_code, regret, avg, counters, rng, ctx)
         done += 1
@@ -337,7 +337,7 @@ class HandSearch:
         self.tables = WalkTables(4 * SEARCH_MARGIN, SEARCH_MARGIN)
         self._work = walk_buffers()
         self._ctx = search_context(1, blueprint.arrays, threshold, greedy, chain=64)
-        self._ctx[0][I_BP_LOSSLESS] = int(blueprint.abstraction == "lossless")
+        self._ctx[0][I_BP_KIND] = KINDS[blueprint.abstraction]
         self._scratch = (np.zeros(K.OBS_SIZE, np.float32), np.zeros(K.NUM_ACTIONS, np.int8),
                          np.zeros(MAX_LEGAL, np.int32), np.zeros(MAX_LEGAL, np.int32), np.zeros(MAX_LEGAL),
                          np.zeros(K.NUM_ACTIONS, np.int8))

@@ -33,7 +33,7 @@ from numba import njit
 
 from truco_env import _kernel as K
 
-from .cfr_abstraction_v3 import MAX_LEGAL, _mix, key_lossless, key_v3, legal_codes
+from .cfr_abstraction_v3 import LOSSLESS, MAX_LEGAL, _mix, abstract_key, key_lossless, legal_codes
 
 MAX_DEPTH = 64  # actions in one hand, with room: three tricks, the whole ladder, an envido and a flor chain
 #: Room checked before each training iteration: more new information sets (and legal actions each) than one
@@ -42,7 +42,7 @@ MARGIN = 1 << 15
 # counters
 N_INF, N_SLOTS, NODES = 0, 1, 2
 # search context: integer parameters
-I_MODE, I_SALT, I_FIXED, I_SEARCHER, I_BP_LOSSLESS, I_TOP, I_GREEDY = range(7)
+I_MODE, I_SALT, I_FIXED, I_SEARCHER, I_BP_KIND, I_TOP, I_GREEDY = range(7)
 I_SIZE = 8
 
 
@@ -138,16 +138,17 @@ def win_prob(a, b, target, equity):
 
 
 @njit(cache=True)
-def node_key(st, cfg, lossless, obs, mask, codes, ids, hist_seat, hist_act, n_hist, hist_rel, hist_pub):
+def node_key(st, cfg, kind, obs, mask, codes, ids, hist_seat, hist_act, n_hist, hist_rel, hist_pub):
     """The key of the actor's decision in ``st`` and its legal codes and engine ids (into ``codes``, ``ids``):
     the actor's observation and mask from the kernel, then the very functions an agent calls at play time.
-    ``hist_seat``/``hist_act``: the hand's actions so far (``lossless`` only). Returns (key, count)."""
+    ``kind``: the abstraction's (:data:`agents.cfr_abstraction_v3.KINDS`). ``hist_seat``/``hist_act``: the
+    hand's actions so far (``lossless`` only). Returns (key, count)."""
     seat = st[K.S_ACTOR]
     K.encode_obs(st, cfg, seat, obs)
     K.legal_mask(st, cfg, mask)
     n = legal_codes(obs, mask, cfg, codes, ids)
-    if not lossless:
-        return key_v3(obs, mask, cfg), n
+    if kind != LOSSLESS:
+        return abstract_key(obs, mask, cfg, kind), n
     _relative_history(seat, cfg, hist_seat, hist_act, n_hist, hist_rel, hist_pub)
     return key_lossless(obs, mask, hist_rel, hist_pub, n_hist), n
 
@@ -228,7 +229,8 @@ def purify(out, n, threshold, greedy):
 def blueprint_probs(key, obs, mask, cfg, codes, n, ctx, out):
     """The blueprint's average strategy at a decision (``key``: its lossless key; the blueprint's own key is
     computed from the observation when it is ``v3``), uniform where the blueprint has no row."""
-    bkey = key if ctx[0][I_BP_LOSSLESS] else key_v3(obs, mask, cfg)
+    bkind = ctx[0][I_BP_KIND]
+    bkey = key if bkind == LOSSLESS else abstract_key(obs, mask, cfg, bkind)
     if not probs_of(bkey, codes, n, ctx[2], ctx[3], ctx[4], ctx[5], ctx[6], out):
         for k in range(n):
             out[k] = 1.0 / n
@@ -270,7 +272,7 @@ def _draw(sig, n, rng):
 
 
 @njit(cache=True, inline="always")
-def _enter(d, traverser, iteration, cfg, lossless, states, obs, masks, codes, ids, sigma, frame,
+def _enter(d, traverser, iteration, cfg, kind, states, obs, masks, codes, ids, sigma, frame,
            hist_seat, hist_act, hist_rel, hist_pub, hkeys, hidx, inf_key, inf_start, inf_touch, slot_code, regret,
            avg, counters, rng, ctx):
     """Arrive at ``states[d]``, a decision: find its row, set its strategy into ``sigma[d]`` and its frame, and
@@ -283,7 +285,7 @@ def _enter(d, traverser, iteration, cfg, lossless, states, obs, masks, codes, id
     a = ids[d]
     ip = ctx[0]
     search = ip[I_MODE] == 1
-    key, n = node_key(st, cfg, lossless, obs[d], masks[d], c, a, hist_seat, hist_act, d, hist_rel, hist_pub)
+    key, n = node_key(st, cfg, kind, obs[d], masks[d], c, a, hist_seat, hist_act, d, hist_rel, hist_pub)
     sig = sigma[d]
     frame[d, 0] = n
     frame[d, 2] = 0  # the child being walked
@@ -330,7 +332,7 @@ def _enter(d, traverser, iteration, cfg, lossless, states, obs, masks, codes, id
 
 
 @njit(cache=True)
-def walk(d0, weight, traverser, iteration, cfg, lossless, use_equity, equity, start0, start1,
+def walk(d0, weight, traverser, iteration, cfg, kind, use_equity, equity, start0, start1,
          states, obs, masks, codes, ids, sigma, values, frame, hist_seat, hist_act, hist_rel, hist_pub,
          hkeys, hidx, inf_key, inf_start, inf_touch, slot_code, regret, avg, counters, rng, ctx):
     """The traverser's expected utility (times ``weight``) of the hand from ``states[d0]`` (the hand's first
@@ -343,7 +345,7 @@ def walk(d0, weight, traverser, iteration, cfg, lossless, use_equity, equity, st
         # descend until a terminal
         while states[d][K.S_PHASE] != K.OVER:
             counters[NODES] += 1
-            _enter(d, traverser, iteration, cfg, lossless, states, obs, masks, codes, ids, sigma, frame,
+            _enter(d, traverser, iteration, cfg, kind, states, obs, masks, codes, ids, sigma, frame,
                    hist_seat, hist_act, hist_rel, hist_pub, hkeys, hidx, inf_key, inf_start, inf_touch, slot_code,
                    regret, avg, counters, rng, ctx)
             d += 1

@@ -100,8 +100,8 @@ def test_beliefs_are_the_deals_of_the_public_state_weighted_by_the_blueprint(pre
     assert checked > 100
 
 
-def _v3_checkpoint(tmp_path, preset="paulista", iterations=2000):
-    solver = KernelMCCFR(make_config(preset), seed=0, abstraction="v3", utility="match_equity")
+def _kernel_checkpoint(tmp_path, preset="paulista", iterations=2000, abstraction="v3"):
+    solver = KernelMCCFR(make_config(preset), seed=0, abstraction=abstraction, utility="match_equity")
     solver.iterate(iterations)
     path = tmp_path / f"{preset}.npz"
     save_checkpoint(path, solver.to_checkpoint(preset))
@@ -127,12 +127,13 @@ def _play(agent, rules, seeds, opponent_seed=0):
     return actions
 
 
-def test_agent_searches_deterministically_on_a_full_preset(tmp_path):
-    """``cfr:PATH,search=MS`` on a v3 checkpoint: legal actions, the same ones for the same seed, searches that
+@pytest.mark.parametrize("abstraction", ["v3", "v4"])
+def test_agent_searches_deterministically_on_a_full_preset(tmp_path, abstraction):
+    """``cfr:PATH,search=MS`` on a v3 or v4 checkpoint: legal actions, the same ones for the same seed, searches that
     reach the decision they were made for, and the budget as walked nodes."""
     from agents.cfr_search import NODES_PER_MS
 
-    path = _v3_checkpoint(tmp_path)
+    path = _kernel_checkpoint(tmp_path, abstraction=abstraction)
     rules = make_config("paulista")
     agent = make_agent(f"cfr:{path},search=20")
     assert "info_state_string" in agent.wants and agent.search_ms == 20.0
@@ -147,7 +148,7 @@ def test_agent_searches_deterministically_on_a_full_preset(tmp_path):
 
 def test_each_hand_starts_a_new_chain(tmp_path):
     """The searches of one hand build on each other; the first decision of the next hand starts afresh."""
-    path = _v3_checkpoint(tmp_path, iterations=500)
+    path = _kernel_checkpoint(tmp_path, iterations=500)
     rules = make_config("paulista")
     agent = make_agent(f"cfr:{path},search=1")
     st = FastState.new(rules, seed=3)
@@ -193,7 +194,7 @@ def test_root_from_the_information_state_string(preset):
 
 @pytest.mark.parametrize("value", ["0", "-5", "abc", "nan", "inf", ""])
 def test_a_bad_search_budget_is_a_one_line_error(tmp_path, value):
-    path = _v3_checkpoint(tmp_path, iterations=50)
+    path = _kernel_checkpoint(tmp_path, iterations=50)
     with pytest.raises(ValueError, match=r"search must be a number of milliseconds per decision above 0") as err:
         make_agent(f"cfr:{path},search={value}")
     assert "\n" not in str(err.value) and repr(value) in str(err.value)

@@ -14,6 +14,7 @@ import pytest
 from agents.base import make_agent, observation_for
 from agents.cfr_abstraction import key_from_info_string
 from agents.cfr_abstraction_v3 import (
+    KINDS,
     MAX_LEGAL,
     codes_and_ids,
     describe,
@@ -30,6 +31,7 @@ from training.cfr.solver import nash_conv, uniform_policy
 from training.cfr.tree import build_tree, infoset_states
 from truco_env import TrucoState, make_config
 from truco_env import actions as A
+from truco_env import cards as C
 from truco_env.encoding import information_state_string
 from truco_env.fast import FastState, config_array
 
@@ -45,7 +47,7 @@ class _Seat:
         self.wants = wants
 
 
-@pytest.mark.parametrize("abstraction", ["v3", "lossless"])
+@pytest.mark.parametrize("abstraction", ["v3", "v4", "lossless"])
 @pytest.mark.parametrize("preset", FULL)
 def test_the_walk_key_is_the_key_at_play(preset, abstraction):
     """The walk's ``node_key`` on the kernel state (single-hand rules, as the walk runs) equals the key an agent
@@ -72,7 +74,7 @@ def test_the_walk_key_is_the_key_at_play(preset, abstraction):
             key = key_from_observation(shown["observation"], shown["action_mask"], cfg, abstraction,
                                        shown.get("info_state"))
             codes, ids = codes_and_ids(shown["observation"], shown["action_mask"], cfg)
-            walk_key, n = node_key(fast.state_array, fast.config_array, abstraction == "lossless", *buffers,
+            walk_key, n = node_key(fast.state_array, fast.config_array, KINDS[abstraction], *buffers,
                                    history[0], history[1], depth, history[2], history[3])
             assert walk_key == key
             assert buffers[2][:n].tolist() == codes.tolist() and buffers[3][:n].tolist() == ids.tolist()
@@ -111,7 +113,36 @@ def test_v3_keeps_the_content_of_v2(preset):
     assert compared > 100
 
 
-@pytest.mark.parametrize("abstraction", ["v3", "lossless"])
+@pytest.mark.parametrize("preset", ["argentine", "paulista"])
+def test_v4_is_v3_and_the_own_card_on_the_current_trick(preset):
+    """The v4 key is the v3 key with the seat's own card on the current trick in bits 60-62 (its tier, 6 when
+    face down, 0 before it plays), read here from the reference engine's trick; a seat that has led sees it."""
+    rules = make_config(preset)
+    cfg = config_array(rules)
+    rng = random.Random(4)
+    seen = {0: 0, "card": 0}
+    for game in range(150):
+        st = TrucoState.new(rules, seed=game, score=[rng.randrange(rules.target_score) for _ in range(2)])
+        hand = st.hand_index
+        while not st.is_over and st.hand_index == hand:
+            seat, legal = st.actor, st.legal_actions()
+            v3, _, _ = state_key(st, seat, cfg, "v3")
+            v4, _, _ = state_key(st, seat, cfg, "v4")
+            mine = [(card, covered) for s, card, covered in st.current_trick if s == seat]
+            want = 0
+            if mine:
+                card, covered = mine[0]
+                table = C.strength_table(rules.family, st.vira, rules.deck, rules.deck_ranks)
+                want = 6 if covered else 1 + sum(table[card] < bound for bound in (13, 11, 9, 6))
+            assert v4 & ((1 << 60) - 1) == v3 and v4 >> 60 == want
+            seen["card" if want else 0] += 1
+            if want:
+                assert "c" + "?ABCDEx"[want] in describe(v4, rules.family)
+            st.apply(rng.choice(legal))
+    assert seen[0] > 50 and seen["card"] > 20
+
+
+@pytest.mark.parametrize("abstraction", ["v3", "v4", "lossless"])
 @pytest.mark.parametrize("preset", sorted(SMALL))
 def test_every_key_of_the_walk_is_a_decision_key_of_the_game(preset, abstraction):
     """On a small research game every decision is in its exact tree: each key the walk stored is the play-time
@@ -258,7 +289,7 @@ def test_restore_refuses_tables_that_are_not_the_kernels(tmp_path):
 
 
 @pytest.mark.parametrize("data, message", [
-    ({"abstraction": "v4"}, "abstraction"),
+    ({"abstraction": "v5"}, "abstraction"),
     ({"opponent_model": {"agent": "heuristic"}}, "opponent_model.*Python walk"),
 ])
 def test_config_errors(tmp_path, data, message):

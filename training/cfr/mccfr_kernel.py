@@ -1,4 +1,4 @@
-"""External-sampling MCCFR compiled end to end on the fast engine's kernel, with the ``v3`` (or ``lossless``) key
+"""External-sampling MCCFR compiled end to end on the fast engine's kernel, with the ``v3``, ``v4`` (or ``lossless``) key
 of :mod:`agents.cfr_abstraction_v3`.
 
 Why: the Python walk of :mod:`training.cfr.mccfr` spends its time in the reference engine and in building string
@@ -32,7 +32,7 @@ import dataclasses
 import numpy as np
 from numba import njit
 
-from agents.cfr_abstraction_v3 import CALL_BASE, MAX_LEGAL, VERSIONS
+from agents.cfr_abstraction_v3 import CALL_BASE, KINDS, MAX_LEGAL, VERSIONS
 from agents.cfr_table import Checkpoint, CheckpointError
 from agents.cfr_walk import (  # noqa: F401  (node_key: re-exported, the tests and the docs name it here)
     MARGIN,
@@ -53,7 +53,7 @@ from .mccfr import UTILITIES
 
 
 @njit(cache=True)
-def _run(count, first_iteration, random_score, cfg, lossless, use_equity, equity,
+def _run(count, first_iteration, random_score, cfg, kind, use_equity, equity,
          states, obs, masks, codes, ids, sigma, values, frame, hist_seat, hist_act, hist_rel, hist_pub,
          hkeys, hidx, inf_key, inf_start, inf_touch, slot_code, regret, avg, counters, rng, margin, ctx):
     """Up to ``count`` iterations, numbered from ``first_iteration``; returns how many ran (fewer when the
@@ -74,7 +74,7 @@ def _run(count, first_iteration, random_score, cfg, lossless, use_equity, equity
         st = states[0]
         K.new_match(st, cfg, K._below(rng, 0, cfg[K.C_N]), s0, s1)
         K._rng_deal(st, cfg, rng, 0)
-        walk(0, 1.0, traverser, iteration, cfg, lossless, use_equity, equity, s0, s1,
+        walk(0, 1.0, traverser, iteration, cfg, kind, use_equity, equity, s0, s1,
              states, obs, masks, codes, ids, sigma, values, frame, hist_seat, hist_act, hist_rel, hist_pub,
              hkeys, hidx, inf_key, inf_start, inf_touch, slot_code, regret, avg, counters, rng, ctx)
     return count
@@ -132,7 +132,7 @@ class KernelMCCFR(WalkTables):
     def iterate(self, n: int = 1) -> None:
         left = int(n)
         while left > 0:
-            done = _run(left, self.iteration + 1, self._random_score, self._cfg, self.abstraction == "lossless",
+            done = _run(left, self.iteration + 1, self._random_score, self._cfg, KINDS[self.abstraction],
                         self.utility == "match_equity", self._equity, *self._work, *self.arrays[:-1],
                         self._counters, self.rng, MARGIN, self._ctx)
             self.iteration += done

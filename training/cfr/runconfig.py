@@ -15,7 +15,7 @@ exact
 mccfr
   ``iterations`` (the most to run), ``time_limit_s`` (stop after this wall time), ``checkpoint_every_s``,
   ``log_every`` (iterations between TensorBoard points), ``abstraction`` (``v2``, the default, or ``v1``: the
-  Python walk of :mod:`training.cfr.mccfr`; ``v3`` or ``lossless``: the compiled walk of
+  Python walk of :mod:`training.cfr.mccfr`; ``v3``, ``v4`` or ``lossless``: the compiled walk of
   :mod:`training.cfr.mccfr_kernel`, self-play only, tens of times faster), ``eval``
   (optional: ``{opponent: heuristic, matches: 200, workers: 1}``: duplicate matches at the end of the run),
   ``opponent_model`` (optional: ``{agent: heuristic, matches: 3000, weight: 0.8, full_count: 20}``: train a
@@ -41,7 +41,7 @@ from .solver import ALGORITHMS
 
 TRAINERS = ("exact", "mccfr")
 #: Abstractions trained by the compiled walk (training/cfr/mccfr_kernel.py); v1 and v2 by the Python walk.
-KERNEL_ABSTRACTIONS = ("v3", "lossless")
+KERNEL_ABSTRACTIONS = ("v3", "v4", "lossless")
 EXACT = {"algorithm", "alternating", "averaging_delay", "alpha", "beta", "gamma", "target_nash_conv", "eval_every",
          "checkpoint_every"}
 MCCFR = {"time_limit_s", "checkpoint_every_s", "log_every", "abstraction", "eval", "opponent_model", "utility"}
@@ -131,9 +131,9 @@ class RunConfig(Options):
     """mccfr: seconds between checkpoints."""
     log_every: PositiveInt = 1000
     """mccfr: iterations between TensorBoard points."""
-    abstraction: Literal["v1", "v2", "v3", "lossless"] = "v2"
-    """mccfr: the information-set abstraction: v1, v2 (agents/cfr_abstraction.py, the Python walk), v3 or
-    lossless (agents/cfr_abstraction_v3.py, the compiled walk)."""
+    abstraction: Literal["v1", "v2", "v3", "v4", "lossless"] = "v2"
+    """mccfr: the information-set abstraction: v1, v2 (agents/cfr_abstraction.py, the Python walk), v3, v4
+    (v3 and the own card on the current trick) or lossless (agents/cfr_abstraction_v3.py, the compiled walk)."""
     eval: EvalOptions | None = None
     """mccfr: duplicate matches at the end of the run (null: none)."""
     opponent_model: OpponentModelOptions | None = None
