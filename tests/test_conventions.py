@@ -30,6 +30,7 @@ ALLOWED: dict[str, set[str] | str] = {
     "training/serve.py": {"serve"},  # truco serve: the address to open, and "stopped"
     "training/cfr/bluff.py": {"main"},
     "training/cfr/resolve.py": {"main"},  # python -m training.cfr.resolve: its product is the printed numbers
+    "training/leaks.py": {"main"},  # python -m training.leaks: its product is the printed table
     "truco_env/single.py": {"TrucoSingleAgentEnv.render"},
     "truco_env/aec.py": {"TrucoEnv.render"},
 }
