@@ -1,5 +1,5 @@
-"""External-sampling MCCFR compiled end to end on the fast engine's kernel, with the ``v3``, ``v4`` (or ``lossless``) key
-of :mod:`agents.cfr_abstraction_v3`.
+"""External-sampling MCCFR compiled end to end on the fast engine's kernel, with the ``v3``, ``v4`` (or
+``lossless``) key of :mod:`agents.cfr_abstraction_v3`.
 
 Why: the Python walk of :mod:`training.cfr.mccfr` spends its time in the reference engine and in building string
 keys (100-600 iterations/s); here a whole batch of iterations is one compiled call. The game, the sampling and
