@@ -25,9 +25,11 @@ observation and the action mask with the function the walk itself used, so such 
 them (``wants`` is empty: it also plays where only the compiled engine runs); a ``lossless`` one also reads the
 hand's history from ``info_state``.
 
-``search=MS`` (such checkpoints only): at each decision with more than one legal action the agent re-solves the
-rest of the hand with a safe-subgame-solving gadget (:mod:`agents.cfr_search`, a budget of MS milliseconds of
-walked nodes) and plays the re-solved strategy for its cards, thresholded or greedy as the blueprint would be.
+``search=MS`` (such checkpoints only): at each decision with more than one legal action whose public state has
+few enough deals (in 1v1 the last trick) the agent re-solves the rest of the hand with a safe-subgame-solving
+gadget (:mod:`agents.cfr_search`, a budget of MS milliseconds of walked nodes), checks exactly that the new
+strategy gives no opponent hand more than the one it replaces, and if so plays it for its cards, thresholded or
+greedy as the blueprint would be; otherwise it plays on as before.
 It then also wants ``info_state_string``: the hand's start (score before it, dealer, own dealt cards) and its
 public actions, which the search replays.
 """
@@ -75,8 +77,10 @@ class CFRAgent(Agent):
         self.misses = 0
         self.search_ms = None if search is None else check_search_budget(search)
         self._search = None
-        #: Searches made, their deals, iterations, walked nodes and CPU seconds (``search=MS`` only).
-        self.search_stats = {"searches": 0, "deals": 0, "iterations": 0, "nodes": 0, "cpu_s": 0.0, "reached": 0}
+        #: Searches made, how many passed their safety check and were played, their deals, iterations, walked nodes
+        #: (solving and checking) and CPU seconds (``search=MS`` only).
+        self.search_stats = {"searches": 0, "played": 0, "deals": 0, "iterations": 0, "nodes": 0, "check_nodes": 0,
+                             "cpu_s": 0.0, "reached": 0}
         if self.search_ms is not None:
             self._search = self._make_search()
             self.wants = self.wants | {"info_state_string"}
@@ -151,9 +155,11 @@ class CFRAgent(Agent):
             return codes, probs, (lambda code: by_code[int(code)])
         stats["cpu_s"] += time.process_time() - start
         stats["searches"] += 1
+        stats["played"] += int(result.safe)
         stats["deals"] += result.deals
         stats["iterations"] += result.iterations
         stats["nodes"] += result.nodes
+        stats["check_nodes"] += result.check_nodes
         stats["reached"] += int(result.reached)
         by_code = dict(zip(result.codes.tolist(), result.ids.tolist()))
         return result.codes, result.probs, (lambda code: by_code[int(code)])

@@ -11,11 +11,8 @@ over the deals the public history allows, a pair (searcher's unseen cards, oppon
   from its first search on by that search's strategy, and so on (the *chain*; played as the agent plays, see
   :func:`agents.cfr_walk.purify`). Deals come from replaying the hand on a kernel state with the candidate cards
   substituted: a deal whose replay makes an action illegal, or shows other points or another public state than
-  the real one, is impossible. Up to :data:`ENUMERATE` deals are enumerated; beyond that (the first tricks of a
-  full preset) :data:`SAMPLES` deals are drawn uniformly, plus :data:`SAMPLES_OWN` with the searcher's real
-  cards, which importance weights put back in proportion (they are drawn more so that the decision being made
-  gets most of the samples; every information set of one hand of the searcher is weighted alike, so its
-  strategy is unchanged in expectation).
+  the real one, is impossible. Every deal is enumerated; a public state with more than :data:`ENUMERATE` deals
+  (the first tricks of a full preset) is not searched, because its check (below) would not fit a decision.
   The opponent's hands are not weighted by chance alone in the solved game: the resolve gadget (below) lets
   each of them decide whether to play on, which is what makes the result safe against an opponent that does not
   play the blueprint; weighting them by the opponent's blueprint reach in the chance node would drop the
@@ -30,20 +27,30 @@ over the deals the public history allows, a pair (searcher's unseen cards, oppon
   regret is positive regret matching may play anything) an opponent hand enters with probability its
   blueprint reach this hand over the likeliest hand's: a short search starts from the blueprint's beliefs about
   both hands, as an unsafe search would, and the gadget's safety takes over as its regrets grow.
-* Continual re-solving. The next search of the hand starts from the strategy this one played (its beliefs and
-  its gadget values come from the chain, which now ends with this search), as in DeepStack: each search may
-  only lower every opponent hand's best-response value below the previous strategy's, so by induction the
-  searched policy is no more exploitable than the blueprint. Re-solving every decision from the blueprint's
-  beliefs alone would not carry this guarantee (the beliefs would no longer be those of the strategy played).
-  A decision with one legal action is not searched; the chain plays on.
+* Check. A search cut short is not a solved gadget: its strategy can leave an opponent hand more than the chain
+  did (measured on argentine-mini: the noise floor of a 10,000-node search is above a good blueprint). So before
+  it is played, each search is checked exactly: over every deal of the public state, full width, each opponent
+  hand's counterfactual best-response value against the new strategy (this search, the chain below it) and
+  against the chain alone. If any hand gains (beyond :data:`CHECK_TOLERANCE`), or the check would walk more nodes
+  than the search's budget, the search is forgotten and the chain plays on. A played search therefore never
+  raises any opponent hand's value, which is the condition of the safety theorem, met exactly rather than in
+  the limit.
+* Continual re-solving. The next search of the hand starts from the strategy the last played search played (its
+  beliefs and its gadget values come from the chain, which now ends with that search), as in DeepStack: each
+  played search lowers no opponent hand's best-response value below the previous strategy's, so by induction the
+  searched policy is no more exploitable than the blueprint (the exact check of :mod:`training.cfr.resolve`).
+  Re-solving every decision from the blueprint's beliefs alone would not carry this guarantee (the beliefs would
+  no longer be those of the strategy played). A decision with one legal action is not searched; the chain plays
+  on.
 * Solver. The trainer's external-sampling MCCFR walk (:func:`agents.cfr_walk.walk`, search mode), keyed by the
   ``lossless`` key (perfect recall inside the hand: the observation, the mask and the public history) salted per
   search and per branch, in one table per hand; where a row has no positive regret the searcher plays the
   chain and the opponent the blueprint, so a short search starts from the blueprint. The utility is the
   checkpoint's (``points`` or ``match_equity``, from ``meta["solver"]["utility"]``).
-* Budget. ``search=MS`` buys ``MS * NODES_PER_MS`` walked nodes (deal replays included): a seeded agent plays the
-  same on any machine, and on one core of the project's machine that is about MS milliseconds (docs/cfr.md has
-  the measured times). The search's draws come from the agent's seeded generator.
+* Budget. ``search=MS`` buys ``MS * NODES_PER_MS`` walked nodes for the solve (deal replays included) and as
+  many again at most for its check: a seeded agent plays the same on any machine, and on one core of the
+  project's machine that is at most about 2 MS milliseconds (the last trick's short subgames walk faster: 76-90
+  ms at ``search=200``, docs/cfr.md). The search's draws come from the agent's seeded generator.
 
 On the research presets the very same search, with its deals enumerated, is checked against the exact game:
 :mod:`training.cfr.resolve` assembles the searched policy on the exact tree and compares exact NashConv.
@@ -76,6 +83,7 @@ from .cfr_walk import (
     I_SALT,
     I_SEARCHER,
     I_TOP,
+    MAX_DEPTH,
     N_INF,
     N_SLOTS,
     NODES,
@@ -83,6 +91,7 @@ from .cfr_walk import (
     blueprint_probs,
     chain_policy,
     copy_into,
+    hand_utility,
     node_key,
     probs_of,
     rebuild,
@@ -96,10 +105,10 @@ from .cfr_walk import (
 
 #: Walked nodes per millisecond of ``search=MS`` (one core of the project's machine; docs/cfr.md).
 NODES_PER_MS = 400
-#: At most this many deals are enumerated; more are sampled.
+#: A public state with more deals than this is not searched (its check would not fit a decision's budget).
 ENUMERATE = 2048
-#: Deals drawn when sampling: uniformly, and with the searcher's real cards.
-SAMPLES, SAMPLES_OWN = 1024, 512
+#: A search is played when no opponent hand gains more than this (relative to the largest value) against it.
+CHECK_TOLERANCE = 1e-9
 #: Room kept for one search iteration's new rows (two walks: the subgame and its copy).
 SEARCH_MARGIN = 1 << 14
 
@@ -292,6 +301,130 @@ def _search_loop(node_limit, first_iteration, searcher, d0, cfg, use_equity, equ
     return done
 
 
+@njit(cache=True, inline="always")
+def _next_reached(d, k, n, rn, ro, sig_new, sig_old):
+    """The first child index from ``k`` at depth ``d`` that the new or the old strategy reaches (``n``: none)."""
+    while k < n and rn[d] * sig_new[d, k] == 0.0 and ro[d] * sig_old[d, k] == 0.0:
+        k += 1
+    return k
+
+
+@njit(cache=True)
+def _subgame_tree(roots, weight, searcher, d0, top, cfg, use_equity, equity, start0, start1, cap,
+                  states, obs, masks, codes, ids, sig_new, sig_old, hist_seat, hist_act, hist_rel, hist_pub,
+                  hkeys, hidx, inf_start, slot_code, avg, ctx,
+                  parent, child, depth, kind, key, width, r_new, r_old, u_opp):
+    """The subgame full width over every deal of ``roots`` (``weight``: the searcher's reach with the chain times
+    the deal's representation), as flat node arrays in depth-first order for :func:`_best_response_values`:
+    each node's parent, its action's index there, depth, kind (0 the searcher acts, 1 the opponent, 2 a
+    terminal), the opponent's lossless key at its decisions, the legal count, the searcher's reach with the new
+    strategy (the chain's first ``top + 1`` searches) and with the old one (the first ``top``), and the
+    opponent's utility at terminals. A child neither strategy reaches is left out (it adds nothing to any
+    value). Returns the node count, or -1 past ``cap`` nodes."""
+    opp = 1 - searcher
+    target = cfg[K.C_TARGET]
+    rn = np.zeros(MAX_DEPTH + 1)
+    ro = np.zeros(MAX_DEPTH + 1)
+    node_at = np.zeros(MAX_DEPTH, np.int64)
+    walking = np.zeros(MAX_DEPTH, np.int64)  # the child being walked at each depth
+    n_nodes = 0
+    for i in range(roots.shape[0]):
+        copy_into(roots[i], states[d0])
+        d = d0
+        rn[d] = weight[i]
+        ro[d] = weight[i]
+        up = -1
+        k_in = -1
+        while True:
+            if n_nodes >= cap:
+                return -1
+            node = n_nodes
+            n_nodes += 1
+            parent[node] = up
+            child[node] = k_in
+            depth[node] = d
+            st = states[d]
+            k = 0
+            if st[K.S_PHASE] == K.OVER:
+                u = hand_utility(st, target, use_equity, equity, start0, start1)
+                kind[node] = 2
+                r_new[node] = rn[d]
+                r_old[node] = ro[d]
+                u_opp[node] = u if opp == 0 else -u
+                done = True
+                while d > d0:  # climb to the nearest node with a reached child left
+                    d -= 1
+                    k = _next_reached(d, walking[d] + 1, width[node_at[d]], rn, ro, sig_new, sig_old)
+                    if k < width[node_at[d]]:
+                        done = False
+                        break
+                if done:
+                    break  # the deal's tree is walked
+                up = node_at[d]
+            else:
+                if d + 1 >= MAX_DEPTH:
+                    raise RuntimeError("search check: a hand deeper than MAX_DEPTH")
+                seat = st[K.S_ACTOR]
+                kk, n = node_key(st, cfg, LOSSLESS, obs[d], masks[d], codes[d], ids[d], hist_seat, hist_act, d,
+                                 hist_rel, hist_pub)
+                hist_seat[d] = seat
+                width[node] = n
+                node_at[d] = node
+                kind[node] = 0 if seat == searcher else 1
+                key[node] = kk
+                if seat == searcher:
+                    chain_policy(kk, obs[d], masks[d], cfg, codes[d], n, d, top + 1, ctx, hkeys, hidx, inf_start,
+                                 slot_code, avg, sig_new[d])
+                    chain_policy(kk, obs[d], masks[d], cfg, codes[d], n, d, top, ctx, hkeys, hidx, inf_start,
+                                 slot_code, avg, sig_old[d])
+                else:
+                    for j in range(n):
+                        sig_new[d, j] = 1.0
+                        sig_old[d, j] = 1.0
+                k = _next_reached(d, 0, n, rn, ro, sig_new, sig_old)
+                up = node
+            walking[d] = k
+            copy_into(states[d], states[d + 1])
+            K.apply(states[d + 1], cfg, ids[d, k])
+            hist_act[d] = ids[d, k]
+            rn[d + 1] = rn[d] * sig_new[d, k]
+            ro[d + 1] = ro[d] * sig_old[d, k]
+            k_in = k
+            d += 1
+    return n_nodes
+
+
+def _best_response_values(n, parent, child, depth, kind, key, width, r_new, r_old, u_opp, roots_of):
+    """The opponent's counterfactual best-response value against the new and the old strategy for each of its
+    hands at the subgame's root: ``roots_of[i]`` the hand (0..H-1) of the i-th root node. Bottom up, one depth at
+    a time: a searcher node sums its children (its reach is in them), an opponent node takes the child of the
+    action that is best summed over its information set (every node with its key)."""
+    parent, child, depth, kind = parent[:n], child[:n], depth[:n], kind[:n]
+    out = []
+    for reach in (r_new[:n], r_old[:n]):
+        v = np.where(kind == 2, reach * u_opp[:n], 0.0)
+        for d in range(int(depth.max()), int(depth.min()), -1):
+            ch = np.flatnonzero(depth == d)
+            up = parent[ch]
+            mine = kind[up] == 0
+            np.add.at(v, up[mine], v[ch[mine]])
+            ch, up = ch[~mine], up[~mine]
+            if not len(ch):
+                continue
+            _, info = np.unique(key[up], return_inverse=True)
+            total = np.zeros((info.max() + 1, MAX_LEGAL))
+            np.add.at(total, (info, child[ch]), v[ch])
+            legal = np.zeros(len(total), np.int64)
+            legal[info] = width[up]  # one information set, one legal count
+            total[np.arange(MAX_LEGAL)[None, :] >= legal[:, None]] = -np.inf
+            best = total.argmax(axis=1)
+            take = child[ch] == best[info]
+            v[up[take]] = v[ch[take]]
+        rows = np.flatnonzero(parent == -1)
+        out.append(np.bincount(roots_of, v[rows], minlength=roots_of.max() + 1))
+    return out[0], out[1]
+
+
 def _salts(k: int) -> tuple[int, int, int]:
     """The key salts of the hand's search number ``k``: its subgame, its copy, its gadget rows."""
     return 4 * (k + 1) + 1, 4 * (k + 1) + 2, 4 * (k + 1) + 3
@@ -306,10 +439,11 @@ class SearchResult:
     ids: np.ndarray
     probs: np.ndarray
     deals: int
-    sampled: bool
     iterations: int
-    nodes: int
-    reached: bool  # the search's table has the real decision (else its strategy is the chain's)
+    nodes: int  # walked by the solve
+    safe: bool  # the check passed: the search is played (else the chain plays on)
+    check_nodes: int  # walked by the check
+    reached: bool  # played, and its table has the real decision (else the strategy is the chain's)
 
 
 class HandSearch:
@@ -370,10 +504,10 @@ class HandSearch:
         self._hand = (hand, root.history)
 
     # --- deals ----------------------------------------------------------------------------------------------
-    def _deals(self, root: HandRoot, rng: np.random.Generator, nodes: int):
-        """The deals the search draws from: a card matrix (one row of seat-major dealt cards per deal), each
-        deal's representation weight, whether it holds the searcher's real cards, and whether it was sampled.
-        None when the history holds an action the search cannot follow (a face-down card, a blind play)."""
+    def _deals(self, root: HandRoot):
+        """Every deal the public history allows: a card matrix, one row of seat-major dealt cards per deal. None
+        when the history holds an action the search cannot follow (a face-down card, a blind play) or when there
+        are more than :data:`ENUMERATE` deals (too many to check a search against)."""
         hs, me = self._hs, root.seat
         mine_played, theirs_played = [], []
         for seat, action in root.history:
@@ -383,8 +517,7 @@ class HandSearch:
                 (mine_played if seat == me else theirs_played).append(action)
         known = set(mine_played) | set(theirs_played) | ({root.vira} if root.vira >= 0 else set())
         pool = [c for c in self._deck if c not in known]
-        mine_rest = tuple(sorted(c for c in root.dealt if c not in mine_played))
-        kp, ko = len(mine_rest), hs - len(theirs_played)
+        kp, ko = sum(c not in mine_played for c in root.dealt), hs - len(theirs_played)
         slots = [i for i, c in enumerate(root.dealt) if c not in mine_played]
 
         def row_of(p_rest, o_rest):
@@ -397,46 +530,20 @@ class HandSearch:
             out[(1 - me) * hs:(2 - me) * hs] = theirs
             return out
 
-        n_mine = math.comb(len(pool), kp)
-        count = n_mine * math.comb(len(pool) - kp, ko)
-        if count <= ENUMERATE:
-            rows, star = [], []
-            for p_rest in itertools.combinations(pool, kp):
-                left = [c for c in pool if c not in p_rest]
-                for o_rest in itertools.combinations(left, ko):
-                    rows.append(row_of(p_rest, o_rest))
-                    star.append(p_rest == mine_rest)
-            return np.array(rows), np.ones(len(rows)), np.array(star), False
-        # at most a quarter of the budget on replaying deals (each replays the hand's actions so far)
-        share = min(1.0, nodes / (4.0 * (len(root.history) + 1) * (SAMPLES + SAMPLES_OWN)))
-        samples, samples_own = max(32, int(SAMPLES * share)), max(16, int(SAMPLES_OWN * share))
-        rows, rep, star = [], [], []
-        pool_arr = np.array(pool)
-        for _ in range(samples):
-            perm = rng.permutation(pool_arr)
-            p_rest = tuple(sorted(perm[:kp].tolist()))
-            if p_rest == mine_rest:
-                continue  # the real cards' deals are the second set's
-            rows.append(row_of(p_rest, sorted(perm[kp:kp + ko].tolist())))
-            rep.append(1.0)
-            star.append(False)
-        left = np.array([c for c in pool if c not in mine_rest])
-        for _ in range(samples_own):
-            perm = rng.permutation(left)
-            rows.append(row_of(mine_rest, sorted(perm[:ko].tolist())))
-            rep.append(samples / n_mine / samples_own)  # the real cards' share of uniform draws, spread over these
-            star.append(True)
-        return np.array(rows), np.array(rep), np.array(star), True
+        count = math.comb(len(pool), kp) * math.comb(len(pool) - kp, ko)
+        if count > ENUMERATE:
+            return None  # too many to check the search against (the first tricks of a full preset)
+        return np.array([row_of(p_rest, o_rest) for p_rest in itertools.combinations(pool, kp)
+                         for o_rest in itertools.combinations([c for c in pool if c not in p_rest], ko)])
 
     # --- the search ---------------------------------------------------------------------------------------
-    def _prepare(self, root: HandRoot, rng: np.random.Generator, nodes: int):
+    def _prepare(self, root: HandRoot):
         """The deals of ``root`` replayed with the chain so far (see :meth:`beliefs`), with the gadget keys and the
         states to start from; None when the decision cannot be searched."""
-        deals = self._deals(root, rng, nodes)
-        k = len(self._roots)
-        if deals is None or k >= len(self._ctx[7]):
+        cards = self._deals(root)
+        if cards is None or len(self._roots) >= len(self._ctx[7]):
             return None
-        cards, rep, star, sampled = deals
+        k = len(self._roots)
         ip = self._ctx[0]
         ip[I_MODE], ip[I_SEARCHER], ip[I_TOP] = 1, root.seat, k
         hist_seat, hist_act, hist_rel, hist_pub = self._work[8:12]
@@ -454,18 +561,16 @@ class HandSearch:
                                           gkeys, obs,
                                           mask, codes, ids, probs, hist_seat, hist_act, hist_rel, hist_pub, no_mask,
                                           t._hkeys, t._hidx, t.inf_start, t.slot_code, t.avg, self._ctx)
-        return cards, rep, star, sampled, roots, reach, oreach, gkeys, start
+        return cards, roots, reach, oreach, gkeys, start
 
-    def beliefs(self, root: HandRoot, seed: int = 0, follow: bool = True) -> tuple[np.ndarray, np.ndarray] | None:
+    def beliefs(self, root: HandRoot, follow: bool = True) -> tuple[np.ndarray, np.ndarray] | None:
         """The deals a search at ``root`` starts from: a matrix of seat-major dealt cards, one row per deal, and
         each deal's weight, the chain's probability of the searcher's actions this hand with those cards (-1: the
-        deal cannot have produced this public history). Enumerated, or sampled (then not in proportion: see the
-        module docstring)."""
+        deal cannot have produced this public history); None where the decision is not searched."""
         if follow:
             self._follow(root)
-        every = 4 * (len(root.history) + 1) * (SAMPLES + SAMPLES_OWN)  # a budget that samples the most deals
-        prepared = self._prepare(root, np.random.default_rng(seed), every)
-        return None if prepared is None else (prepared[0], prepared[5])
+        prepared = self._prepare(root)
+        return None if prepared is None else (prepared[0], prepared[2])
 
     def search(self, root: HandRoot, nodes: int, seed: int, follow: bool = True) -> SearchResult | None:
         """Re-solve the rest of the hand from ``root`` with a budget of ``nodes`` walked nodes, draws seeded by
@@ -476,30 +581,22 @@ class HandSearch:
         if root.blind:
             return None
         rng = np.random.default_rng(seed)
-        prepared = self._prepare(root, rng, nodes)
+        prepared = self._prepare(root)
         if prepared is None:
             return None
-        cards, rep, star, sampled, roots, reach, oreach, gkeys, start = prepared
+        _, roots, reach, oreach, gkeys, start = prepared
+        keep = reach > 0
+        if not keep.any():
+            return None
         k = len(self._roots)
         ctx = self._ctx
         real, copy, gadget = _salts(k)
         d0 = len(root.history)
-        work = self._work
         t = self.tables
-        m = len(cards)
-        weight = np.maximum(reach, 0.0) * rep
-        keep = weight > 0
-        if not keep.any():
-            return None
-        boost = np.ones(m)
-        if sampled:
-            own, other = weight[star].sum(), weight[~star].sum()
-            if own > 0 and other > 0:
-                boost[star] = other / own  # half the draws on the real cards
-        pick = weight * boost
-        cdf = np.cumsum(pick[keep])
-        iw = (1.0 / boost[keep]) * (pick.sum() / weight.sum())
-        roots, gkeys, oreach = roots[keep], gkeys[keep], oreach[keep]
+        before = t.num_infosets
+        weight, roots, gkeys, oreach = reach[keep], roots[keep], gkeys[keep], oreach[keep]
+        cdf = np.cumsum(weight)
+        iw = np.ones(len(weight))
         enter0 = oreach / oreach.max() if oreach.max() > 0 else np.ones(len(oreach))
         rng_state = np.array([rng.integers(0, 2**63)], dtype=np.uint64)
         limit = start + int(nodes)
@@ -507,19 +604,45 @@ class HandSearch:
         while t.nodes < limit:
             iterations += _search_loop(limit, iterations + 1, root.seat, d0, self._cfg, self.utility == "match_equity",
                                        self._equity, root.score[0], root.score[1], roots, cdf, iw, gkeys, enter0,
-                                       *work,
-                                       *t.arrays, rng_state, ctx, SEARCH_MARGIN, real, copy, gadget)
+                                       *self._work, *t.arrays, rng_state, ctx, SEARCH_MARGIN, real, copy, gadget)
             if t.nodes < limit:
                 t.grow(SEARCH_MARGIN)
         ctx[7][k], ctx[8][k] = real, d0
-        self._roots.append(d0)
-        ctx[0][I_TOP] = k + 1
+        solved = t.nodes - start
+        safe, checked = self._check(root, roots, weight, gkeys, k, int(nodes))
+        t._counters[NODES] += checked
+        if safe:
+            self._roots.append(d0)
+            ctx[0][I_TOP] = k + 1
+        else:
+            t.truncate(before)  # forget the search: the chain plays on
         c, i, p = self.policy(root.obs, root.mask, root.history, root.seat)
         key = _key(root.obs, root.mask, root.history, root.seat)
-        reached = bool(probs_of(salted(key, real), c, len(c), t._hkeys, t._hidx, t.inf_start, t.slot_code, t.avg,
-                                np.zeros(len(c))))
-        return SearchResult(codes=c, ids=i, probs=p, deals=int(keep.sum()), sampled=sampled,
-                            iterations=iterations, nodes=t.nodes - start, reached=reached)
+        reached = safe and bool(probs_of(salted(key, real), c, len(c), t._hkeys, t._hidx, t.inf_start, t.slot_code,
+                                         t.avg, np.zeros(len(c))))
+        return SearchResult(codes=c, ids=i, probs=p, deals=len(weight), iterations=iterations, nodes=solved,
+                            safe=safe, check_nodes=checked, reached=reached)
+
+    def _check(self, root: HandRoot, roots: np.ndarray, weight: np.ndarray, gkeys: np.ndarray, k: int,
+               cap: int) -> tuple[bool, int]:
+        """Whether search number ``k`` of the hand may be played: over every deal of the public state, no
+        opponent hand's counterfactual best-response value against the new strategy (this search, then the
+        chain) is above its value against the chain alone; and the nodes the check walked. A check that would
+        walk more than ``cap`` nodes fails."""
+        cap = max(cap, 1)
+        arrays = (np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros(cap, np.int8),
+                  np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros(cap), np.zeros(cap), np.zeros(cap))
+        states, obs, masks, codes, ids, sig_new, sig_old, _, hist_seat, hist_act, hist_rel, hist_pub = self._work
+        t = self.tables
+        n = _subgame_tree(roots, weight, root.seat, len(root.history), k, self._cfg, self.utility == "match_equity",
+                          self._equity, root.score[0], root.score[1], cap, states, obs, masks, codes, ids, sig_new,
+                          sig_old, hist_seat, hist_act, hist_rel, hist_pub, t._hkeys, t._hidx, t.inf_start,
+                          t.slot_code, t.avg, self._ctx, *arrays)
+        if n < 0:
+            return False, cap
+        _, hand = np.unique(gkeys, return_inverse=True)
+        new, old = _best_response_values(n, *arrays, hand)
+        return bool(np.all(new <= old + CHECK_TOLERANCE * max(1.0, float(np.abs(old).max())))), n
 
     def policy(self, obs: np.ndarray, mask: np.ndarray, history, seat: int
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

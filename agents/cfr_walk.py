@@ -137,6 +137,17 @@ def win_prob(a, b, target, equity):
     return equity[a, b]
 
 
+@njit(cache=True, inline="always")
+def hand_utility(st, target, use_equity, equity, start0, start1):
+    """Seat 0's utility of the finished hand in ``st``: its points over seat 1's since the hand's start
+    (``start0``, ``start1``), or 100 times its gain in match-win probability (``use_equity``)."""
+    s0 = st[K.S_SCORE]
+    s1 = st[K.S_SCORE + 1]
+    if use_equity:
+        return 100.0 * (win_prob(s0, s1, target, equity) - win_prob(start0, start1, target, equity))
+    return float((s0 - start0) - (s1 - start1))
+
+
 @njit(cache=True)
 def node_key(st, cfg, kind, obs, mask, codes, ids, hist_seat, hist_act, n_hist, hist_rel, hist_pub):
     """The key of the actor's decision in ``st`` and its legal codes and engine ids (into ``codes``, ``ids``):
@@ -350,13 +361,7 @@ def walk(d0, weight, traverser, iteration, cfg, kind, use_equity, equity, start0
                    regret, avg, counters, rng, ctx)
             d += 1
         counters[NODES] += 1
-        st = states[d]
-        s0 = st[K.S_SCORE]
-        s1 = st[K.S_SCORE + 1]
-        if use_equity:
-            u = 100.0 * (win_prob(s0, s1, target, equity) - win_prob(start0, start1, target, equity))
-        else:
-            u = float((s0 - start0) - (s1 - start1))
+        u = hand_utility(states[d], target, use_equity, equity, start0, start1)
         if traverser == 1:
             u = -u
         u *= weight

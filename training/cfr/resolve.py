@@ -114,7 +114,7 @@ def searched_policy(tree: GameTree, ckpt: Checkpoint, seat: int, nodes: int, roo
         if p >= 0:
             children[p].append(g)
     policy = blueprint.copy()
-    stats = {"searches": 0, "iterations": 0, "nodes": 0, "public_states": len(members)}
+    stats = {"searches": 0, "played": 0, "iterations": 0, "nodes": 0, "check_nodes": 0, "public_states": len(members)}
     start = time.perf_counter()
     stack = [(g, False) for g in reversed(range(len(members))) if parent[g] < 0]
     marks: dict[int, tuple] = {}
@@ -129,8 +129,10 @@ def searched_policy(tree: GameTree, ckpt: Checkpoint, seat: int, nodes: int, roo
             result = search.search(first, nodes, seed * 1_000_003 + g, follow=False)
             if result is not None:
                 stats["searches"] += 1
+                stats["played"] += int(result.safe)
                 stats["iterations"] += result.iterations
                 stats["nodes"] += result.nodes
+                stats["check_nodes"] += result.check_nodes
             stack.append((g, True))
         for info in members[g]:
             r = roots[info]
@@ -190,8 +192,9 @@ def main(argv: list[str] | None = None) -> int:
     for seat in (0, 1):
         s = r[f"seat{seat}"]
         print(f"  seat {seat} searching: exploitability {blue['exploitability'][seat]:.4f} -> {s['exploitability']:.4f}; "
-              f"{s['searches']} searches over {s['public_states']} public states, {s['iterations']} iterations, "
-              f"{s['nodes']} nodes, {s['seconds']:.0f} s", file=sys.stdout)
+              f"{s['searches']} searches over {s['public_states']} public states, {s['played']} passed their check "
+              f"and played; {s['iterations']} iterations, {s['nodes']} nodes solving, {s['check_nodes']} checking, "
+              f"{s['seconds']:.0f} s", file=sys.stdout)
     return 0
 
 
