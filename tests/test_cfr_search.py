@@ -209,7 +209,7 @@ def test_each_hand_starts_a_new_chain(tmp_path):
     solver.iterate(300)
     path = tmp_path / "mini.npz"
     save_checkpoint(path, solver.to_checkpoint("argentine-mini"))
-    agent = make_agent(f"cfr:{path},search=5")
+    agent = make_agent(f"cfr:{path},search=5,seed=0")  # seeded: the searches (and so the chains) are reproducible
     rng = random.Random(1)
     decisions = []  # ((match, hand), chain length after the decision, searches played at it)
     for match in range(4):
