@@ -245,15 +245,15 @@ def _replay_all(cards, vira, dealer, s0, s1, searcher, n_hist, cfg, pub_pos, act
 
 @njit(cache=True)
 def _search_loop(node_limit, first_iteration, searcher, d0, cfg, use_equity, equity, start0, start1,
-                 roots, cdf, iw, gkeys, enter0, states, obs, masks, codes, ids, sigma, values, frame, hist_seat, hist_act,
+                 roots, cdf, gkeys, enter0, states, obs, masks, codes, ids, sigma, values, frame, hist_seat, hist_act,
                  hist_rel, hist_pub, hkeys, hidx, inf_key, inf_start, inf_touch, slot_code, regret, avg, counters,
                  rng, ctx, margin, real_salt, copy_salt, gadget_salt):
     """Gadget iterations until ``counters[NODES]`` reaches ``node_limit``; returns how many ran (it stops early
-    when the tables need room). Each draws a deal (``cdf``: cumulative pick weights, ``iw``: importance
-    weights), then the opponent's enter/take choice (row ``gadget_salt``; with no positive regret it enters with
-    probability ``enter0``, its hand's blueprint reach over the likeliest hand's): for the opponent as
-    traverser both branches are walked (take: the copy, where the searcher plays the chain; enter: the
-    subgame), for the searcher only the subgame, weighted by the probability of entering."""
+    when the tables need room). Each draws a deal (``cdf``: cumulative pick weights, the deals' reach), then the
+    opponent's enter/take choice (row ``gadget_salt``; with no positive regret it enters with probability
+    ``enter0``, its hand's blueprint reach over the likeliest hand's): for the opponent as traverser both branches
+    are walked (take: the copy, where the searcher plays the chain; enter: the subgame), for the searcher only the
+    subgame, weighted by the probability of entering."""
     opp = 1 - searcher
     ip = ctx[0]
     gcodes = np.zeros(2, np.int32)
@@ -269,7 +269,6 @@ def _search_loop(node_limit, first_iteration, searcher, d0, cfg, use_equity, equ
         pick = float(K._splitmix(rng, 0) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total
         i = min(np.searchsorted(cdf, pick, side="right"), cdf.shape[0] - 1)
         copy_into(roots[i], states[d0])
-        w = iw[i]
         g = row(salted(gkeys[i], gadget_salt), 2, gcodes, hkeys, hidx, inf_key, inf_start, slot_code, counters)
         lo = inf_start[g]
         rt = regret[lo]
@@ -280,12 +279,12 @@ def _search_loop(node_limit, first_iteration, searcher, d0, cfg, use_equity, equ
         if iteration % 2 == 0:
             ip[I_SALT] = copy_salt
             ip[I_FIXED] = searcher
-            vt = walk(d0, w, opp, iteration, cfg, LOSSLESS, use_equity, equity, start0, start1, states, obs, masks,
+            vt = walk(d0, 1.0, opp, iteration, cfg, LOSSLESS, use_equity, equity, start0, start1, states, obs, masks,
                       codes, ids, sigma, values, frame, hist_seat, hist_act, hist_rel, hist_pub, hkeys, hidx, inf_key,
                       inf_start, inf_touch, slot_code, regret, avg, counters, rng, ctx)
             ip[I_SALT] = real_salt
             ip[I_FIXED] = -1
-            vf = walk(d0, w, opp, iteration, cfg, LOSSLESS, use_equity, equity, start0, start1, states, obs, masks,
+            vf = walk(d0, 1.0, opp, iteration, cfg, LOSSLESS, use_equity, equity, start0, start1, states, obs, masks,
                       codes, ids, sigma, values, frame, hist_seat, hist_act, hist_rel, hist_pub, hkeys, hidx, inf_key,
                       inf_start, inf_touch, slot_code, regret, avg, counters, rng, ctx)
             v = take * vt + enter * vf
@@ -294,7 +293,7 @@ def _search_loop(node_limit, first_iteration, searcher, d0, cfg, use_equity, equ
         elif enter > 0.0:
             ip[I_SALT] = real_salt
             ip[I_FIXED] = -1
-            walk(d0, w * enter, searcher, iteration, cfg, LOSSLESS, use_equity, equity, start0, start1, states, obs,
+            walk(d0, enter, searcher, iteration, cfg, LOSSLESS, use_equity, equity, start0, start1, states, obs,
                  masks, codes, ids, sigma, values, frame, hist_seat, hist_act, hist_rel, hist_pub, hkeys, hidx,
                  inf_key, inf_start, inf_touch, slot_code, regret, avg, counters, rng, ctx)
         done += 1
@@ -596,14 +595,13 @@ class HandSearch:
         before = t.num_infosets
         weight, roots, gkeys, oreach = reach[keep], roots[keep], gkeys[keep], oreach[keep]
         cdf = np.cumsum(weight)
-        iw = np.ones(len(weight))
         enter0 = oreach / oreach.max() if oreach.max() > 0 else np.ones(len(oreach))
         rng_state = np.array([rng.integers(0, 2**63)], dtype=np.uint64)
         limit = start + int(nodes)
         iterations = 0
         while t.nodes < limit:
             iterations += _search_loop(limit, iterations + 1, root.seat, d0, self._cfg, self.utility == "match_equity",
-                                       self._equity, root.score[0], root.score[1], roots, cdf, iw, gkeys, enter0,
+                                       self._equity, root.score[0], root.score[1], roots, cdf, gkeys, enter0,
                                        *self._work, *t.arrays, rng_state, ctx, SEARCH_MARGIN, real, copy, gadget)
             if t.nodes < limit:
                 t.grow(SEARCH_MARGIN)
