@@ -93,7 +93,7 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
         what = "is a folder, not a checkpoint file" if os.path.isdir(path) else "does not exist"
         raise CheckpointError(f"checkpoint {str(path)!r} {what}")
     try:
-        handle = open(path, "rb")
+        handle = open(path, "rb")  # noqa: SIM115 (closed by the with below; opening gets its own error)
     except OSError as exc:
         raise CheckpointError(f"{path}: cannot read ({exc.strerror or exc})") from None
     with handle:

@@ -85,8 +85,8 @@ def make_trained_opponents(preset: str, workers: int = 2, progress: bool = True)
     """Train the gauntlet's two networks of ``preset`` (``truco exploit`` against ``heuristic`` and against
     ``threshold``, seed 0, the standard budget, kept under ``runs/exploit/``) and package their learners under
     ``agents/policies/gauntlet/``. Returns the files written."""
-    from agents.network import load_policy
     from agents.base import SHIPPED_DIR
+    from agents.network import load_policy
 
     from .best_response import BRArgs
     from .exploit import cached_exploit
