@@ -155,3 +155,12 @@ def test_a_library_user_sees_nothing_unless_logging_is_configured(tmp_path):
         assert proc.returncode == 0, proc.stderr[-2000:]
     assert runs["silent"].stdout == "" and runs["silent"].stderr == ""
     assert "training.cfr.train: [cfr] paulista-mini:" in runs["configured"].stderr
+
+
+def test_the_code_passes_ruff():
+    """The lint rules of pyproject.toml hold everywhere (``ruff check .``); ``--no-cache``: a test writes nothing
+    into the repository."""
+    pytest.importorskip("ruff", reason="ruff is in the dev extra")
+    found = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--output-format", "concise", "."],
+                           cwd=ROOT, capture_output=True, text=True, check=False)
+    assert found.returncode == 0, found.stdout + found.stderr
