@@ -215,7 +215,7 @@ def test_the_report_covers_a_shipped_blueprint_and_writes_its_card(tmp_path, mon
 def test_search_stage_pairs_the_blueprint_with_its_searching_self_on_the_same_deals(monkeypatch):
     """The report's play-time search stage: the shipped blueprint plain and searching, each against the heuristic
     and against a given best response, every pairing on the same duplicate deals; its table shows the four rates
-    of each blueprint row and skips the other agents."""
+    and the two ABR win rates (plain and searching) of each blueprint row, and skips the other agents."""
     from training import report
 
     monkeypatch.setattr(report, "SEARCH_MS", 1)  # 400 walked nodes a decision: the mechanism, not the strength
@@ -226,13 +226,17 @@ def test_search_stage_pairs_the_blueprint_with_its_searching_self_on_the_same_de
         for side in ("blueprint", "searched"):
             assert found[opponent][side]["matches"] == 2
             assert 0.0 <= found[opponent][side]["ci_low"] <= found[opponent][side]["win_rate_a"] <= 1.0
-    lines = report.search_table([{"preset": "paulista", "agent": "cfr:paulista", "search": found},
-                                 {"preset": "paulista", "agent": "heuristic"}])
+    abr = {"target": "cfr:paulista", "abr": {"win_rate": 0.368, "ci_low": 0.347, "ci_high": 0.389}}
+    searched_abr = {"target": "cfr:paulista,search=1", "abr": {"win_rate": 0.378, "ci_low": 0.357, "ci_high": 0.399}}
+    row = {"preset": "paulista", "agent": "cfr:paulista", "exploit": abr, "search": found,
+           "search_exploit": searched_abr}
+    lines = report.search_table([row, {"preset": "paulista", "agent": "heuristic", "exploit": abr}])
     assert len(lines) == 3 and lines[2].startswith("| paulista | `cfr:paulista` |")
-    assert lines[2].count("%") == 4
-    card = report.search_rows({"search": found})
-    assert len(card) == 2 and all("`cfr:paulista,search=1`" in line for line in card)
-    assert report.search_rows({}) == []
+    assert lines[2].count("%") == 6 and lines[2].endswith("| 36.8% [34.7, 38.9] | 37.8% [35.7, 39.9] |")
+    card = report.search_rows(row)
+    assert len(card) == 3 and all("`cfr:paulista,search=1`" in line for line in card)
+    assert "37.8% [35.7, 39.9]" in card[2]
+    assert len(report.search_rows({"search": found})) == 2 and report.search_rows({}) == []
 
 
 def test_reports_of_different_presets_run_side_by_side_and_one_preset_is_refused(tmp_path, capsys, monkeypatch):

@@ -10,10 +10,10 @@ the shipped ``ppo:<preset>`` policy), one command measures:
   reported before, kept for comparison;
 * for a CFR blueprint on a 1v1 preset, **play-time search** (``cfr:<preset>,search=``:data:`SEARCH_MS`): the
   blueprint and the searching blueprint on the same :data:`SEARCH_MATCHES` duplicate deals, against the heuristic
-  and against the blueprint's own trained best response (the ABR learner above). Training a best response
-  against the searching agent itself at the standard budget takes two to three hours of CPU for its searches
-  alone, so it is not a stage here (docs/cfr.md has it where measured); docs/cfr.md measures the search exactly on
-  the research presets, and this is its effect on the full game;
+  and against the blueprint's own trained best response (the ABR learner above); and the **searching agent's own
+  ABR win rate**, a best response trained against ``cfr:<preset>,search=``:data:`SEARCH_MS` at the standard
+  budget (one to two hours on two cores: every decision the learner meets in the last trick is searched).
+  docs/cfr.md measures the search exactly on the research presets; this is its effect on the full game;
 * on the 1v1 presets, **bluffing**: over :data:`BLUFF_MATCHES` duplicate matches against the heuristic (the
   heuristic against itself for its own row), the share of the agent's truco-ladder calls made with a
   bottom-third hand and how often those calls won the hand (the behaviour statistics of
@@ -174,6 +174,13 @@ def measure(agent: str, preset: str, runs: Path, decisions: int, seed: int, work
                                                         "checked": True, "exploiter": exploit["settings"],
                                                         **same_file},
                                search, log, stored.get("search"))
+        searching = BRArgs(preset=preset, target=f"{agent},search={SEARCH_MS}", decisions=decisions, seed=seed,
+                           workers=workers)
+        row["search_exploit"] = _stage(folder / "search_exploit.json",
+                                       {"recipe": recipe_key(searching), "matches": eval_matches, **same_file},
+                                       lambda: {**cached_exploit(searching, eval_matches, progress=progress)[0],
+                                                "machine": machine_words()},
+                                       log, stored.get("search_exploit"))
     return row
 
 
@@ -210,22 +217,25 @@ def search_effect(agent: str, preset: str, exploiter: str, matches: int, seed: i
     return out
 
 
-def stage_table(rows: list[dict[str, Any]], stage: str, header: list[str], cells: Any) -> list[str]:
-    """A Markdown table of one stage: a line per row that has it (preset, agent, then ``cells(result)``); a
+def stage_table(rows: list[dict[str, Any]], stages: tuple[str, ...], header: list[str], cells: Any) -> list[str]:
+    """A Markdown table of some stages: a line per row that has them all (preset, agent, then ``cells(row)``); a
     ``header`` name that starts with ``>`` is a right-aligned (numeric) column."""
     lines = ["| preset | agent | " + " | ".join(h.lstrip(">") for h in header) + " |",
              "|---|---|" + "".join("---:|" if h.startswith(">") else "---|" for h in header)]
-    lines += [f"| {row['preset']} | `{row['agent']}` | " + " | ".join(cells(row[stage])) + " |"
-              for row in rows if stage in row]
+    lines += [f"| {row['preset']} | `{row['agent']}` | " + " | ".join(cells(row)) + " |"
+              for row in rows if all(stage in row for stage in stages)]
     return lines
 
 
 def search_table(rows: list[dict[str, Any]]) -> list[str]:
-    """Markdown rows: the blueprint's win rates without and with play-time search."""
-    return stage_table(rows, "search", ["vs heuristic", "searching, vs heuristic", "vs its trained best response",
-                                        "searching, vs the same best response"],
-                       lambda s: [_rate(s[o][k]) for o in ("heuristic", "exploiter")
-                                  for k in ("blueprint", "searched")])
+    """Markdown rows: the blueprint's win rates without and with play-time search, then the ABR win rates of the
+    blueprint and of the searching agent (each against its own trained best response)."""
+    return stage_table(rows, ("exploit", "search", "search_exploit"),
+                       ["vs heuristic", "searching, vs heuristic", "vs its trained best response",
+                        "searching, vs the same best response", "ABR win rate", "searching: ABR win rate"],
+                       lambda row: [_rate(row["search"][o][k]) for o in ("heuristic", "exploiter")
+                                    for k in ("blueprint", "searched")]
+                       + [_abr(row["exploit"]), _abr(row["search_exploit"])])
 
 
 def bluffing(agent: str, preset: str, matches: int, seed: int, workers: int, progress: bool) -> dict[str, Any]:
@@ -241,8 +251,8 @@ def bluffing(agent: str, preset: str, matches: int, seed: int, workers: int, pro
 def bluffing_table(rows: list[dict[str, Any]]) -> list[str]:
     """Markdown rows: ladder calls per hand, the weak-hand share of those calls and how often they won."""
 
-    def cells(stage: dict[str, Any]) -> list[str]:
-        counts = stage["counts"]
+    def cells(row: dict[str, Any]) -> list[str]:
+        counts = row["bluffing"]["counts"]
         rates = behaviour_rates(counts)
         share = _pct(rates["weak_call_share"] or 0.0, *wilson_interval(counts.get("bluffs", 0),
                                                                        counts.get("calling_hands", 0)))
@@ -251,7 +261,7 @@ def bluffing_table(rows: list[dict[str, Any]]) -> list[str]:
         return [f"{rates['hands']:,}", f"{rates['truco_call_rate']:.3f}",
                 f"{share} ({counts.get('bluffs', 0):,} of {counts.get('calling_hands', 0):,})", won]
 
-    return stage_table(rows, "bluffing", [">hands", ">ladder calls per hand",
+    return stage_table(rows, ("bluffing",), [">hands", ">ladder calls per hand",
                                           "share of calls with a bottom-third hand", "bluffs that won the hand"],
                        cells)
 
@@ -263,6 +273,12 @@ def _pct(rate: float, low: float, high: float) -> str:
 def _rate(v: dict[str, Any]) -> str:
     """A pairing's win rate of agent A with its interval."""
     return _pct(v["win_rate_a"], v["ci_low"], v["ci_high"])
+
+
+def _abr(stage: dict[str, Any]) -> str:
+    """An exploit stage's ABR win rate (the best response's) with its interval."""
+    abr = stage["abr"]
+    return _pct(abr["win_rate"], abr["ci_low"], abr["ci_high"])
 
 
 def machine() -> dict[str, Any]:
@@ -319,7 +335,6 @@ def render(rows: list[dict[str, Any]], settings: dict[str, Any], host: dict[str,
     lines += [("| preset | agent | ABR win rate (lower is better) | gauntlet mean | gauntlet worst | vs heuristic "
               "| vs random | vs the policy it replaced |"), "|---|---|---|---|---|---|---|---|"]
     for row in rows:
-        abr = row["exploit"]["abr"]
         g = row["gauntlet"]
         w = g["worst"]
         vs = row["versus"]
@@ -328,7 +343,7 @@ def render(rows: list[dict[str, Any]], settings: dict[str, Any], host: dict[str,
         rnd = vs["random"]
         prev = next((v for k, v in vs.items() if k.startswith("onnx:")), None)
         before = _pct(prev["win_rate_a"], prev["ci_low"], prev["ci_high"]) if prev else "n/a"
-        lines.append(f"| {row['preset']} | `{row['agent']}` | {_pct(abr['win_rate'], abr['ci_low'], abr['ci_high'])} "
+        lines.append(f"| {row['preset']} | `{row['agent']}` | {_abr(row['exploit'])} "
                      f"| {_pct(g['mean'], g['mean_low'], g['mean_high'])} "
                      f"| {_pct(w['win_rate'], w['ci_low'], w['ci_high'])} vs {w['opponent']} "
                      f"| {heur} | {_pct(rnd['win_rate_a'], rnd['ci_low'], rnd['ci_high'])} | {before} |")
@@ -336,9 +351,12 @@ def render(rows: list[dict[str, Any]], settings: dict[str, Any], host: dict[str,
               "| preset | target | decisions | training time | decisions/s | machine |",
               "|---|---|---:|---:|---:|---|"]
     for row in rows:
-        t = row["exploit"]["training"]
-        lines.append(f"| {row['preset']} | `{row['agent']}` | {t['decisions']:,} | {t['seconds'] / 60:.1f} min "
-                     f"| {t['decisions_per_second']:,.0f} | {row['exploit'].get('machine', 'not recorded')} |")
+        for stage in ("exploit", "search_exploit"):
+            if stage in row:
+                t = row[stage]["training"]
+                lines.append(f"| {row['preset']} | `{row[stage].get('target', row['agent'])}` | {t['decisions']:,} "
+                             f"| {t['seconds'] / 60:.1f} min | {t['decisions_per_second']:,.0f} "
+                             f"| {row[stage].get('machine', 'not recorded')} |")
     if any("bluffing" in row for row in rows):
         lines += ["", "## Bluffing", "",
                   (f"Each agent's truco-ladder calls over {BLUFF_MATCHES} duplicate matches against `{BLUFF_OPPONENT}` "
@@ -354,10 +372,10 @@ def render(rows: list[dict[str, Any]], settings: dict[str, Any], host: dict[str,
                    "the search exactly, in 1v1 the last trick, and the search played only when its check passes; "
                    f"docs/cfr.md), on the same {SEARCH_MATCHES} duplicate deals: its win rate against the "
                    "heuristic, and against the trained best response of its ABR figure (a best response to the "
-                   "blueprint, not to the searching agent: how much of the hole the search closes). A best "
-                   "response trained against the searching agent is not part of this report: at the standard "
-                   "budget its training meets about 110,000 (Argentine) to 130,000 (Paulista) searches, two to "
-                   "three hours of CPU; docs/cfr.md has it where measured. 95% Wilson intervals."),
+                   "blueprint, not to the searching agent: how much of the hole the search closes); then the ABR "
+                   "win rates of the blueprint (its row above) and of the searching agent, whose best response "
+                   "trains against the searches themselves at the same budget (lower is harder to exploit). "
+                   "95% Wilson intervals."),
                   "", *search_table(rows)]
     lines += ["", "## The gauntlet", "",
               ("Fixed per preset (`training/gauntlet.py`); `ppo:gauntlet/...` are the best responses `truco exploit` "
@@ -435,10 +453,14 @@ def search_rows(row: dict[str, Any]) -> list[str]:
     s = row["search"]
 
     n = s["heuristic"]["blueprint"]["matches"]
-    return [(f"| `{s['searched']}`, vs heuristic ({n} matches; the blueprint on the same deals) "
-             f"| {_rate(s['heuristic']['searched'])} ({_rate(s['heuristic']['blueprint'])}) |"),
-            (f"| `{s['searched']}`, vs the blueprint's trained best response ({n} matches; the blueprint) "
-             f"| {_rate(s['exploiter']['searched'])} ({_rate(s['exploiter']['blueprint'])}) |")]
+    lines = [(f"| `{s['searched']}`, vs heuristic ({n} matches; the blueprint on the same deals) "
+              f"| {_rate(s['heuristic']['searched'])} ({_rate(s['heuristic']['blueprint'])}) |"),
+             (f"| `{s['searched']}`, vs the blueprint's trained best response ({n} matches; the blueprint) "
+              f"| {_rate(s['exploiter']['searched'])} ({_rate(s['exploiter']['blueprint'])}) |")]
+    if "search_exploit" in row:
+        lines.append(f"| `{s['searched']}`, ABR win rate (its own trained best response; lower is better) "
+                     f"| {_abr(row['search_exploit'])} |")
+    return lines
 
 
 def blueprint_card(row: dict[str, Any], meta: dict[str, Any], settings: dict[str, Any]) -> str:
