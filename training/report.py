@@ -136,10 +136,16 @@ def measure(agent: str, preset: str, runs: Path, decisions: int, seed: int, work
     folder = runs / preset / _safe(agent)
     file_hash = agent_file_hash(agent)
     same_file = {"agent_file": file_hash} if file_hash else {}
+
+    def abr_stage(stage: str, target: str) -> dict[str, Any]:
+        """The standard best response trained against ``target`` (the agent, or the agent searching)."""
+        recipe = BRArgs(preset=preset, target=target, decisions=decisions, seed=seed, workers=workers)
+        return _stage(folder / f"{stage}.json", {"recipe": recipe_key(recipe), "matches": eval_matches, **same_file},
+                      lambda: {**cached_exploit(recipe, eval_matches, progress=progress)[0],
+                               "machine": machine_words()}, log, stored.get(stage))
+
     recipe = BRArgs(preset=preset, target=agent, decisions=decisions, seed=seed, workers=workers)
-    exploit = _stage(folder / "exploit.json", {"recipe": recipe_key(recipe), "matches": eval_matches, **same_file},
-                     lambda: {**cached_exploit(recipe, eval_matches, progress=progress)[0], "machine": machine_words()},
-                     log, stored.get("exploit"))
+    exploit = abr_stage("exploit", agent)
     gauntlet = _stage(folder / "gauntlet.json", {"matches": gauntlet_matches, "seed": seed, **same_file},
                       lambda: run_gauntlet(agent, preset, gauntlet_matches, seed, workers, folder / "gauntlet",
                                            progress=progress, overwrite=True), log, stored.get("gauntlet"))
@@ -174,13 +180,7 @@ def measure(agent: str, preset: str, runs: Path, decisions: int, seed: int, work
                                                         "checked": True, "exploiter": exploit["settings"],
                                                         **same_file},
                                search, log, stored.get("search"))
-        searching = BRArgs(preset=preset, target=f"{agent},search={SEARCH_MS}", decisions=decisions, seed=seed,
-                           workers=workers)
-        row["search_exploit"] = _stage(folder / "search_exploit.json",
-                                       {"recipe": recipe_key(searching), "matches": eval_matches, **same_file},
-                                       lambda: {**cached_exploit(searching, eval_matches, progress=progress)[0],
-                                                "machine": machine_words()},
-                                       log, stored.get("search_exploit"))
+        row["search_exploit"] = abr_stage("search_exploit", f"{agent},search={SEARCH_MS}")
     return row
 
 
