@@ -298,3 +298,54 @@ def test_an_opponent_gated_policy_file_is_refused_naming_its_onnx_copy(tmp_path)
                         {"format": FORMAT, "observation_version": OBSERVATION_VERSION, "architecture": arch}, path)
     with pytest.raises(PolicyFileError, match="opponent-gated policy .* onnx:FILE"):
         load_policy(path)
+
+
+def test_snapshot_noise_mixes_each_snapshot_match_with_uniform_legal_play(monkeypatch):
+    """``snapshot_noise``: a snapshot table plays its snapshot's policy mixed with uniform legal play, at a share
+    drawn per match from [0, snapshot_noise]; without it the snapshot plays its own policy unchanged."""
+    from training import selfplay
+
+    def shares(noise: float) -> np.ndarray:
+        """The mixing share behind each snapshot row sampled in one partition (solved from the played probs)."""
+        torch.manual_seed(0)
+        snapshot = PolicyNet(hidden=(16,), features="card_strength").eval()
+        with torch.no_grad():  # far from uniform, so that the mixing shows
+            for weight in snapshot.parameters():
+                weight.normal_(0, 0.5)
+        pairs, pending = [], []
+        real_probs, real_sample = snapshot.probabilities, selfplay.sample
+
+        def probabilities(obs, legal):
+            out = real_probs(obs, legal)
+            pending.append((out, legal))
+            return out
+
+        def sample(probs, generator):
+            if pending:
+                pairs.append((*pending.pop(), probs))
+            return real_sample(probs, generator)
+
+        monkeypatch.setattr(snapshot, "probabilities", probabilities)
+        monkeypatch.setattr(selfplay, "sample", sample)
+        task = selfplay.Task("argentine", 3, 8, 400, 1.0, ("snapshot:0",), (1.0,), noise)
+        env = VectorEnv("argentine", num_envs=8, seed=0, reward="points")
+        learner = PolicyNet(hidden=(16,), features="card_strength").eval()
+        selfplay.Partition(task, env, learner, {0: snapshot}, {}, selfplay.Buffers()).collect()
+        found = []
+        for own, legal, played in pairs:
+            uniform = legal / legal.sum(1, keepdim=True)
+            assert torch.all(played[~legal] == 0), "a snapshot played an illegal action"
+            gap = uniform - own
+            wide = gap.norm(dim=1) > 1e-3  # rows where the snapshot's policy is not already uniform
+            eps = ((played - own) * gap).sum(1)[wide] / (gap * gap).sum(1)[wide]
+            assert torch.allclose(played[wide], own[wide] + eps[:, None] * gap[wide], atol=1e-5)
+            found.append(eps)
+        assert pairs, "no snapshot decision was sampled"
+        return torch.cat(found).numpy()
+
+    assert np.abs(shares(0.0)).max() < 1e-5
+    mixed = shares(0.6)
+    assert mixed.min() >= -1e-5 and mixed.max() <= 0.6 + 1e-5
+    assert mixed.std() > 0.05, "every snapshot match drew the same share"
+    with pytest.raises(ValueError, match="snapshot_noise"):
+        build(PPOArgs, {"snapshot_noise": 1.5})
