@@ -9,7 +9,7 @@ the shipped ``ppo:<preset>`` policy), one command measures:
 * the win rates against ``heuristic`` and ``random`` (2,000 duplicate matches each), the figures the project
   reported before, kept for comparison;
 * for a CFR blueprint on a 1v1 preset, **play-time search** (``cfr:<preset>,search=``:data:`SEARCH_MS`): the
-  blueprint and the searching blueprint on the same :data:`SEARCH_MATCHES` duplicate deals, against the heuristic
+  blueprint and the searching blueprint on the same duplicate deals (as many as the other stages), against the heuristic
   and against the blueprint's own trained best response (the ABR learner above); and the **searching agent's own
   ABR win rate**, a best response trained against ``cfr:<preset>,search=``:data:`SEARCH_MS` at the standard
   budget (one to two hours on two cores: every decision the learner meets in the last trick is searched).
@@ -65,10 +65,10 @@ DEFAULT_OUT = "docs/strength.md"
 #: Matches of the bluffing stage: enough for a few thousand ladder calls per agent.
 BLUFF_MATCHES = 400
 BLUFF_OPPONENT = "heuristic"
-#: Play-time search: the budget per decision (ms) and the duplicate matches of each comparison (a searched match
-#: costs about 7 s of CPU, so a tenth of the 2,000 of the other stages).
+#: Play-time search: the budget per decision (ms). Its comparisons play as many duplicate matches as the other
+#: stages: since searches run only where they are checked (the last trick in 1v1), a searched match costs 1 to 2 s
+#: of CPU, not the 7 s of a search at every decision.
 SEARCH_MS = 200
-SEARCH_MATCHES = 200
 
 
 def agents_of(preset: str) -> list[str]:
@@ -172,11 +172,11 @@ def measure(agent: str, preset: str, runs: Path, decisions: int, seed: int, work
 
         def search() -> dict[str, Any]:  # the ABR learner: under runs/exploit, trained again when only stored
             learner = cached_exploit(recipe, eval_matches, progress=progress)[1] / "learner.safetensors"
-            return search_effect(agent, preset, f"ppo:{learner},greedy", SEARCH_MATCHES, seed, workers, progress)
+            return search_effect(agent, preset, f"ppo:{learner},greedy", eval_matches, seed, workers, progress)
 
         # "checked": searches are checked before they are played (agents/cfr_search.py); a stage stored before the
         # check lacks the field and is measured again
-        row["search"] = _stage(folder / "search.json", {"matches": SEARCH_MATCHES, "seed": seed, "ms": SEARCH_MS,
+        row["search"] = _stage(folder / "search.json", {"matches": eval_matches, "seed": seed, "ms": SEARCH_MS,
                                                         "checked": True, "exploiter": exploit["settings"],
                                                         **same_file},
                                search, log, stored.get("search"))
@@ -370,7 +370,7 @@ def render(rows: list[dict[str, Any]], settings: dict[str, Any], host: dict[str,
                   (f"Each CFR blueprint as it ships and with play-time search (`,search={SEARCH_MS}`: a budget "
                    f"of {SEARCH_MS} ms on one core at each decision whose public state is small enough to check "
                    "the search exactly, in 1v1 the last trick, and the search played only when its check passes; "
-                   f"docs/cfr.md), on the same {SEARCH_MATCHES} duplicate deals: its win rate against the "
+                   f"docs/cfr.md), on the same {settings['eval_matches']:,} duplicate deals: its win rate against the "
                    "heuristic, and against the trained best response of its ABR figure (a best response to the "
                    "blueprint, not to the searching agent: how much of the hole the search closes); then the ABR "
                    "win rates of the blueprint (its row above) and of the searching agent, whose best response "
