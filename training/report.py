@@ -453,9 +453,9 @@ def search_rows(row: dict[str, Any]) -> list[str]:
     s = row["search"]
 
     n = s["heuristic"]["blueprint"]["matches"]
-    lines = [(f"| `{s['searched']}`, vs heuristic ({n} matches; the blueprint on the same deals) "
+    lines = [(f"| `{s['searched']}`, vs heuristic ({n:,} matches; the blueprint on the same deals) "
               f"| {_rate(s['heuristic']['searched'])} ({_rate(s['heuristic']['blueprint'])}) |"),
-             (f"| `{s['searched']}`, vs the blueprint's trained best response ({n} matches; the blueprint) "
+             (f"| `{s['searched']}`, vs the blueprint's trained best response ({n:,} matches; the blueprint) "
               f"| {_rate(s['exploiter']['searched'])} ({_rate(s['exploiter']['blueprint'])}) |")]
     if "search_exploit" in row:
         lines.append(f"| `{s['searched']}`, ABR win rate (its own trained best response; lower is better) "
