@@ -129,9 +129,6 @@ class PPOArgs(Options):
     """Share of matches against frozen past snapshots (self-play until the first one exists)."""
     scripted: dict[str, Annotated[float, Field(gt=0)]] = Field(default_factory=dict)
     """Share of matches against scripted agents, by agent spec, e.g. ``{heuristic: 0.1}``."""
-    snapshot_noise: Annotated[float, Field(ge=0, le=1)] = 0.0
-    """Snapshot matches play uniformly at random (among legal actions) with a probability drawn per match from
-    [0, this]: a league from careful to careless, which only the match itself tells apart."""
     snapshot_every: PositiveInt = 10
     """Updates between snapshots joining the league."""
     max_snapshots: PositiveInt = 20
@@ -651,8 +648,7 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
             names, weights = league.opponents(args)
             quota = -(-args.batch_decisions // args.partitions)
             tasks = [Task(args.preset, int(np.random.SeedSequence([args.seed, state.update, p]).generate_state(1)[0]),
-                          args.tables, quota, args.shaping, names, weights, args.snapshot_noise)
-                     for p in range(args.partitions)]
+                          args.tables, quota, args.shaping, names, weights) for p in range(args.partitions)]
             parts = backend.run(net, league.weights, tasks)
             for p, part in enumerate(parts):
                 league.record(names, part.pop("results"))

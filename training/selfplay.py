@@ -71,7 +71,6 @@ class Task:
     shaping: float
     opponents: tuple[str, ...]  # "self", "snapshot:<id>" or an agent spec
     weights: tuple[float, ...]  # their sampling probabilities
-    snapshot_noise: float = 0.0  # a snapshot match plays uniformly at random with a probability drawn from [0, this]
 
 
 class Buffers:
@@ -111,7 +110,6 @@ class Partition:
         self.n, self.rows = config.num_players, env.num_envs
         self.scale, self.one_hand = float(config.target_score), bool(config.single_hand)
         self.opponent = np.full(self.rows, -1, dtype=np.int64)  # index into task.opponents; -1: the table idles
-        self.noise = np.zeros(self.rows, dtype=np.float32)  # per table: a snapshot's share of uniform legal play
         self.learner_seat = np.zeros((self.rows, self.n), dtype=bool)
         self.traj = np.full((self.rows, self.n), -1, dtype=np.int64)
         self.last = np.full((self.rows, self.n), -1, dtype=np.int64)  # latest decision id per seat
@@ -151,8 +149,6 @@ class Partition:
             self.traj[r] = np.arange(self.next_traj, self.next_traj + self.n)
             self.next_traj += self.n
             self.last[r] = -1
-            if name.startswith("snapshot:") and self.task.snapshot_noise > 0:
-                self.noise[r] = self.rng.uniform(0.0, self.task.snapshot_noise)
             if name != "self" and not name.startswith("snapshot:") and not make_agent_batched(name):
                 for seat in np.flatnonzero(~self.learner_seat[r]):
                     agent = self._agent(name, int(r), int(seat))
@@ -202,12 +198,8 @@ class Partition:
             at = others[self.opponent[others] == k]
             if name.startswith("snapshot:"):
                 net = self.snapshots[int(name.split(":")[1])]
-                legal = torch.from_numpy(mask[at].astype(bool))
                 with torch.no_grad():
-                    probs = net.probabilities(torch.from_numpy(obs[at]), legal)
-                if self.task.snapshot_noise > 0:  # a careless version of the snapshot, as careless as its table
-                    eps = torch.from_numpy(self.noise[at])[:, None]
-                    probs = (1 - eps) * probs + eps * legal / legal.sum(1, keepdim=True)
+                    probs = net.probabilities(torch.from_numpy(obs[at]), torch.from_numpy(mask[at].astype(bool)))
                 actions[at] = sample(probs, self.generator).numpy()
             elif make_agent_batched(name):
                 actions[at] = self._agent(name, -1, -1).act_batch(obs[at], mask[at])
