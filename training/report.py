@@ -137,15 +137,17 @@ def measure(agent: str, preset: str, runs: Path, decisions: int, seed: int, work
     file_hash = agent_file_hash(agent)
     same_file = {"agent_file": file_hash} if file_hash else {}
 
-    def abr_stage(stage: str, target: str) -> dict[str, Any]:
-        """The standard best response trained against ``target`` (the agent, or the agent searching)."""
-        recipe = BRArgs(preset=preset, target=target, decisions=decisions, seed=seed, workers=workers)
+    def recipe_of(target: str) -> BRArgs:
+        """The standard best response's recipe against ``target`` (the agent, or the agent searching)."""
+        return BRArgs(preset=preset, target=target, decisions=decisions, seed=seed, workers=workers)
+
+    def abr_stage(stage: str, recipe: BRArgs) -> dict[str, Any]:
         return _stage(folder / f"{stage}.json", {"recipe": recipe_key(recipe), "matches": eval_matches, **same_file},
                       lambda: {**cached_exploit(recipe, eval_matches, progress=progress)[0],
                                "machine": machine_words()}, log, stored.get(stage))
 
-    recipe = BRArgs(preset=preset, target=agent, decisions=decisions, seed=seed, workers=workers)
-    exploit = abr_stage("exploit", agent)
+    recipe = recipe_of(agent)
+    exploit = abr_stage("exploit", recipe)
     gauntlet = _stage(folder / "gauntlet.json", {"matches": gauntlet_matches, "seed": seed, **same_file},
                       lambda: run_gauntlet(agent, preset, gauntlet_matches, seed, workers, folder / "gauntlet",
                                            progress=progress, overwrite=True), log, stored.get("gauntlet"))
@@ -180,7 +182,7 @@ def measure(agent: str, preset: str, runs: Path, decisions: int, seed: int, work
                                                         "checked": True, "exploiter": exploit["settings"],
                                                         **same_file},
                                search, log, stored.get("search"))
-        row["search_exploit"] = abr_stage("search_exploit", f"{agent},search={SEARCH_MS}")
+        row["search_exploit"] = abr_stage("search_exploit", recipe_of(f"{agent},search={SEARCH_MS}"))
     return row
 
 
