@@ -435,13 +435,12 @@ def model_card(row: dict[str, Any], meta: dict[str, Any], settings: dict[str, An
 
 def measured_rows(row: dict[str, Any], settings: dict[str, Any]) -> list[str]:
     """A model card's "What it measured" heading and table: ABR, gauntlet, heuristic and random (every card)."""
-    abr, g, vs = row["exploit"]["abr"], row["gauntlet"], row["versus"]
+    g, vs = row["gauntlet"], row["versus"]
 
     return [
         f"## What it measured (`truco report`, {settings['finished']}; `docs/strength.md`)", "",
         "| measure | result |", "|---|---|",
-        (f"| ABR win rate ({settings['decisions']:,} decisions; lower is better) | "
-         f"{_pct(abr['win_rate'], abr['ci_low'], abr['ci_high'])} |"),
+        f"| ABR win rate ({settings['decisions']:,} decisions; lower is better) | {_abr(row['exploit'])} |",
         f"| gauntlet mean | {_pct(g['mean'], g['mean_low'], g['mean_high'])} |",
         (f"| gauntlet worst | {_pct(g['worst']['win_rate'], g['worst']['ci_low'], g['worst']['ci_high'])} "
          f"vs {g['worst']['opponent']} |"),
