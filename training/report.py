@@ -9,10 +9,11 @@ the shipped ``ppo:<preset>`` policy), one command measures:
 * the win rates against ``heuristic`` and ``random`` (2,000 duplicate matches each), the figures the project
   reported before, kept for comparison;
 * for a CFR blueprint on a 1v1 preset, **play-time search** (``cfr:<preset>,search=``:data:`SEARCH_MS`): the
-  blueprint and the searching blueprint on the same duplicate deals (as many as the other stages), against the heuristic
-  and against the blueprint's own trained best response (the ABR learner above); and the **searching agent's own
-  ABR win rate**, a best response trained against ``cfr:<preset>,search=``:data:`SEARCH_MS` at the standard
-  budget (one to two hours on two cores: every decision the learner meets in the last trick is searched).
+  blueprint and the searching blueprint on the same duplicate deals (as many as the other stages), against the
+  heuristic and against the blueprint's own trained best response (the ABR learner above); and the **searching
+  agent's own ABR win rate**, a best response trained against ``cfr:<preset>,search=``:data:`SEARCH_MS` at the
+  standard budget (one to two hours on two cores: every decision the learner meets in the last trick is
+  searched).
   docs/cfr.md measures the search exactly on the research presets; this is its effect on the full game;
 * on the 1v1 presets, **bluffing**: over :data:`BLUFF_MATCHES` duplicate matches against the heuristic (the
   heuristic against itself for its own row), the share of the agent's truco-ladder calls made with a
