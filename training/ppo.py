@@ -115,10 +115,6 @@ class PPOArgs(Options):
     ent_coef: Annotated[float, Field(ge=0)] = 0.03
     """Entropy bonus. Self-play needs it larger than a single-opponent learner: a near-deterministic policy is
     what a best response exploits (docs/research.md)."""
-    magnet_coef: Annotated[float, Field(ge=0)] = 0.0
-    """Weight of KL(policy || newest league snapshot) in the loss (0: off). A magnet that moves every
-    ``snapshot_every`` updates, as in magnetic mirror descent and R-NaD: self-play then settles instead of drifting
-    to a style only its own league folds to."""
     vf_coef: Annotated[float, Field(ge=0)] = 0.5
     """Weight of the value losses."""
     max_grad_norm: Annotated[float, Field(gt=0)] = 0.5
@@ -135,11 +131,6 @@ class PPOArgs(Options):
     """Share of matches against scripted agents, by agent spec, e.g. ``{heuristic: 0.1}``."""
     snapshot_every: PositiveInt = 10
     """Updates between snapshots joining the league."""
-    exploiter_decisions: Annotated[int, Field(ge=0)] = 0
-    """Decisions per update of a league exploiter (0: none): a second network that plays only the current learner
-    and learns to beat it, as AlphaStar's main exploiters do; its weights join the league with each snapshot. Why:
-    a league of the learner's own past seldom plays the way a best response to it would (bluffing into its folds),
-    so the learner never has to close that hole (docs/research.md)."""
     max_snapshots: PositiveInt = 20
     """Snapshots kept (the first, the weakest anchor, and the most recent)."""
     imitation_decisions: Annotated[int, Field(ge=0)] = 0
@@ -255,35 +246,23 @@ def clipped_surrogate(logits: torch.Tensor, actions: torch.Tensor, old_logprobs:
     return loss, stats
 
 
-def masked_kl(logits: torch.Tensor, reference_logprobs: torch.Tensor) -> torch.Tensor:
-    """KL(softmax(logits) || reference) per row over the legal actions (both -inf where illegal)."""
-    log_probs = torch.log_softmax(logits, dim=-1)
-    legal = torch.isfinite(log_probs)
-    diff = torch.where(legal, log_probs - reference_logprobs, torch.zeros_like(log_probs))
-    return (log_probs.exp() * diff).sum(-1)
-
-
 def ppo_loss(logits: torch.Tensor, values: torch.Tensor, critic_values: torch.Tensor, actions: torch.Tensor,
-             old_logprobs: torch.Tensor, advantages: torch.Tensor, returns: torch.Tensor, args: Any,
-             magnet_logprobs: torch.Tensor | None = None) -> tuple[torch.Tensor, dict[str, Any]]:
+             old_logprobs: torch.Tensor, advantages: torch.Tensor, returns: torch.Tensor, args: Any
+             ) -> tuple[torch.Tensor, dict[str, Any]]:
     """One minibatch's loss: the clipped surrogate, minus the entropy bonus, plus the value losses of the critic
-    and of the policy's own value head (kept for exporters), both on the same returns, plus ``magnet_coef`` times
-    the KL to the magnet where ``magnet_logprobs`` is given; and the diagnostics. ``args`` gives ``clip_coef``,
-    ``ent_coef`` and ``vf_coef`` (the best-response learner shares it, with no magnet)."""
+    and of the policy's own value head (kept for exporters), both on the same returns; and the diagnostics.
+    ``args`` gives ``clip_coef``, ``ent_coef`` and ``vf_coef`` (the best-response learner shares it)."""
     pg_loss, stats = clipped_surrogate(logits, actions, old_logprobs, advantages, args.clip_coef)
     v_loss = 0.5 * ((critic_values - returns) ** 2).mean() + 0.5 * ((values - returns) ** 2).mean()
     entropy = masked_entropy(logits).mean()
-    loss = pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss
-    if magnet_logprobs is not None:
-        stats["magnet_kl"] = masked_kl(logits, magnet_logprobs).mean()
-        loss = loss + args.magnet_coef * stats["magnet_kl"]
-    return loss, {**stats, "policy_loss": pg_loss, "value_loss": v_loss, "entropy": entropy}
+    return pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss, {
+        **stats, "policy_loss": pg_loss, "value_loss": v_loss, "entropy": entropy}
 
 
 def ppo_epochs(batch: dict[str, Any], policy_of: Any, value_of: Any, optimizer: torch.optim.Optimizer,
                params: list[torch.Tensor], rng: np.random.Generator, args: Any) -> tuple[dict[str, Any], list[float]]:
-    """``update_epochs`` passes over ``batch`` (``actions``, ``logprobs``, ``advantages``, ``returns``, the
-    networks' inputs and, optionally, ``magnet_logprobs``, all sliced by rows) in shuffled minibatches, one clipped gradient step each.
+    """``update_epochs`` passes over ``batch`` (``actions``, ``logprobs``, ``advantages``, ``returns`` and the
+    networks' inputs, all sliced by rows) in shuffled minibatches, one clipped gradient step each.
     ``policy_of(minibatch)`` gives the logits and the policy's values, ``value_of(minibatch)`` the critic's.
     Returns the last minibatch's diagnostics and every minibatch's clip fraction."""
     size = len(batch["actions"])
@@ -296,7 +275,7 @@ def ppo_epochs(batch: dict[str, Any], policy_of: Any, value_of: Any, optimizer: 
             part = {key: value[mb] for key, value in batch.items()}
             logits, values = policy_of(part)
             loss, stats = ppo_loss(logits, values, value_of(part), part["actions"], part["logprobs"],
-                                   part["advantages"], part["returns"], args, part.get("magnet_logprobs"))
+                                   part["advantages"], part["returns"], args)
             clipfracs.append(stats["clipfrac"])
             optimizer.zero_grad()
             loss.backward()
@@ -372,16 +351,6 @@ class League:
     def record(self, names: tuple[str, ...], results: np.ndarray) -> None:
         for k, score in results:
             self.scores.setdefault(names[int(k)], deque(maxlen=200)).append(float(score))
-
-
-def magnet_logprobs(net: PolicyNet, weights: dict[str, np.ndarray], x: SparseRows, masks: torch.Tensor
-                    ) -> torch.Tensor:
-    """The magnet's (a snapshot's) log-probabilities on a batch's rows, -inf where illegal."""
-    magnet = PolicyNet(hidden=net.hidden, features=net.features)
-    magnet.load_state_dict({k: torch.from_numpy(v) for k, v in weights.items()})
-    with torch.no_grad():
-        return torch.cat([torch.log_softmax(magnet.from_inputs(x[i:i + 8192], masks[i:i + 8192])[0], -1)
-                          for i in range(0, len(masks), 8192)])
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -476,58 +445,31 @@ def save_policy(net: PolicyNet, path: str, **metadata: Any) -> None:
 
 
 @dataclasses.dataclass
-class Learner:
-    """A network that learns: the policy, its training-only critic and one Adam over both."""
-
-    net: PolicyNet
-    critic: DealCritic
-    optimizer: torch.optim.Optimizer
-
-    @classmethod
-    def new(cls, args: PPOArgs) -> Learner:
-        net = PolicyNet(hidden=args.hidden, features=args.features)
-        critic = DealCritic(args.hidden)
-        return cls(net, critic, torch.optim.Adam([*net.parameters(), *critic.parameters()], lr=args.learning_rate,
-                                                 eps=1e-5))
-
-    @property
-    def params(self) -> list[torch.Tensor]:
-        return [p for group in self.optimizer.param_groups for p in group["params"]]
-
-
-#: checkpoint tensor prefixes of the learners: the learner's own, and the league exploiter's
-LEARNER_PREFIXES = ("", "exploiter.")
-
-
-@dataclasses.dataclass
 class Progress:
     update: int = 0
     decisions: int = 0
     seconds: float = 0.0
 
 
-def save_checkpoint(path: str, args: PPOArgs, learners: list[Learner], league: League, progress: Progress,
-                    rng: np.random.Generator) -> None:
-    """``learners``: the learner, then the exploiter where the run has one."""
-    tensors: dict[str, torch.Tensor] = {}
-    for prefix, learner in zip(LEARNER_PREFIXES, learners, strict=False):
-        tensors.update({f"{prefix}net.{k}": v for k, v in learner.net.state_dict().items()})
-        tensors.update({f"{prefix}critic.{k}": v for k, v in learner.critic.state_dict().items()})
-        opt = learner.optimizer.state_dict()
-        for i, state in opt["state"].items():
-            tensors.update({f"{prefix}opt.{i}.{k}": v.reshape(-1) if v.dim() == 0 else v for k, v in state.items()})
+def save_checkpoint(path: str, args: PPOArgs, net: PolicyNet, critic: DealCritic, optimizer: torch.optim.Optimizer,
+                    league: League, progress: Progress, rng: np.random.Generator) -> None:
+    tensors = {f"net.{k}": v for k, v in net.state_dict().items()}
+    tensors.update({f"critic.{k}": v for k, v in critic.state_dict().items()})
+    opt = optimizer.state_dict()
+    for i, state in opt["state"].items():
+        tensors.update({f"opt.{i}.{k}": v.reshape(-1) if v.dim() == 0 else v for k, v in state.items()})
     for sid, weights in league.weights.items():
         tensors.update({f"snap.{sid}.{k}": torch.from_numpy(v) for k, v in weights.items()})
     meta = {"format": CHECKPOINT_FORMAT, "args": args.model_dump(mode="json"),
-            "progress": dataclasses.asdict(progress), "param_groups": learners[0].optimizer.state_dict()["param_groups"],
+            "progress": dataclasses.asdict(progress), "param_groups": opt["param_groups"],
             "league": {"next_id": league.next_id, "ids": sorted(league.weights),
                        "scores": {k: list(v) for k, v in league.scores.items()}},
             "rng": rng.bit_generator.state}
     atomic_save_tensors(tensors, meta, path)
 
 
-def load_checkpoint(path: str, args: PPOArgs, learners: list[Learner], league: League, rng: np.random.Generator
-                    ) -> Progress:
+def load_checkpoint(path: str, args: PPOArgs, net: PolicyNet, critic: DealCritic, optimizer: torch.optim.Optimizer,
+                    league: League, rng: np.random.Generator) -> Progress:
     tensors, meta = load_tensors(path, CHECKPOINT_FORMAT)
     try:
         saved = PPOArgs(**meta["args"])
@@ -539,24 +481,39 @@ def load_checkpoint(path: str, args: PPOArgs, learners: list[Learner], league: L
             raise ValueError(f"--resume: option {name!r} is {getattr(args, name)!r} but the checkpoint was trained "
                              f"with {getattr(saved, name)!r}; resume with the same options")
     try:
-        return _restore(tensors, meta, learners, league, rng)
+        return _restore(tensors, meta, net, critic, optimizer, league, rng)
     except (KeyError, TypeError, ValueError, RuntimeError, AttributeError, IndexError) as exc:
         raise ValueError(f"{path}: not a usable checkpoint of this run ({type(exc).__name__}: "
                          f"{clip(str(exc).splitlines()[0] if str(exc) else '', 120)})") from None
 
 
-def _restore(tensors: dict[str, torch.Tensor], meta: dict[str, Any], learners: list[Learner], league: League,
-             rng: np.random.Generator) -> Progress:
+def _restore(tensors: dict[str, torch.Tensor], meta: dict[str, Any], net: PolicyNet, critic: DealCritic,
+             optimizer: torch.optim.Optimizer, league: League, rng: np.random.Generator) -> Progress:
     """Put a checkpoint's state into the run's objects; any malformed part raises (reported in one line above)."""
 
     def part(prefix: str) -> dict[str, torch.Tensor]:
         return {k[len(prefix):]: v for k, v in tensors.items() if k.startswith(prefix)}
 
-    for prefix, learner in zip(LEARNER_PREFIXES, learners, strict=False):
-        learner.net.load_state_dict(part(f"{prefix}net."))
-        learner.critic.load_state_dict(part(f"{prefix}critic."))
-        _restore_optimizer(learner, part(f"{prefix}opt."))
-    net = learners[0].net
+    net.load_state_dict(part("net."))
+    critic.load_state_dict(part("critic."))
+    params = [p for group in optimizer.param_groups for p in group["params"]]
+    state: dict[int, dict[str, torch.Tensor]] = {}
+    for key, value in part("opt.").items():
+        index, name = key.split(".", 1)
+        param = params[int(index)] if index.isdigit() and int(index) < len(params) else None
+        if name == "step":  # Adam's count of steps: a scalar >= 0
+            fits = value.numel() == 1 and value.item() >= 0
+            value = value.reshape(())
+        else:  # its moments: the parameter's shape, the second one >= 0 (its square root is taken)
+            fits = (name in ("exp_avg", "exp_avg_sq") and param is not None and value.shape == param.shape
+                    and (name == "exp_avg" or bool((value >= 0).all())))
+        if param is None or not fits:
+            raise ValueError(f"optimizer state {clip(key)!r} (shape {clip(list(value.shape))}) does not fit the "
+                             "network's parameters")
+        state.setdefault(int(index), {})[name] = value
+    # the hyperparameters are the run's own (the options are checked equal, and the learning rate is set before
+    # every update when it is annealed): a checkpoint's recorded param_groups are not trusted
+    optimizer.load_state_dict({"state": state, "param_groups": optimizer.state_dict()["param_groups"]})
     recorded = meta["league"]
     ids, next_id = recorded["ids"], recorded["next_id"]
     if (not isinstance(ids, list) or not all(type(sid) is int and sid >= 0 for sid in ids) or len(set(ids)) < len(ids)
@@ -567,9 +524,8 @@ def _restore(tensors: dict[str, torch.Tensor], meta: dict[str, Any], learners: l
         weights = part(f"snap.{sid}.")
         if {k: v.shape for k, v in weights.items()} != shapes:
             raise ValueError(f"the league's snapshot {sid} does not have the network's tensors and shapes")
-    owned = tuple(f"{prefix}{kind}." for prefix in LEARNER_PREFIXES[:len(learners)] for kind in ("net", "critic", "opt"))
-    unknown = sorted(k for k in set(tensors) - {f"snap.{sid}.{k}" for sid in ids for k in shapes}
-                     if not k.startswith(owned))
+    unknown = sorted(set(tensors) - {k for k in tensors if k.split(".", 1)[0] in ("net", "critic", "opt")}
+                     - {f"snap.{sid}.{k}" for sid in ids for k in shapes})
     if unknown:
         raise ValueError(f"tensor {clip(unknown[0])!r} is no part of the network, optimizer or league")
     scores = recorded["scores"]
@@ -588,67 +544,8 @@ def _restore(tensors: dict[str, torch.Tensor], meta: dict[str, Any], learners: l
     return Progress(**progress)
 
 
-def _restore_optimizer(learner: Learner, saved: dict[str, torch.Tensor]) -> None:
-    """Adam's moments from a checkpoint, each checked against the parameter it belongs to."""
-    params = learner.params
-    state: dict[int, dict[str, torch.Tensor]] = {}
-    for key, value in saved.items():
-        index, name = key.split(".", 1)
-        param = params[int(index)] if index.isdigit() and int(index) < len(params) else None
-        if name == "step":  # Adam's count of steps: a scalar >= 0
-            fits = value.numel() == 1 and value.item() >= 0
-            value = value.reshape(())
-        else:  # its moments: the parameter's shape, the second one >= 0 (its square root is taken)
-            fits = (name in ("exp_avg", "exp_avg_sq") and param is not None and value.shape == param.shape
-                    and (name == "exp_avg" or bool((value >= 0).all())))
-        if param is None or not fits:
-            raise ValueError(f"optimizer state {clip(key)!r} (shape {clip(list(value.shape))}) does not fit the "
-                             "network's parameters")
-        state.setdefault(int(index), {})[name] = value
-    # the hyperparameters are the run's own (the options are checked equal, and the learning rate is set before
-    # every update when it is annealed): a checkpoint's recorded param_groups are not trusted
-    learner.optimizer.load_state_dict({"state": state, "param_groups": learner.optimizer.state_dict()["param_groups"]})
-
-
 # ------------------------------------------------------------------------------------------------------------
 # the loop
-
-
-def collect(args: PPOArgs, backend: Backend, net: PolicyNet, snapshots: dict[int, dict[str, np.ndarray]],
-            key: tuple[int, ...], decisions: int, names: tuple[str, ...], shares: tuple[float, ...]
-            ) -> list[dict[str, Any]]:
-    """One update's matches of ``net`` against the opponents ``names`` (drawn by ``shares``), ``decisions`` of
-    ``net``'s in all, over ``partitions`` seeded from ``(seed, *key, partition)`` (``key``: the update, and 1
-    for the exploiter's matches)."""
-    quota = -(-decisions // args.partitions)
-    tasks = [Task(args.preset, int(np.random.SeedSequence([args.seed, *key, p]).generate_state(1)[0]), args.tables,
-                  quota, args.shaping, names, shares) for p in range(args.partitions)]
-    parts = backend.run(net, snapshots, tasks)
-    for p, part in enumerate(parts):
-        part["traj"] = part["traj"] + (p << 40)  # trajectory ids unique over the partitions
-    return parts
-
-
-def learn(args: PPOArgs, learner: Learner, parts: list[dict[str, Any]], rng: np.random.Generator,
-          magnet: dict[str, np.ndarray] | None) -> tuple[int, dict[str, Any], np.ndarray, np.ndarray]:
-    """GAE on the collected ``parts`` with the deal-aware critic's values (recomputed by the current weights),
-    then the clipped PPO epochs; returns the batch size, the diagnostics, the values and the returns."""
-    x_policy, x_critic = (SparseRows.stack([stored_rows(p, key) for p in parts]) for key in ("policy", "critic"))
-    arrays = {key: np.concatenate([p[key] for p in parts]) for key in ("masks", "actions", "logprobs", "traj", "rewards")}
-    size = len(arrays["actions"])
-    with torch.no_grad():
-        values = torch.cat([learner.critic.from_inputs(x_critic[i:i + 8192]) for i in range(0, size, 8192)]).numpy()
-    adv = trajectory_advantages(arrays["traj"], arrays["rewards"], values, args.gae_lambda)
-    returns = adv + values
-    batch = {"policy": x_policy, "critic": x_critic, "advantages": torch.from_numpy(adv),
-             "returns": torch.from_numpy(returns),
-             **{key: torch.from_numpy(arrays[key]) for key in ("masks", "actions", "logprobs")}}
-    if magnet is not None:
-        batch["magnet_logprobs"] = magnet_logprobs(learner.net, magnet, x_policy, batch["masks"])
-    stats, clipfracs = ppo_epochs(batch, lambda mb: learner.net.from_inputs(mb["policy"], mb["masks"]),
-                                  lambda mb: learner.critic.from_inputs(mb["critic"]), learner.optimizer,
-                                  learner.params, rng, args)
-    return size, {**stats, "clipfrac": float(np.mean(clipfracs))}, values, returns
 
 
 def evaluate(args: PPOArgs, policy: str, update: int) -> dict[str, float]:
@@ -709,26 +606,25 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
     if not resume:
         _start_fresh(args.run_dir, overwrite)
     torch.manual_seed(int(np.random.SeedSequence([args.seed, 1 << 20]).generate_state(1)[0]))
-    learners = [Learner.new(args) for _ in range(2 if args.exploiter_decisions else 1)]
-    net = learners[0].net
+    net = PolicyNet(hidden=args.hidden, features=args.features)
+    critic = DealCritic(args.hidden)
+    params = list(net.parameters()) + list(critic.parameters())
+    optimizer = torch.optim.Adam(params, lr=args.learning_rate, eps=1e-5)
     rng = np.random.default_rng(np.random.SeedSequence([args.seed, 1 << 21]))
     league = League()
     state = Progress()
     if resume:
-        state = load_checkpoint(checkpoint, args, learners, league, rng)
-    else:
-        if args.imitation_decisions:
-            accuracy = imitate(net, imitation_data(args), args.seed)
-            logger.info("warm start: the network takes the heuristic's action at %.1f%% of %s decisions",
-                        100 * accuracy, f"{args.imitation_decisions:,}")
-        for exploiter in learners[1:]:  # starts where the learner starts
-            exploiter.net.load_state_dict(net.state_dict())
+        state = load_checkpoint(checkpoint, args, net, critic, optimizer, league, rng)
+    elif args.imitation_decisions:
+        accuracy = imitate(net, imitation_data(args), args.seed)
+        logger.info("warm start: the network takes the heuristic's action at %.1f%% of %s decisions",
+                    100 * accuracy, f"{args.imitation_decisions:,}")
     meta = {"presets": [args.preset], "play": args.play, "config": args.model_dump(mode="json"),
             "config_hash": config_hash(args), "commit": git_commit()}
     writer = SummaryWriter(os.path.join(args.run_dir, "tb"))
     # processes: no more than this machine's cores; Ray: one actor per partition, placed by the cluster
     workers = args.partitions if args.backend == "ray" else min(args.partitions, max(1, os.cpu_count() or 1))
-    backends = [Backend(args.backend, workers) for _ in learners]  # each keeps the opponents it was sent
+    backend = Backend(args.backend, workers)
     bar = tqdm(total=args.total_decisions, initial=state.decisions, desc="ppo", unit="dec", unit_scale=True,
                disable=None if progress_bar else True, file=sys.stderr, dynamic_ncols=True)
     stop = {"requested": False}
@@ -746,53 +642,54 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
             tick = time.perf_counter()
             state.update += 1
             if args.anneal_lr:
-                for learner in learners:
-                    learner.optimizer.param_groups[0]["lr"] = args.learning_rate * (
-                        1.0 - state.decisions / args.total_decisions)
+                optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - state.decisions / args.total_decisions)
 
             # --- collect ------------------------------------------------------------------------------------
             names, weights = league.opponents(args)
-            parts = collect(args, backends[0], net, league.weights, (state.update,), args.batch_decisions, names,
-                            weights)
-            for part in parts:
+            quota = -(-args.batch_decisions // args.partitions)
+            tasks = [Task(args.preset, int(np.random.SeedSequence([args.seed, state.update, p]).generate_state(1)[0]),
+                          args.tables, quota, args.shaping, names, weights) for p in range(args.partitions)]
+            parts = backend.run(net, league.weights, tasks)
+            for p, part in enumerate(parts):
                 league.record(names, part.pop("results"))
+                part["traj"] = part["traj"] + (p << 40)  # trajectory ids unique over the partitions
             collected = time.perf_counter()
 
-            # --- advantages and clipped PPO epochs ------------------------------------------------------------
-            magnet = league.weights[max(league.weights)] if args.magnet_coef and league.weights else None
-            size, stats, values, returns = learn(args, learners[0], parts, rng, magnet)
+            # --- advantages (the deal-aware critic's values, recomputed by the current weights) ---------------
+            x_policy, x_critic = (SparseRows.stack([stored_rows(p, key) for p in parts]) for key in ("policy", "critic"))
+            arrays = {key: np.concatenate([p[key] for p in parts])
+                      for key in ("masks", "actions", "logprobs", "traj", "rewards")}
+            size = len(arrays["actions"])
+            with torch.no_grad():
+                values = torch.cat([critic.from_inputs(x_critic[i:i + 8192]) for i in range(0, size, 8192)]).numpy()
+            adv = trajectory_advantages(arrays["traj"], arrays["rewards"], values, args.gae_lambda)
+            returns = adv + values
 
-            # --- the exploiter: one update against the learner as it is now ------------------------------------
-            exploiter_rate = float("nan")
-            for exploiter in learners[1:]:
-                learner_now = {state.update: {k: v.detach().numpy().copy() for k, v in net.state_dict().items()}}
-                parts = collect(args, backends[1], exploiter.net, learner_now, (state.update, 1),
-                                args.exploiter_decisions, (f"snapshot:{state.update}",), (1.0,))
-                exploiter_rate = float(np.mean(np.concatenate([p.pop("results")[:, 1] for p in parts])))
-                learn(args, exploiter, parts, rng, None)
+            # --- clipped PPO epochs ---------------------------------------------------------------------------
+            batch = {"policy": x_policy, "critic": x_critic, "advantages": torch.from_numpy(adv),
+                     "returns": torch.from_numpy(returns),
+                     **{key: torch.from_numpy(arrays[key]) for key in ("masks", "actions", "logprobs")}}
+            stats, clipfracs = ppo_epochs(batch, lambda mb: net.from_inputs(mb["policy"], mb["masks"]),
+                                          lambda mb: critic.from_inputs(mb["critic"]), optimizer, params, rng, args)
 
             # --- league, CleanRL's TensorBoard tags, evaluation, checkpoint -----------------------------------
             if state.update % args.snapshot_every == 0:
-                for learner in learners:
-                    league.add(learner.net, args.max_snapshots)
+                league.add(net, args.max_snapshots)
             state.decisions += size
             state.seconds = time.perf_counter() - started
             step = state.decisions
             var_y = float(np.var(returns))
             explained = float("nan") if var_y == 0 else 1 - float(np.var(returns - values)) / var_y
-            scalars = {"charts/learning_rate": learners[0].optimizer.param_groups[0]["lr"],
+            scalars = {"charts/learning_rate": optimizer.param_groups[0]["lr"],
                        "charts/SPS": size / max(time.perf_counter() - tick, 1e-9),
                        "charts/collect_SPS": size / max(collected - tick, 1e-9),
                        **{f"losses/{key}": stats[key].item()
-                          for key in ("value_loss", "policy_loss", "entropy", "old_approx_kl", "approx_kl",
-                                      "magnet_kl") if key in stats},
-                       "losses/clipfrac": stats["clipfrac"],
+                          for key in ("value_loss", "policy_loss", "entropy", "old_approx_kl", "approx_kl")},
+                       "losses/clipfrac": float(np.mean(clipfracs)),
                        "losses/explained_variance": explained,
                        "league/snapshot_win_rate": float(np.mean([league.win_rate(n) for n in names[1:]
                                                                   if n.startswith("snapshot:")] or [np.nan]))}
             scalars.update({f"league/win_rate_vs_{spec}": league.win_rate(spec) for spec in args.scripted})
-            if len(learners) > 1:
-                scalars["league/exploiter_win_rate"] = exploiter_rate
             complete = state.decisions >= args.total_decisions
             done = complete or stop["requested"]
             if complete or (args.eval_every and state.update % args.eval_every == 0 and not done):
@@ -808,14 +705,13 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
             for tag, value in scalars.items():
                 writer.add_scalar(tag, value, step)
             if done or state.update % args.checkpoint_every == 0:
-                save_checkpoint(checkpoint, args, learners, league, state, rng)
+                save_checkpoint(checkpoint, args, net, critic, optimizer, league, state, rng)
             bar.update(min(size, args.total_decisions - bar.n))
             bar.set_postfix(sps=f"{scalars['charts/SPS']:.0f}", snap=f"{scalars['league/snapshot_win_rate']:.2f}")
     finally:
         signal.signal(signal.SIGINT, previous)
         bar.close()
-        for backend in backends:
-            backend.close()
+        backend.close()
         writer.close()
     if state.decisions < args.total_decisions:
         raise TrainingInterrupted(checkpoint if os.path.exists(checkpoint) else None, state.decisions,
