@@ -131,6 +131,16 @@ def test_resume_takes_the_optimizer_settings_from_the_options_not_the_checkpoint
     assert optimizer.state  # the moments did come back
 
 
+def test_the_play_mode_is_metadata_only(tmp_path):
+    """Changing ``play`` leaves the weights as they were: a policy retrained with another mode is the same network."""
+    greedy, sample = (train(tiny(tmp_path, mode, play=mode, eval_every=2), progress_bar=False) for mode in ("greedy", "sample"))
+    a, b = weights(greedy), weights(sample)
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    from agents.network import load_policy
+
+    assert load_policy(greedy)[1]["play"] == "greedy" and load_policy(sample)[1]["play"] == "sample"
+
+
 def test_the_processes_backend_trains_the_same_weights_as_local(tmp_path):
     local = train(tiny(tmp_path, "local", total_decisions=3000), progress_bar=False)
     procs = train(tiny(tmp_path, "procs", total_decisions=3000, backend="processes"), progress_bar=False)
