@@ -132,8 +132,9 @@ def test_resume_takes_the_optimizer_settings_from_the_options_not_the_checkpoint
 
 
 def test_the_play_mode_is_metadata_only(tmp_path):
-    """Changing ``play`` leaves the weights as they were: a policy retrained with another mode is the same network."""
-    greedy, sample = (train(tiny(tmp_path, mode, play=mode, eval_every=2), progress_bar=False) for mode in ("greedy", "sample"))
+    """``play`` is recorded in the policy file and changes nothing a run trains, evaluations along the way included."""
+    greedy, sample = (train(tiny(tmp_path, mode, play=mode, eval_every=2), progress_bar=False)
+                      for mode in ("greedy", "sample"))
     a, b = weights(greedy), weights(sample)
     assert all(torch.equal(a[k], b[k]) for k in a)
     from agents.network import load_policy

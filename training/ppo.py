@@ -147,7 +147,7 @@ class PPOArgs(Options):
     """How the saved policy plays by default (recorded in its metadata; never changes the weights). Greedy: the
     entropy bonus keeps the training policy mixed so that its league can punish it, and the most probable action
     is the stronger one to play (docs/research.md: 6 to 11 points more against the heuristic in every preset,
-    3 to 5 points more for a best response)."""
+    1 to 5 points more for a best response)."""
 
     @field_validator("scripted", "eval_opponents")
     @classmethod
