@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -163,6 +164,7 @@ def test_report_reuses_only_complete_stages_made_with_the_same_settings(tmp_path
 
     assert _stage(path, {"seed": 0}, run, print)["value"] == 1
     assert _stage(path, {"seed": 0}, run, print)["value"] == 1  # reused
+    assert json.loads(path.read_text())["measured"] == time.strftime("%Y-%m-%d")  # a stage keeps its own date
     assert _stage(path, {"seed": 1}, run, print)["value"] == 2  # other settings: run again
     path.write_text(json.dumps({"value": 9, "status": "interrupted", "settings": {"seed": 1}}))
     assert _stage(path, {"seed": 1}, run, print)["value"] == 3  # a partial stage never counts
@@ -276,6 +278,25 @@ def test_a_stage_stored_in_the_reports_data_file_is_reused_only_when_complete_wi
     assert _stage(tmp_path / "c.json", {"seed": 0, "agent_file": "aaaa"}, run, print,
                   {**stored, "status": "interrupted"})["value"] == 7
     assert len(calls) == 2
+
+
+def test_a_model_card_dates_its_numbers_by_when_its_stages_were_measured_not_by_the_last_report(tmp_path):
+    """A report that reuses an agent's stages does not redate its card: the card's date is its newest stage's,
+    and stages stored before stages were dated take the date of the report that stored them."""
+    from training.report import measured_rows, stored_rows
+
+    rate = {"win_rate_a": 0.6, "ci_low": 0.55, "ci_high": 0.65}
+    row = {"preset": "paulista", "agent": "heuristic",
+           "exploit": {"abr": {"win_rate": 0.4, "ci_low": 0.38, "ci_high": 0.42}, "status": "complete",
+                       "measured": "2026-11-20"},
+           "gauntlet": {"mean": 0.6, "mean_low": 0.58, "mean_high": 0.62, "status": "complete",
+                        "worst": {"win_rate": 0.5, "ci_low": 0.45, "ci_high": 0.55, "opponent": "tight"}},
+           "versus": {"heuristic": rate, "random": rate, "status": "complete", "measured": "2026-11-25"}}
+    data = tmp_path / "strength.json"
+    data.write_text(json.dumps({"settings": {"finished": "2026-11-22"}, "rows": [row]}))
+    stored = stored_rows(data)[("paulista", "heuristic")]
+    assert stored["gauntlet"]["measured"] == "2026-11-22" and stored["exploit"]["measured"] == "2026-11-20"
+    assert "(`truco report`, 2026-11-25;" in measured_rows(stored, {"finished": "2026-12-31", "decisions": 1})[0]
 
 
 def test_an_unreadable_data_file_is_one_line_error_not_hours_of_silent_measurement(tmp_path, capsys):

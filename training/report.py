@@ -106,6 +106,8 @@ def _cached(path: Path, settings: dict[str, Any]) -> dict[str, Any] | None:
         return None
     if data.get("status") != "complete" or data.get("settings") != settings:
         return None
+    # a stage written before stages were dated: the file's own date is when it was measured
+    data.setdefault("measured", time.strftime("%Y-%m-%d", time.localtime(path.stat().st_mtime)))
     return data
 
 
@@ -124,7 +126,7 @@ def _stage(path: Path, settings: dict[str, Any], run: Any, log: Any,
     data = run()
     if data.get("status", "complete") != "complete":
         raise KeyboardInterrupt  # an interrupted stage ends the report; what is done stays for the next run
-    data = {**data, "status": "complete", "settings": settings}
+    data = {**data, "status": "complete", "settings": settings, "measured": time.strftime("%Y-%m-%d")}
     atomic_write_json(path, data, indent=1)
     return data
 
@@ -187,6 +189,17 @@ def measure(agent: str, preset: str, runs: Path, decisions: int, seed: int, work
     return row
 
 
+def _stages(row: dict[str, Any]) -> list[dict[str, Any]]:
+    """The row's stage results (the values that carry a ``status``)."""
+    return [v for v in row.values() if isinstance(v, dict) and "status" in v]
+
+
+def measured_on(row: dict[str, Any], default: str) -> str:
+    """The date of the row's most recently measured stage (when its numbers last changed); ``default`` when no
+    stage is dated."""
+    return max((stage["measured"] for stage in _stages(row) if "measured" in stage), default=default)
+
+
 def data_path(out: Path) -> Path:
     """The report's data file: beside ``out``, same name, ``.json``."""
     return out.with_suffix(".json")
@@ -198,7 +211,11 @@ def stored_rows(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
     if not path.exists():
         return {}
     try:
-        rows = json.loads(path.read_text())["rows"]
+        data = json.loads(path.read_text())
+        rows = data["rows"]
+        for row in rows:  # stages stored before stages were dated were measured by the report that stored them
+            for stage in _stages(row):
+                stage.setdefault("measured", data["settings"]["finished"])
         return {(r["preset"], r["agent"]): r for r in rows}
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"{path} is not a report's data file ({exc.__class__.__name__}: {exc}); "
@@ -313,7 +330,10 @@ def render(rows: list[dict[str, Any]], settings: dict[str, Any], host: dict[str,
         "```",
         "",
         (f"Report made on: {host['cpu']}, {host['cores']} cores; Python {host['python']}, torch {host['torch']}, "
-        f"{host['system']}. Finished {settings['finished']}."),
+        f"{host['system']}. Assembled {settings['finished']} from stages measured "
+        f"{min((s['measured'] for r in rows for s in _stages(r) if 'measured' in s), default=settings['finished'])}"
+        f" to {max((measured_on(r, settings['finished']) for r in rows), default=settings['finished'])} "
+        "(each stage's date is in the data file)."),
         "",
         "Columns:",
         (f"* **ABR win rate**: a fresh best-response learner (`truco exploit`, the fixed recipe of "
@@ -439,7 +459,7 @@ def measured_rows(row: dict[str, Any], settings: dict[str, Any]) -> list[str]:
     g, vs = row["gauntlet"], row["versus"]
 
     return [
-        f"## What it measured (`truco report`, {settings['finished']}; `docs/strength.md`)", "",
+        f"## What it measured (`truco report`, {measured_on(row, settings['finished'])}; `docs/strength.md`)", "",
         "| measure | result |", "|---|---|",
         f"| ABR win rate ({settings['decisions']:,} decisions; lower is better) | {_abr(row['exploit'])} |",
         f"| gauntlet mean | {_pct(g['mean'], g['mean_low'], g['mean_high'])} |",
