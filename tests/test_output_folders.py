@@ -192,7 +192,9 @@ def test_ctrl_c_in_truco_eval_exits_130_in_one_line_and_writes_nothing(tmp_path,
     def ctrl_c_at_the_third_match(task):
         played.append(task)
         if len(played) == 3:
-            os.kill(os.getpid(), signal.SIGINT)  # a real Ctrl-C: Python's own handler raises KeyboardInterrupt
+            # a real Ctrl-C, sent to this thread: Python's own handler raises KeyboardInterrupt here, not later in
+            # a __del__ that would swallow it (os.kill may hand the signal to another thread)
+            signal.raise_signal(signal.SIGINT)
         return real(task)
 
     monkeypatch.setattr(evaluate, "run_task", ctrl_c_at_the_third_match)
@@ -288,7 +290,7 @@ def ctrl_c_in_update(monkeypatch, update: int, times: int = 1) -> None:
         calls["n"] += 1
         if calls["n"] == update:
             for _ in range(times):
-                os.kill(os.getpid(), signal.SIGINT)
+                signal.raise_signal(signal.SIGINT)
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(ppo.Backend, "run", run)
