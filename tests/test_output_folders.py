@@ -179,7 +179,17 @@ def test_exported_files_appear_together_and_replace_an_earlier_export_whole(tmp_
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.json", "m.onnx"]
 
 
-def test_ctrl_c_in_truco_eval_exits_130_in_one_line_and_writes_nothing(tmp_path, capsys, monkeypatch):
+@pytest.fixture
+def python_ctrl_c():
+    """Python's own Ctrl-C handler for the test, even when the suite runs with SIGINT ignored: a background job of
+    a non-interactive shell (``pytest ... &``) inherits SIGINT ignored, Python keeps it so, and a Ctrl-C then
+    interrupts nothing."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_ctrl_c_in_truco_eval_exits_130_in_one_line_and_writes_nothing(tmp_path, capsys, monkeypatch, python_ctrl_c):
     from training import evaluate
 
     out = tmp_path / "eval"
@@ -192,9 +202,7 @@ def test_ctrl_c_in_truco_eval_exits_130_in_one_line_and_writes_nothing(tmp_path,
     def ctrl_c_at_the_third_match(task):
         played.append(task)
         if len(played) == 3:
-            # a real Ctrl-C, sent to this thread: Python's own handler raises KeyboardInterrupt here, not later in
-            # a __del__ that would swallow it (os.kill may hand the signal to another thread)
-            signal.raise_signal(signal.SIGINT)
+            signal.raise_signal(signal.SIGINT)  # a real Ctrl-C: Python's own handler raises KeyboardInterrupt
         return real(task)
 
     monkeypatch.setattr(evaluate, "run_task", ctrl_c_at_the_third_match)
