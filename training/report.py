@@ -317,6 +317,7 @@ def machine() -> dict[str, Any]:
 def render(rows: list[dict[str, Any]], settings: dict[str, Any], host: dict[str, Any], command: str,
            figure: str | None) -> str:
     decisions = settings["decisions"]
+    dates = [stage["measured"] for r in rows for stage in _stages(r) if "measured" in stage] or [settings["finished"]]
     lines = [
         "# Strength report",
         "",
@@ -330,9 +331,7 @@ def render(rows: list[dict[str, Any]], settings: dict[str, Any], host: dict[str,
         "```",
         "",
         (f"Report made on: {host['cpu']}, {host['cores']} cores; Python {host['python']}, torch {host['torch']}, "
-        f"{host['system']}. Assembled {settings['finished']} from stages measured "
-        f"{min((s['measured'] for r in rows for s in _stages(r) if 'measured' in s), default=settings['finished'])}"
-        f" to {max((measured_on(r, settings['finished']) for r in rows), default=settings['finished'])} "
+        f"{host['system']}. Assembled {settings['finished']} from stages measured {min(dates)} to {max(dates)} "
         "(each stage's date is in the data file)."),
         "",
         "Columns:",
