@@ -208,14 +208,7 @@ class PolicyNet(nn.Module):
 
     def from_inputs(self, x: torch.Tensor | SparseRows | Ragged, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """:meth:`forward` from :meth:`inputs`, dense or as :class:`SparseRows`."""
-        return self.heads(self.trunk_of(x), mask)
-
-    def trunk_of(self, x: torch.Tensor | SparseRows | Ragged) -> torch.Tensor:
-        """The trunk's last hidden layer for :meth:`inputs` (what the heads read; a trainer may add its own)."""
-        return self.trunk[1:](linear(self.trunk[0], x))
-
-    def heads(self, features: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Masked logits and values from :meth:`trunk_of`'s features."""
+        features = self.trunk[1:](linear(self.trunk[0], x))
         logits = self.policy(features).masked_fill(~mask, float("-inf"))
         return logits, self.value(features).squeeze(-1)
 

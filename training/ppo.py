@@ -65,7 +65,6 @@ from agents.network import (
     load_tensors,
 )
 from truco_env import cards as C
-from truco_env.actions import TALLY_CLASSES
 from truco_env.encoding import OBSERVATION_SIZE, OBSERVATION_VERSION, PRIVILEGED_SIZE
 from truco_env.limits import clip
 from truco_env.vector import VectorEnv
@@ -142,10 +141,6 @@ class PPOArgs(Options):
     """Duplicate matches per evaluation opponent (even)."""
     eval_opponents: tuple[str, ...] = ("random", "heuristic")
     """Agent specs the policy is evaluated against (logged only; never a training opponent by this option)."""
-    opponent_model: Annotated[float, Field(ge=0)] = 0.0
-    """Weight of an auxiliary loss (0: none): from the trunk's features, predict the shares of the opponents'
-    decisions (``match_tally``'s classes) as they stand at the learner's last decision of the match. It names no
-    opponent: the target is what the opponents did in that match, which the policy may learn to read early."""
     checkpoint_every: PositiveInt = 10
     """Updates between checkpoints."""
     play: Literal["greedy", "sample"] = "greedy"
@@ -271,8 +266,7 @@ def ppo_epochs(batch: dict[str, Any], policy_of: Any, value_of: Any, optimizer: 
                params: list[torch.Tensor], rng: np.random.Generator, args: Any) -> tuple[dict[str, Any], list[float]]:
     """``update_epochs`` passes over ``batch`` (``actions``, ``logprobs``, ``advantages``, ``returns`` and the
     networks' inputs, all sliced by rows) in shuffled minibatches, one clipped gradient step each.
-    ``policy_of(minibatch)`` gives the logits and the policy's values (and optionally an auxiliary loss),
-    ``value_of(minibatch)`` the critic's.
+    ``policy_of(minibatch)`` gives the logits and the policy's values, ``value_of(minibatch)`` the critic's.
     Returns the last minibatch's diagnostics and every minibatch's clip fraction."""
     size = len(batch["actions"])
     order = np.arange(size)
@@ -282,35 +276,15 @@ def ppo_epochs(batch: dict[str, Any], policy_of: Any, value_of: Any, optimizer: 
         for start in range(0, size, args.minibatch_size):
             mb = torch.from_numpy(order[start:start + args.minibatch_size])
             part = {key: value[mb] for key, value in batch.items()}
-            logits, values, *extra = policy_of(part)
+            logits, values = policy_of(part)
             loss, stats = ppo_loss(logits, values, value_of(part), part["actions"], part["logprobs"],
                                    part["advantages"], part["returns"], args)
-            if extra:  # an auxiliary loss, added as it is
-                loss = loss + extra[0]
-                stats["auxiliary_loss"] = extra[0]
             clipfracs.append(stats["clipfrac"])
             optimizer.zero_grad()
             loss.backward()
             nn.utils.clip_grad_norm_(params, args.max_grad_norm)
             optimizer.step()
     return stats, clipfracs
-
-
-def opponent_tally_targets(x: SparseRows, traj: np.ndarray) -> torch.Tensor:
-    """Per decision, the opponents' ``match_tally`` shares at the last decision of its trajectory (its match), read
-    out of the stored policy inputs (the observation's columns come first). Decisions of a trajectory are stored in
-    playing order, so its last row is its latest observation."""
-    from truco_env.encoding import OBS_OFFSETS
-
-    classes = len(TALLY_CLASSES)
-    lo = OBS_OFFSETS["match_tally"][0] + classes + 1  # row 1: the opponents
-    inside = (x.index >= lo) & (x.index < lo + classes)
-    shares = torch.zeros(len(x.index), classes)
-    shares.scatter_add_(1, torch.where(inside, x.index - lo, 0), torch.where(inside, x.value, 0.0).float())
-    _, inverse = np.unique(traj, return_inverse=True)
-    last = np.zeros(inverse.max() + 1, dtype=np.int64)
-    np.maximum.at(last, inverse, np.arange(len(traj)))
-    return shares[torch.from_numpy(last[inverse])]
 
 
 def trajectory_advantages(traj: np.ndarray, rewards: np.ndarray, values: np.ndarray, lam: float) -> np.ndarray:
@@ -637,9 +611,7 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
     torch.manual_seed(int(np.random.SeedSequence([args.seed, 1 << 20]).generate_state(1)[0]))
     net = PolicyNet(hidden=args.hidden, features=args.features)
     critic = DealCritic(args.hidden)
-    # training-only, like the critic: predicts the opponents' tally from the trunk (option opponent_model)
-    tally_head = nn.Linear(args.hidden[-1], len(TALLY_CLASSES)) if args.opponent_model else None
-    params = list(net.parameters()) + list(critic.parameters()) + list(tally_head.parameters() if tally_head else [])
+    params = list(net.parameters()) + list(critic.parameters())
     optimizer = torch.optim.Adam(params, lr=args.learning_rate, eps=1e-5)
     rng = np.random.default_rng(np.random.SeedSequence([args.seed, 1 << 21]))
     league = League()
@@ -700,18 +672,8 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
             batch = {"policy": x_policy, "critic": x_critic, "advantages": torch.from_numpy(adv),
                      "returns": torch.from_numpy(returns),
                      **{key: torch.from_numpy(arrays[key]) for key in ("masks", "actions", "logprobs")}}
-            if tally_head is not None:
-                batch["tally"] = opponent_tally_targets(x_policy, arrays["traj"])
-
-            def policy_of(mb: dict[str, Any]) -> tuple[torch.Tensor, ...]:
-                features = net.trunk_of(mb["policy"])
-                if tally_head is None:
-                    return net.heads(features, mb["masks"])
-                predicted = torch.log_softmax(tally_head(features), -1)
-                return (*net.heads(features, mb["masks"]), -args.opponent_model * (mb["tally"] * predicted).sum(-1).mean())
-
-            stats, clipfracs = ppo_epochs(batch, policy_of, lambda mb: critic.from_inputs(mb["critic"]), optimizer,
-                                          params, rng, args)
+            stats, clipfracs = ppo_epochs(batch, lambda mb: net.from_inputs(mb["policy"], mb["masks"]),
+                                          lambda mb: critic.from_inputs(mb["critic"]), optimizer, params, rng, args)
 
             # --- league, CleanRL's TensorBoard tags, evaluation, checkpoint -----------------------------------
             if state.update % args.snapshot_every == 0:
@@ -725,8 +687,7 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
                        "charts/SPS": size / max(time.perf_counter() - tick, 1e-9),
                        "charts/collect_SPS": size / max(collected - tick, 1e-9),
                        **{f"losses/{key}": stats[key].item()
-                          for key in ("value_loss", "policy_loss", "entropy", "old_approx_kl", "approx_kl",
-                                      "auxiliary_loss") if key in stats},
+                          for key in ("value_loss", "policy_loss", "entropy", "old_approx_kl", "approx_kl")},
                        "losses/clipfrac": float(np.mean(clipfracs)),
                        "losses/explained_variance": explained,
                        "league/snapshot_win_rate": float(np.mean([league.win_rate(n) for n in names[1:]
