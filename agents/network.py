@@ -41,6 +41,7 @@ FORMAT_VERSION = 1
 
 #: Input features a network may add to the observation (``PolicyNet(features=...)``).
 FEATURES = ("none", "card_strength")
+TALLY_HIDDEN = 64  # hidden units of the match tally's pathway (``PolicyNet(tally_film=True)``)
 STRENGTH_LEVELS = 14  # trick strengths 1..14 in both families (cards.ARGENTINE_STRENGTH, PAULISTA_STRENGTH)
 
 
@@ -175,10 +176,16 @@ def _relu_layers(width: int, hidden: tuple[int, ...]) -> tuple[list[nn.Module], 
 
 class PolicyNet(nn.Module):
     """An MLP trunk shared by a policy head over every action and a value head; with ``features="card_strength"``
-    the trunk also reads :class:`CardStrength` of the observation."""
+    the trunk also reads :class:`CardStrength` of the observation.
+
+    With ``tally_film`` a small network of the observation's ``match_tally`` scales and shifts the trunk's last
+    features (FiLM, Perez et al. 2018) before the heads read them. Why: reading an opponent means playing the same
+    position differently by how the opponent has played so far. In a plain MLP the 18 tally inputs only add to
+    the first layer beside 1,068 others; as a multiplicative pathway they can reweight every feature the heads use.
+    Measured in docs/research.md ("A pathway for the match tally"). It starts as the identity (scale 1, shift 0)."""
 
     def __init__(self, obs_size: int = OBSERVATION_SIZE, num_actions: int = A.NUM_ACTIONS,
-                 hidden: tuple[int, ...] = (256, 256), features: str = "none"):
+                 hidden: tuple[int, ...] = (256, 256), features: str = "none", tally_film: bool = False):
         super().__init__()
         if features not in FEATURES:
             raise ValueError(f"network features {features!r} are not known; choose one of {list(FEATURES)}")
@@ -192,6 +199,17 @@ class PolicyNet(nn.Module):
         nn.init.zeros_(self.policy.bias)
         nn.init.orthogonal_(self.value.weight, 1.0)
         nn.init.zeros_(self.value.bias)
+        self.tally_film = bool(tally_film)
+        self.tally_net = None
+        if self.tally_film:
+            lo, hi = OBS_OFFSETS["match_tally"]
+            if obs_size < hi:
+                raise ValueError(f"tally_film needs the observation's match_tally (layout version 2, {hi} inputs); "
+                                 f"this network reads {obs_size}")
+            self.tally_net = nn.Sequential(nn.Linear(hi - lo, TALLY_HIDDEN), nn.ReLU(),
+                                           nn.Linear(TALLY_HIDDEN, 2 * width))
+            nn.init.zeros_(self.tally_net[2].weight)  # starts as the plain MLP: scale 1, shift 0
+            nn.init.zeros_(self.tally_net[2].bias)
 
     def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Masked logits (illegal = -inf) and state values."""
@@ -209,6 +227,9 @@ class PolicyNet(nn.Module):
     def from_inputs(self, x: torch.Tensor | SparseRows | Ragged, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """:meth:`forward` from :meth:`inputs`, dense or as :class:`SparseRows`."""
         features = self.trunk[1:](linear(self.trunk[0], x))
+        if self.tally_net is not None:
+            scale, shift = self.tally_net(_tally_of(x)).chunk(2, -1)
+            features = features * (1 + scale) + shift
         logits = self.policy(features).masked_fill(~mask, float("-inf"))
         return logits, self.value(features).squeeze(-1)
 
@@ -218,7 +239,24 @@ class PolicyNet(nn.Module):
 
     def architecture(self) -> dict[str, Any]:
         return {"obs_size": self.obs_size, "num_actions": self.num_actions, "hidden": list(self.hidden),
-                "features": self.features}
+                "features": self.features, "tally_film": self.tally_film}
+
+
+def _tally_of(x: torch.Tensor | SparseRows | Ragged) -> torch.Tensor:
+    """The ``match_tally`` columns of a batch of inputs, dense, whichever of the three forms the batch takes."""
+    lo, hi = OBS_OFFSETS["match_tally"]
+    if isinstance(x, torch.Tensor):
+        return x[:, lo:hi]
+    if isinstance(x, Ragged):
+        rows = torch.repeat_interleave(torch.arange(len(x.counts)), x.counts)
+        index, value, size = x.index.long(), x.value, len(x.counts)
+    else:
+        rows = torch.arange(len(x.index))[:, None].expand_as(x.index).reshape(-1)
+        index, value, size = x.index.reshape(-1), x.value.reshape(-1), len(x.index)
+    inside = (index >= lo) & (index < hi)
+    out = torch.zeros(size, hi - lo, dtype=torch.float32)
+    out.index_put_((rows[inside], index[inside] - lo), value[inside].float(), accumulate=True)
+    return out
 
 
 class PolicyFileError(ValueError):
@@ -343,6 +381,10 @@ def _expected_shapes(path: str, arch: dict[str, Any]) -> dict[str, tuple[int, ..
         raise PolicyFileError(f"{path}: architecture kind {clip(repr(arch.get('kind', 'mlp')))} with features "
                               f"{clip(repr(arch.get('features', 'none')))}; this truco-rl builds kind 'mlp' with "
                               f"features {list(FEATURES)}")
+    film = arch.get("tally_film", False)
+    if not isinstance(film, bool) or film and arch.get("obs_size") != OBS_OFFSETS["match_tally"][1]:
+        raise PolicyFileError(f"{path}: architecture 'tally_film' must be true or false (true only with the "
+                              f"match tally, layout version 2), got {clip(repr(film))}")
     with torch.device("meta"):
         net = _network_of(arch)
     count = sum(p.numel() for p in net.parameters())
@@ -356,4 +398,5 @@ def _network_of(arch: dict[str, Any]) -> PolicyNet:
     """An untrained network of a recorded architecture."""
     if arch.get("kind", "mlp") != "mlp":
         raise ValueError(f"architecture kind {arch.get('kind')!r} is not known (mlp)")
-    return PolicyNet(arch["obs_size"], arch["num_actions"], tuple(arch["hidden"]), arch.get("features", "none"))
+    return PolicyNet(arch["obs_size"], arch["num_actions"], tuple(arch["hidden"]), arch.get("features", "none"),
+                     arch.get("tally_film", False))

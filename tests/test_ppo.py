@@ -16,6 +16,7 @@ from training.evaluate import wilson_interval
 from training.options import build
 from training.ppo import DealCritic, PPOArgs, train, trajectory_advantages
 from training.selfplay import ragged_inputs
+from truco_env.encoding import OBS_OFFSETS
 from truco_env.vector import VectorEnv
 
 TINY = {"preset": "paulista", "total_decisions": 6000, "batch_decisions": 1500, "tables": 16, "hidden": [32],
@@ -124,7 +125,8 @@ def test_resume_takes_the_optimizer_settings_from_the_options_not_the_checkpoint
     train(args, progress_bar=False)
     path = tmp_path / "run" / "checkpoint.safetensors"
     rewrite_checkpoint(path, lambda meta, t: [g.update(lr=1e9, eps=-1.0) for g in meta["param_groups"]])
-    net, critic = PolicyNet(hidden=args.hidden, features=args.features), DealCritic(args.hidden)
+    net = PolicyNet(hidden=args.hidden, features=args.features, tally_film=args.tally_film)
+    critic = DealCritic(args.hidden)
     optimizer = torch.optim.Adam(list(net.parameters()) + list(critic.parameters()), lr=args.learning_rate, eps=1e-5)
     ppo.load_checkpoint(str(path), args, net, critic, optimizer, ppo.League(), np.random.default_rng(0))
     assert [(g["lr"], g["eps"]) for g in optimizer.param_groups] == [(args.learning_rate, 1e-5)]
@@ -157,8 +159,11 @@ def test_ragged_inputs_give_the_dense_forward_passes():
         obs, mask, _, _, _ = env.step(env.random_actions())
         rows.append((obs.copy(), mask.astype(bool), env.privileged()))
     obs, mask, hidden = (torch.from_numpy(np.concatenate(x)) for x in zip(*rows, strict=True))
-    for features in ("card_strength", "none"):
-        net, critic = PolicyNet(hidden=(32,), features=features), DealCritic((32,))
+    for features, film in (("card_strength", True), ("card_strength", False), ("none", True)):
+        torch.manual_seed(1)
+        net, critic = PolicyNet(hidden=(32,), features=features, tally_film=film), DealCritic((32,))
+        if film:  # the pathway starts as the identity: give it weights so that the tally counts
+            torch.nn.init.normal_(net.tally_net[2].weight, std=0.5)
         ragged_policy, ragged_critic = ragged_inputs(obs, hidden, features == "card_strength")
         x_policy, x_critic = ragged_policy.padded(), ragged_critic.padded()
         dense_logits, dense_values = net(obs, mask)
@@ -170,6 +175,10 @@ def test_ragged_inputs_give_the_dense_forward_passes():
         assert torch.allclose(net.from_inputs(ragged_policy, mask)[1], values)  # collection reads them ragged
         halves = SparseRows.stack([x_policy[:100], x_policy[100:]])
         assert torch.allclose(net.from_inputs(halves, mask)[1], values)
+        if film:  # the pathway reads the match tally: another tally, other logits
+            other = obs.clone()
+            other[:, OBS_OFFSETS["match_tally"][0]:OBS_OFFSETS["match_tally"][1]] = 0.0
+            assert not torch.allclose(net(other, mask)[1], dense_values, atol=1e-3)
 
 
 def test_advantages_follow_each_trajectory_in_playing_order():

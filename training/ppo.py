@@ -102,6 +102,9 @@ class PPOArgs(Options):
     """Hidden layer sizes of the policy network and of the critic."""
     features: Literal[FEATURES] = "card_strength"  # type: ignore[valid-type]
     """``card_strength``: the network also reads each visible card's trick strength under the vira."""
+    tally_film: bool = True
+    """A small network of the match tally scales and shifts the trunk's features (``agents.network.PolicyNet``):
+    a pathway for reading the opponent's style so far (docs/research.md, "A pathway for the match tally")."""
     learning_rate: Annotated[float, Field(gt=0)] = 3e-4
     """Adam's initial step size."""
     anneal_lr: bool = True
@@ -178,7 +181,8 @@ class PPOArgs(Options):
         # the limits a policy file is read within (truco_env/limits.py): a bigger network would train for hours
         # into a policy that never loads, and one YAML line such as hidden: [100000, 100000] asked for 40 GB
         _expected_shapes("option 'hidden'", {"obs_size": OBSERVATION_SIZE, "num_actions": NUM_ACTIONS,
-                                             "hidden": list(self.hidden), "features": self.features})
+                                             "hidden": list(self.hidden), "features": self.features,
+                                             "tally_film": self.tally_film})
         if self.self_play + self.snapshots + sum(self.scripted.values()) <= 0:
             raise ValueError("self_play, snapshots and scripted shares are all 0: the learner has no opponent")
         for spec in (*self.scripted, *self.eval_opponents):  # league opponents; evaluated every eval_every updates
@@ -609,7 +613,7 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
     if not resume:
         _start_fresh(args.run_dir, overwrite)
     torch.manual_seed(int(np.random.SeedSequence([args.seed, 1 << 20]).generate_state(1)[0]))
-    net = PolicyNet(hidden=args.hidden, features=args.features)
+    net = PolicyNet(hidden=args.hidden, features=args.features, tally_film=args.tally_film)
     critic = DealCritic(args.hidden)
     params = list(net.parameters()) + list(critic.parameters())
     optimizer = torch.optim.Adam(params, lr=args.learning_rate, eps=1e-5)
