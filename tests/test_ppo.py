@@ -255,6 +255,10 @@ def test_the_model_card_says_how_the_policy_was_made_and_what_it_measured():
     assert "| ABR win rate (600,000 decisions; lower is better) | 70.0% [68.0, 72.0] |" in card
     assert "| vs the policy it replaced | 55.0% [53.0, 57.0] |" in card
     assert "52.0% [47.0, 57.0] vs tight" in card
+    assert "tally_film" not in card  # a plain network says nothing of the pathway; one with it says so
+    meta["config"]["tally_film"] = True
+    assert "the match tally scaling and shifting its features (`tally_film`)" in model_card(row, meta, {
+        "finished": "2026-12-01", "decisions": 600_000})
 
 
 @pytest.mark.parametrize("preset", ["argentine", "argentine-2v2", "paulista", "paulista-2v2"])

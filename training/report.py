@@ -437,7 +437,9 @@ def model_card(row: dict[str, Any], meta: dict[str, Any], settings: dict[str, An
         "```", "",
         (f"* {meta.get('decisions', 0):,} learner decisions in {meta.get('updates', 0):,} updates, "
         f"{meta.get('seconds', 0) / 3600:.2f} h on the training machine;"),
-        (f"* network: hidden layers {config['hidden']}, features `{config['features']}`; plays `{meta.get('play')}` "
+        (f"* network: hidden layers {config['hidden']}, features `{config['features']}`"
+         f"{', the match tally scaling and shifting its features (`tally_film`)' if config.get('tally_film') else ''}"
+         f"; plays `{meta.get('play')}` "
         "by default (`ppo:PATH,greedy` or `,sample` to choose);"),
         f"* config hash `{meta.get('config_hash')}`, commit `{meta.get('commit')}` (both in the file's metadata).",
         "", f"![training curves](../../docs/img/ppo_{preset}_training.png)", "",
