@@ -102,9 +102,10 @@ class PPOArgs(Options):
     """Hidden layer sizes of the policy network and of the critic."""
     features: Literal[FEATURES] = "card_strength"  # type: ignore[valid-type]
     """``card_strength``: the network also reads each visible card's trick strength under the vira."""
-    tally_film: bool = True
+    tally_film: bool = False
     """A small network of the match tally scales and shifts the trunk's features (``agents.network.PolicyNet``):
-    a pathway for reading the opponent's style so far (docs/research.md, "A pathway for the match tally")."""
+    a pathway for reading the opponent's style so far. It won head to head on argentine and lost on paulista
+    (docs/research.md, "A pathway for the match tally"), so a config opts in."""
     learning_rate: Annotated[float, Field(gt=0)] = 3e-4
     """Adam's initial step size."""
     anneal_lr: bool = True
