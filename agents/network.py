@@ -199,9 +199,8 @@ class PolicyNet(nn.Module):
         nn.init.zeros_(self.policy.bias)
         nn.init.orthogonal_(self.value.weight, 1.0)
         nn.init.zeros_(self.value.bias)
-        self.tally_film = bool(tally_film)
         self.tally_net = None
-        if self.tally_film:
+        if tally_film:
             lo, hi = OBS_OFFSETS["match_tally"]
             if obs_size < hi:
                 raise ValueError(f"tally_film needs the observation's match_tally (layout version 2, {hi} inputs); "
@@ -236,6 +235,11 @@ class PolicyNet(nn.Module):
     def probabilities(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         logits, _ = self(obs, mask)
         return torch.softmax(logits, dim=-1)
+
+    @property
+    def tally_film(self) -> bool:
+        """Whether the match tally has its own pathway (see the class docstring)."""
+        return self.tally_net is not None
 
     def architecture(self) -> dict[str, Any]:
         return {"obs_size": self.obs_size, "num_actions": self.num_actions, "hidden": list(self.hidden),
