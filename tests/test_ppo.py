@@ -255,6 +255,7 @@ def test_the_model_card_says_how_the_policy_was_made_and_what_it_measured():
     assert "| ABR win rate (600,000 decisions; lower is better) | 70.0% [68.0, 72.0] |" in card
     assert "| vs the policy it replaced | 55.0% [53.0, 57.0] |" in card
     assert "52.0% [47.0, 57.0] vs tight" in card
+    assert "one draw of the recipe" in card  # the ABR's training-seed spread is stated where the number is shown
     assert "tally_film" not in card  # a plain network says nothing of the pathway; one with it says so
     meta["config"]["tally_film"] = True
     assert "the match tally scaling and shifting its features (`tally_film`)" in model_card(row, meta, {

@@ -450,6 +450,9 @@ def model_card(row: dict[str, Any], meta: dict[str, Any], settings: dict[str, An
         "* Its numbers are against the agents above, on duplicate deals; it was never measured against people.",
         ("* A best response trained against it alone wins the ABR rate above: where that is over 50%, a learner "
          "found a way to exploit it."),
+        ("* These are one training run's numbers. Two training seeds of one config can differ by 20 to 30 points "
+         "in ABR win rate (on argentine: 43.4% and 63.1%, 37.9% and 68.0%; [research log](../../docs/research.md)),"
+         " so the ABR above is one draw of the recipe, not a property of it."),
         "",
     ]
     return "\n".join(lines)
