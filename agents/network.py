@@ -23,13 +23,7 @@ from torch import nn
 
 from truco_env import actions as A
 from truco_env import cards as C
-from truco_env.encoding import (
-    OBS_OFFSETS,
-    OBSERVATION_SIZE,
-    OBSERVATION_SIZES,
-    OBSERVATION_VERSION,
-    PRIVILEGED_SIZE,
-)
+from truco_env.encoding import OBS_OFFSETS, OBSERVATION_SIZE, OBSERVATION_SIZES, OBSERVATION_VERSION
 from truco_env.limits import (
     MAX_HIDDEN_LAYERS,
     MAX_HIDDEN_WIDTH,
@@ -86,10 +80,6 @@ class CardStrength(nn.Module):
         Built once per row and applied to every slot: far cheaper than an outer product per slot."""
         family = obs[:, OBS_OFFSETS["family"][0]:OBS_OFFSETS["family"][1]]  # [argentine, paulista]
         manilha = obs[:, OBS_OFFSETS["manilha_rank"][0]:OBS_OFFSETS["manilha_rank"][1]]
-        return self.table_of(family, manilha)
-
-    def table_of(self, family: torch.Tensor, manilha: torch.Tensor) -> torch.Tensor:
-        """:meth:`table` from the observation's ``family`` and ``manilha_rank`` columns alone."""
         weights = torch.cat([family[:, :1], family[:, 1:] * manilha], 1)  # [batch, 1 + ranks]
         return (weights @ self.tables).reshape(-1, C.NUM_CARDS, STRENGTH_LEVELS)  # -1: a traced export keeps the batch free
 
@@ -184,39 +174,6 @@ def _relu_layers(width: int, hidden: tuple[int, ...]) -> tuple[list[nn.Module], 
     return layers, width
 
 
-class BeliefNet(nn.Module):
-    """Predicts the other seats' unplayed cards (``encode_privileged``'s layout: [relative seat 1..5][card]) from
-    what the policy reads, trained by the PPO trainer on the cards of the deals it played (supervised, never by the
-    policy's loss). Its output, the probability of each card and the expected strength levels per seat, is an
-    input of :class:`PolicyNet` (``belief=True``).
-
-    Why: how much a call says about the caller's cards depends on how the caller has played (a sound player calls
-    with strength, a careless one with anything), and a policy trained by reward alone did not learn to read that
-    from the match tally (docs/research.md). A belief trained on the real cards has a dense, direct signal for it,
-    and the policy then reads a judgement of the hidden hands instead of having to form one."""
-
-    def __init__(self, width: int, hidden: tuple[int, ...]):
-        super().__init__()
-        layers, out = _relu_layers(width, hidden)
-        self.trunk = nn.Sequential(*layers)
-        self.cards = nn.Linear(out, PRIVILEGED_SIZE)
-        nn.init.constant_(self.cards.bias, -3.0)  # about the share of the deck one seat holds: a sane first guess
-        self.strength = CardStrength()
-        self.size = PRIVILEGED_SIZE + (PRIVILEGED_SIZE // C.NUM_CARDS) * STRENGTH_LEVELS
-
-    def logits(self, x: torch.Tensor | SparseRows | Ragged) -> torch.Tensor:
-        """``[batch, PRIVILEGED_SIZE]`` logits of each other seat holding each card unplayed."""
-        return self.cards(self.trunk[1:](linear(self.trunk[0], x)))
-
-    def forward(self, x: torch.Tensor | SparseRows | Ragged) -> torch.Tensor:
-        """What the policy reads: each card's probability, then each seat's expected strength-level counts."""
-        probs = torch.sigmoid(self.logits(x))
-        table = self.strength.table_of(dense_columns(x, *OBS_OFFSETS["family"]),
-                                       dense_columns(x, *OBS_OFFSETS["manilha_rank"]))
-        levels = probs.reshape(-1, PRIVILEGED_SIZE // C.NUM_CARDS, C.NUM_CARDS) @ table  # -1: the batch stays free
-        return torch.cat([probs, levels.flatten(1)], 1)
-
-
 class PolicyNet(nn.Module):
     """An MLP trunk shared by a policy head over every action and a value head; with ``features="card_strength"``
     the trunk also reads :class:`CardStrength` of the observation.
@@ -228,20 +185,13 @@ class PolicyNet(nn.Module):
     Measured in docs/research.md ("A pathway for the match tally"). It starts as the identity (scale 1, shift 0)."""
 
     def __init__(self, obs_size: int = OBSERVATION_SIZE, num_actions: int = A.NUM_ACTIONS,
-                 hidden: tuple[int, ...] = (256, 256), features: str = "none", tally_film: bool = False,
-                 belief: bool = False):
+                 hidden: tuple[int, ...] = (256, 256), features: str = "none", tally_film: bool = False):
         super().__init__()
         if features not in FEATURES:
             raise ValueError(f"network features {features!r} are not known; choose one of {list(FEATURES)}")
         self.obs_size, self.num_actions, self.hidden, self.features = obs_size, num_actions, tuple(hidden), features
         self.strength = CardStrength() if features == "card_strength" else None
-        width = obs_size + (self.strength.size if self.strength is not None else 0)
-        self.belief = self.belief_in = None
-        if belief:  # its own network of the same inputs; its output adds to the trunk's first layer
-            self.belief = BeliefNet(width, self.hidden)
-            self.belief_in = nn.Linear(self.belief.size, self.hidden[0], bias=False)
-            nn.init.zeros_(self.belief_in.weight)  # starts as the plain MLP
-        layers, width = _relu_layers(width, self.hidden)
+        layers, width = _relu_layers(obs_size + (self.strength.size if self.strength is not None else 0), self.hidden)
         self.trunk = nn.Sequential(*layers)
         self.policy = nn.Linear(width, num_actions)
         self.value = nn.Linear(width, 1)
@@ -275,22 +225,10 @@ class PolicyNet(nn.Module):
 
     def from_inputs(self, x: torch.Tensor | SparseRows | Ragged, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """:meth:`forward` from :meth:`inputs`, dense or as :class:`SparseRows`."""
-        return self.heads(self.trunk_features(x), mask)
-
-    def trunk_features(self, x: torch.Tensor | SparseRows | Ragged) -> torch.Tensor:
-        """The trunk's last features, which both heads read (a trainer's auxiliary heads read them too)."""
-        first = linear(self.trunk[0], x)
-        if self.belief is not None:  # detached: the policy's loss never trains the belief, which stays a prediction
-            first = first + self.belief_in(self.belief(x).detach())
-        features = self.trunk[1:](first)
+        features = self.trunk[1:](linear(self.trunk[0], x))
         if self.tally_net is not None:
-            lo, hi = OBS_OFFSETS["match_tally"]
-            scale, shift = self.tally_net(dense_columns(x, lo, hi)).chunk(2, -1)
+            scale, shift = self.tally_net(_tally_of(x)).chunk(2, -1)
             features = features * (1 + scale) + shift
-        return features
-
-    def heads(self, features: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Masked logits (illegal = -inf) and state values of :meth:`trunk_features`."""
         logits = self.policy(features).masked_fill(~mask, float("-inf"))
         return logits, self.value(features).squeeze(-1)
 
@@ -305,12 +243,12 @@ class PolicyNet(nn.Module):
 
     def architecture(self) -> dict[str, Any]:
         return {"obs_size": self.obs_size, "num_actions": self.num_actions, "hidden": list(self.hidden),
-                "features": self.features, "tally_film": self.tally_film, "belief": self.belief is not None}
+                "features": self.features, "tally_film": self.tally_film}
 
 
-def dense_columns(x: torch.Tensor | SparseRows | Ragged, lo: int, hi: int) -> torch.Tensor:
-    """Columns ``lo:hi`` of a batch of inputs, dense, whichever of the three forms the batch takes (read straight
-    out of sparse rows: this runs on every collection step, where densifying the whole batch would not pay)."""
+def _tally_of(x: torch.Tensor | SparseRows | Ragged) -> torch.Tensor:
+    """The ``match_tally`` columns of a batch of inputs, dense, whichever of the three forms the batch takes."""
+    lo, hi = OBS_OFFSETS["match_tally"]
     if isinstance(x, torch.Tensor):
         return x[:, lo:hi]
     if isinstance(x, Ragged):
@@ -451,8 +389,6 @@ def _expected_shapes(path: str, arch: dict[str, Any]) -> dict[str, tuple[int, ..
     if not isinstance(film, bool) or film and arch.get("obs_size") != OBS_OFFSETS["match_tally"][1]:
         raise PolicyFileError(f"{path}: architecture 'tally_film' must be true or false (true only with the "
                               f"match tally, layout version 2), got {clip(repr(film))}")
-    if not isinstance(arch.get("belief", False), bool):
-        raise PolicyFileError(f"{path}: architecture 'belief' must be true or false, got {clip(repr(arch['belief']))}")
     with torch.device("meta"):
         net = _network_of(arch)
     count = sum(p.numel() for p in net.parameters())
@@ -467,4 +403,4 @@ def _network_of(arch: dict[str, Any]) -> PolicyNet:
     if arch.get("kind", "mlp") != "mlp":
         raise ValueError(f"architecture kind {arch.get('kind')!r} is not known (mlp)")
     return PolicyNet(arch["obs_size"], arch["num_actions"], tuple(arch["hidden"]), arch.get("features", "none"),
-                     arch.get("tally_film", False), arch.get("belief", False))
+                     arch.get("tally_film", False))

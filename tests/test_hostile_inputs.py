@@ -102,7 +102,6 @@ POLICY_CASES = {
     "tally-film-without-tally": (lambda p: write_policy(p, {**wide({"tally_film": True, "obs_size": 1068}),
                                                             "observation_version": 1}),
                                  "'tally_film' must be true or false"),
-    "belief-string": (lambda p: write_policy(p, wide({"belief": "yes"})), "'belief' must be true or false"),
     "obs-size-float": (lambda p: write_policy(p, wide({"obs_size": float(OBSERVATION_SIZE)})), "layout"),
     "version-list": (lambda p: write_policy(p, policy_meta(observation_version=[2])), "observation layout"),
     "presets-5": (lambda p: write_policy(p, policy_meta(presets=5)), "'presets' must be"),

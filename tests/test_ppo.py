@@ -159,15 +159,11 @@ def test_ragged_inputs_give_the_dense_forward_passes():
         obs, mask, _, _, _ = env.step(env.random_actions())
         rows.append((obs.copy(), mask.astype(bool), env.privileged()))
     obs, mask, hidden = (torch.from_numpy(np.concatenate(x)) for x in zip(*rows, strict=True))
-    for features, film, belief in (("card_strength", True, False), ("card_strength", False, False),
-                                   ("none", True, False), ("card_strength", False, True), ("none", True, True)):
+    for features, film in (("card_strength", True), ("card_strength", False), ("none", True)):
         torch.manual_seed(1)
-        net, critic = PolicyNet(hidden=(32,), features=features, tally_film=film, belief=belief), DealCritic((32,))
+        net, critic = PolicyNet(hidden=(32,), features=features, tally_film=film), DealCritic((32,))
         if film:  # the pathway starts as the identity: give it weights so that the tally counts
             torch.nn.init.normal_(net.tally_net[2].weight, std=0.5)
-        if belief:  # the belief's input starts at zero weight: give it weights so that the belief counts
-            torch.nn.init.normal_(net.belief_in.weight, std=0.5)
-            torch.nn.init.normal_(net.belief.cards.weight, std=0.5)
         ragged_policy, ragged_critic = ragged_inputs(obs, hidden, features == "card_strength")
         x_policy, x_critic = ragged_policy.padded(), ragged_critic.padded()
         dense_logits, dense_values = net(obs, mask)
@@ -179,10 +175,6 @@ def test_ragged_inputs_give_the_dense_forward_passes():
         assert torch.allclose(net.from_inputs(ragged_policy, mask)[1], values)  # collection reads them ragged
         halves = SparseRows.stack([x_policy[:100], x_policy[100:]])
         assert torch.allclose(net.from_inputs(halves, mask)[1], values)
-        if belief:  # the policy reads the belief: another belief, other values
-            assert torch.allclose(net.belief.logits(x_policy), net.belief.logits(net.inputs(obs)), atol=1e-5)
-            torch.nn.init.normal_(net.belief.cards.weight, std=0.5)
-            assert not torch.allclose(net(obs, mask)[1], dense_values, atol=1e-3)
         if film:  # the pathway reads the match tally: another tally, other logits
             other = obs.clone()
             other[:, OBS_OFFSETS["match_tally"][0]:OBS_OFFSETS["match_tally"][1]] = 0.0

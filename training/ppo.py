@@ -61,7 +61,6 @@ from agents.network import (
     PolicyNet,
     Ragged,
     SparseRows,
-    dense_columns,
     linear,
     load_tensors,
 )
@@ -107,10 +106,6 @@ class PPOArgs(Options):
     """A small network of the match tally scales and shifts the trunk's features (``agents.network.PolicyNet``):
     a pathway for reading the opponent's style so far. It won head to head on argentine and lost on paulista
     (docs/research.md, "A pathway for the match tally"), so a config opts in."""
-    belief: bool = False
-    """The network also predicts the other seats' unplayed cards (``agents.network.BeliefNet``, trained here on
-    the played deals' real cards, never by the policy's loss) and reads that prediction: a judgement of what a
-    caller holds that can depend on how the caller has played. See docs/research.md."""
     learning_rate: Annotated[float, Field(gt=0)] = 3e-4
     """Adam's initial step size."""
     anneal_lr: bool = True
@@ -188,7 +183,7 @@ class PPOArgs(Options):
         # into a policy that never loads, and one YAML line such as hidden: [100000, 100000] asked for 40 GB
         _expected_shapes("option 'hidden'", {"obs_size": OBSERVATION_SIZE, "num_actions": NUM_ACTIONS,
                                              "hidden": list(self.hidden), "features": self.features,
-                                             "tally_film": self.tally_film, "belief": self.belief})
+                                             "tally_film": self.tally_film})
         if self.self_play + self.snapshots + sum(self.scripted.values()) <= 0:
             raise ValueError("self_play, snapshots and scripted shares are all 0: the learner has no opponent")
         for spec in (*self.scripted, *self.eval_opponents):  # league opponents; evaluated every eval_every updates
@@ -295,32 +290,6 @@ def ppo_epochs(batch: dict[str, Any], policy_of: Any, value_of: Any, optimizer: 
             nn.utils.clip_grad_norm_(params, args.max_grad_norm)
             optimizer.step()
     return stats, clipfracs
-
-
-#: The belief's step size: a supervised fit to the deals' cards learns at imitation's pace, not at PPO's.
-BELIEF_LR = 1e-3
-
-
-def belief_pass(belief: nn.Module, x_policy: SparseRows, x_critic: SparseRows, optimizer: torch.optim.Optimizer,
-                rng: np.random.Generator, args: Any) -> torch.Tensor:
-    """``update_epochs`` passes over the batch in shuffled minibatches that fit the network's belief to the cards
-    the other seats really held (the critic's input columns after the observation), by binary cross-entropy summed
-    over the cards. Only the belief's parameters get gradients, so the shared optimizer steps only them. Returns
-    the last loss."""
-    order = np.arange(len(x_policy.index))
-    params = list(belief.parameters())
-    for start in np.tile(np.arange(0, len(order), args.minibatch_size), args.update_epochs):
-        if start == 0:
-            rng.shuffle(order)
-        mb = torch.from_numpy(order[start:start + args.minibatch_size])
-        target = dense_columns(x_critic[mb], OBSERVATION_SIZE, OBSERVATION_SIZE + PRIVILEGED_SIZE)
-        loss = nn.functional.binary_cross_entropy_with_logits(belief.logits(x_policy[mb]), target,
-                                                              reduction="none").sum(1).mean()
-        optimizer.zero_grad()
-        loss.backward()
-        nn.utils.clip_grad_norm_(params, args.max_grad_norm)
-        optimizer.step()
-    return loss.detach()
 
 
 def trajectory_advantages(traj: np.ndarray, rewards: np.ndarray, values: np.ndarray, lam: float) -> np.ndarray:
@@ -645,14 +614,10 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
     if not resume:
         _start_fresh(args.run_dir, overwrite)
     torch.manual_seed(int(np.random.SeedSequence([args.seed, 1 << 20]).generate_state(1)[0]))
-    net = PolicyNet(hidden=args.hidden, features=args.features, tally_film=args.tally_film, belief=args.belief)
+    net = PolicyNet(hidden=args.hidden, features=args.features, tally_film=args.tally_film)
     critic = DealCritic(args.hidden)
-    believing = {id(p) for p in net.belief.parameters()} if net.belief is not None else set()
-    params = [p for p in net.parameters() if id(p) not in believing] + list(critic.parameters())
-    groups = [{"params": params}]
-    if net.belief is not None:  # a supervised fit with its own step size (belief_pass), not annealed
-        groups.append({"params": list(net.belief.parameters()), "lr": BELIEF_LR})
-    optimizer = torch.optim.Adam(groups, lr=args.learning_rate, eps=1e-5)
+    params = list(net.parameters()) + list(critic.parameters())
+    optimizer = torch.optim.Adam(params, lr=args.learning_rate, eps=1e-5)
     rng = np.random.default_rng(np.random.SeedSequence([args.seed, 1 << 21]))
     league = League()
     state = Progress()
@@ -714,8 +679,6 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
                      **{key: torch.from_numpy(arrays[key]) for key in ("masks", "actions", "logprobs")}}
             stats, clipfracs = ppo_epochs(batch, lambda mb: net.from_inputs(mb["policy"], mb["masks"]),
                                           lambda mb: critic.from_inputs(mb["critic"]), optimizer, params, rng, args)
-            if net.belief is not None:  # after the epochs: the batch's log-probabilities came from the old belief
-                stats["belief_loss"] = belief_pass(net.belief, x_policy, x_critic, optimizer, rng, args)
 
             # --- league, CleanRL's TensorBoard tags, evaluation, checkpoint -----------------------------------
             if state.update % args.snapshot_every == 0:
@@ -729,8 +692,7 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
                        "charts/SPS": size / max(time.perf_counter() - tick, 1e-9),
                        "charts/collect_SPS": size / max(collected - tick, 1e-9),
                        **{f"losses/{key}": stats[key].item()
-                          for key in ("value_loss", "policy_loss", "entropy", "old_approx_kl", "approx_kl",
-                                      "belief_loss") if key in stats},
+                          for key in ("value_loss", "policy_loss", "entropy", "old_approx_kl", "approx_kl")},
                        "losses/clipfrac": float(np.mean(clipfracs)),
                        "losses/explained_variance": explained,
                        "league/snapshot_win_rate": float(np.mean([league.win_rate(n) for n in names[1:]
