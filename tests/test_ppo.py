@@ -211,6 +211,7 @@ def test_advantages_follow_each_trajectory_in_playing_order():
     ({"eval_opponents": ["wizard"]}, "unknown agent kind 'wizard'"),
     ({"eval_opponents": ["ppo:paulista"]}, "was made for preset(s) ['paulista'], not 'argentine'"),
     ({"scripted": {"ppo:paulista": 0.3}}, "was made for preset(s) ['paulista'], not 'argentine'"),
+    ({"imitation_teacher": "cfr:paulista"}, "was made for preset(s) ['paulista'], not 'argentine'"),
 ])
 def test_every_bad_option_is_one_line_naming_it(data, expected):
     with pytest.raises(ValueError) as err:
@@ -260,6 +261,11 @@ def test_the_model_card_says_how_the_policy_was_made_and_what_it_measured():
     meta["config"]["tally_film"] = True
     assert "the match tally scaling and shifting its features (`tally_film`)" in model_card(row, meta, {
         "finished": "2026-12-01", "decisions": 600_000})
+    assert "blueprint" not in card  # no warm start here; one from a blueprint names it and the file it needs
+    meta["config"].update(imitation_decisions=100_000, imitation_teacher="cfr:paulista")
+    card = model_card(row, meta, {"finished": "2026-12-01", "decisions": 600_000})
+    assert "imitates 100,000 decisions of `cfr:paulista` playing itself" in card
+    assert "truco train cfr --config configs/cfr_blueprint_paulista.yaml" in card
 
 
 @pytest.mark.parametrize("preset", ["argentine", "argentine-2v2", "paulista", "paulista-2v2"])
@@ -293,6 +299,22 @@ def test_the_warm_start_copies_a_teacher_it_is_shown():
     with torch.no_grad():
         logits, _ = net(obs[held], mask[held])
     assert float((logits.argmax(1) == highest[held]).float().mean()) > 0.9
+
+
+def test_the_warm_start_records_the_teacher_it_is_given():
+    """The imitation data are the named teacher's own choices: a blueprint (deterministic here) replayed on the
+    recorded observations takes every recorded action, and the heuristic's data on the same seed differ."""
+    from agents.base import make_agent
+
+    args = PPOArgs(preset="paulista", tables=8, imitation_decisions=400, imitation_teacher="cfr:paulista,greedy=1")
+    data = ppo.imitation_data(args)
+    assert len(data["actions"]) == 400
+    teacher = make_agent("cfr:paulista,greedy=1")
+    replayed = [teacher.act({"observation": o.numpy(), "action_mask": m.numpy()})
+                for o, m in zip(data["obs"], data["masks"], strict=True)]
+    assert replayed == data["actions"].tolist()
+    heuristic = ppo.imitation_data(args.model_copy(update={"imitation_teacher": "heuristic"}))
+    assert not torch.equal(heuristic["actions"], data["actions"])
 
 
 def test_ctrl_c_during_the_warm_start_is_a_clean_exit(tmp_path, monkeypatch, capsys):

@@ -138,7 +138,11 @@ class PPOArgs(Options):
     max_snapshots: PositiveInt = 20
     """Snapshots kept (the first, the weakest anchor, and the most recent)."""
     imitation_decisions: Annotated[int, Field(ge=0)] = 0
-    """Warm start: heuristic decisions (heuristic self-play) the network imitates before the first update."""
+    """Warm start: decisions of ``imitation_teacher`` playing itself that the network imitates before the first
+    update."""
+    imitation_teacher: str = "heuristic"
+    """The agent spec the warm start imitates, playing itself: the heuristic, or a self-play blueprint such as
+    ``cfr:paulista`` (never an opponent the policy is judged against by design: a blueprint knows no opponent)."""
     eval_every: Annotated[int, Field(ge=0)] = 25
     """Updates between evaluations (0: only at the end)."""
     eval_matches: PositiveInt = 100
@@ -186,7 +190,7 @@ class PPOArgs(Options):
                                              "tally_film": self.tally_film})
         if self.self_play + self.snapshots + sum(self.scripted.values()) <= 0:
             raise ValueError("self_play, snapshots and scripted shares are all 0: the learner has no opponent")
-        for spec in (*self.scripted, *self.eval_opponents):  # league opponents; evaluated every eval_every updates
+        for spec in (*self.scripted, *self.eval_opponents, self.imitation_teacher):  # league opponents; evaluated every eval_every updates
             # loaded now: a broken file or another preset's policy ended the run at its first evaluation, and a
             # league opponent made for another preset played this one unnoticed (truco eval refuses it)
             check_preset(make_agent(spec), self.preset)
@@ -366,7 +370,7 @@ class League:
 
 
 def imitation_data(args: PPOArgs) -> dict[str, torch.Tensor]:
-    """``imitation_decisions`` decisions of the heuristic playing itself: observations, masks, its actions."""
+    """``imitation_decisions`` decisions of the teacher playing itself: observations, masks, its actions."""
     rng = np.random.default_rng(np.random.SeedSequence([args.seed, 1 << 22]))
     env = VectorEnv(args.preset, num_envs=args.tables, seed=int(rng.integers(2 ** 62)), reward="points")
     agents = {}
@@ -379,7 +383,7 @@ def imitation_data(args: PPOArgs) -> dict[str, torch.Tensor]:
             for i in range(env.num_envs):
                 key = (i, int(actor[i]))
                 if key not in agents:
-                    agents[key] = make_agent("heuristic")
+                    agents[key] = make_agent(args.imitation_teacher)
                     agents[key].seed(int(rng.integers(2 ** 31)))
                     agents[key].reset(key[1])
                 actions[i] = agents[key].act({"observation": obs[i], "action_mask": mask[i]})
@@ -625,7 +629,7 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
         state = load_checkpoint(checkpoint, args, net, critic, optimizer, league, rng)
     elif args.imitation_decisions:
         accuracy = imitate(net, imitation_data(args), args.seed)
-        logger.info("warm start: the network takes the heuristic's action at %.1f%% of %s decisions",
+        logger.info("warm start: the network takes %s's action at %.1f%% of %s decisions", args.imitation_teacher,
                     100 * accuracy, f"{args.imitation_decisions:,}")
     meta = {"presets": [args.preset], "play": args.play, "config": args.model_dump(mode="json"),
             "config_hash": config_hash(args), "commit": git_commit()}

@@ -423,12 +423,14 @@ def model_card(row: dict[str, Any], meta: dict[str, Any], settings: dict[str, An
     """The card shipped beside a rebuilt ``ppo:<preset>``: how it was made, what it measured, where it stops."""
     preset, config = row["preset"], meta["config"]
     prev = next((v for k, v in row["versus"].items() if k.startswith("onnx:")), None)
+    teacher = config.get("imitation_teacher", "heuristic")
+    blueprint = config.get("imitation_decisions") and teacher.startswith("cfr:")
 
     lines = [
         f"# Model card: `ppo:{preset}`", "",
-        (f"One policy network for {preset}, trained from nothing by population self-play"
-         + (f" after a warm start that imitates {config['imitation_decisions']:,} heuristic decisions (the same run)"
-            if config.get("imitation_decisions") else "")
+        (f"One policy network for {preset}, trained by population self-play"
+         + (f" after a warm start that imitates {config['imitation_decisions']:,} decisions of `{teacher}` playing "
+            "itself (the same run)" if config.get("imitation_decisions") else "")
          + ": it played itself, frozen past snapshots of itself and small shares of the scripted agents in its "
          "config, and acts from its own observation alone (no input, expert or reward term depends on whom it "
          "faces)."), "",
@@ -450,6 +452,9 @@ def model_card(row: dict[str, Any], meta: dict[str, Any], settings: dict[str, An
         "* Its numbers are against the agents above, on duplicate deals; it was never measured against people.",
         ("* A best response trained against it alone wins the ABR rate above: where that is over 50%, a learner "
          "found a way to exploit it."),
+        *([(f"* Its warm start reads the shipped self-play blueprint `{teacher}` (`agents/policies/`, made by "
+           f"`truco train cfr --config configs/cfr_blueprint_{preset}.yaml`): the run is one command given the "
+           "repository, but not from nothing without that file.")] if blueprint else []),
         ("* These are one training run's numbers. Two training seeds of one config can differ by 20 to 30 points "
          "in ABR win rate (on argentine: 43.4% and 63.1%, 37.9% and 68.0%; [research log](../../docs/research.md)),"
          " so the ABR above is one draw of the recipe, not a property of it."),
