@@ -190,7 +190,8 @@ class PPOArgs(Options):
                                              "tally_film": self.tally_film})
         if self.self_play + self.snapshots + sum(self.scripted.values()) <= 0:
             raise ValueError("self_play, snapshots and scripted shares are all 0: the learner has no opponent")
-        for spec in (*self.scripted, *self.eval_opponents, self.imitation_teacher):  # league opponents; evaluated every eval_every updates
+        # league opponents, the evaluation opponents and the warm start's teacher
+        for spec in (*self.scripted, *self.eval_opponents, self.imitation_teacher):
             # loaded now: a broken file or another preset's policy ended the run at its first evaluation, and a
             # league opponent made for another preset played this one unnoticed (truco eval refuses it)
             check_preset(make_agent(spec), self.preset)
