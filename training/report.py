@@ -424,7 +424,7 @@ def model_card(row: dict[str, Any], meta: dict[str, Any], settings: dict[str, An
     preset, config = row["preset"], meta["config"]
     prev = next((v for k, v in row["versus"].items() if k.startswith("onnx:")), None)
     teacher = config.get("imitation_teacher", "heuristic")
-    blueprint = config.get("imitation_decisions") and teacher.startswith("cfr:")
+    blueprint = config.get("imitation_decisions") and teacher.split(",")[0] == f"cfr:{preset}"  # the shipped one
 
     lines = [
         f"# Model card: `ppo:{preset}`", "",
