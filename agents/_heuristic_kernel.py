@@ -56,6 +56,7 @@ ENVIDO_CALL_VALUE = np.array([2, 3, 0], dtype=np.int64)  # envido, real_envido, 
 OWN, OPP, TIE, ALL_TIED, UNDECIDED = 0, 1, -1, -2, -3
 PH_PLAY, PH_TRUCO, PH_ENVIDO, PH_FLOR_DECLARE, PH_FLOR_CONTEST, PH_ONZE, PH_OVER = range(7)
 MAXS, MAXT, NC = MAX_SEATS, MAX_TRICKS, C.NUM_CARDS
+HW = 8  # room for one seat's known cards (a visible partner hand in 3v3 holds two partners' cards)
 
 # --------------------------------------------------------------------------------------------- the tables
 #: Observation fields read by the decoder, in the order of the ``L_*`` slots of ``tab``.
@@ -391,6 +392,18 @@ def _rotation(vw, start, out):
     return n
 
 
+@njit(cache=True)
+def _sort_small(row, n):
+    """Sort ``row[:n]`` ascending in place (a hand: a few entries)."""
+    for i in range(1, n):
+        x = row[i]
+        j = i - 1
+        while j >= 0 and row[j] > x:
+            row[j + 1] = row[j]
+            j -= 1
+        row[j + 1] = x
+
+
 # ---------------------------------------------------------------------------------------------- match equity
 
 @njit(cache=True)
@@ -471,7 +484,8 @@ def _draw(vw, tab, st, n, slot_rel, slot_off, slot_k, fixed_n, fixed_cards):
     const_ok = True
     nchecks = 0
     chk = np.empty((2 * MAXS, 4), dtype=np.int64)  # (envido?, target, slot offset, slot count)
-    chk_rel = np.empty(2 * MAXS, dtype=np.int64)
+    chk_played = np.empty((2 * MAXS, MAXT), dtype=np.int64)
+    chk_nplayed = np.empty(2 * MAXS, dtype=np.int64)
     cards = np.empty(16, dtype=np.int64)
     if vw[V_FAMILY] == 0:
         nspecs = 0
@@ -511,7 +525,7 @@ def _draw(vw, tab, st, n, slot_rel, slot_off, slot_k, fixed_n, fixed_cards):
                 chk[nchecks, 1] = spec[q, 2]
                 chk[nchecks, 2] = slot_off[j]
                 chk[nchecks, 3] = slot_k[j]
-                chk_rel[nchecks] = rel
+                chk_nplayed[nchecks] = _played_by(vw, rel, chk_played[nchecks])
                 nchecks += 1
     draws = np.empty((n, max(need, 1)), dtype=np.int64)
     scratch = np.empty(NC, dtype=np.int64)
@@ -526,7 +540,9 @@ def _draw(vw, tab, st, n, slot_rel, slot_off, slot_k, fixed_n, fixed_cards):
             if const_ok:
                 good = True
                 for q in range(nchecks):
-                    m = _played_by(vw, chk_rel[q], cards)
+                    m = chk_nplayed[q]
+                    for j in range(m):
+                        cards[j] = chk_played[q, j]
                     for j in range(chk[q, 3]):
                         cards[m] = row[chk[q, 2] + j]
                         m += 1
@@ -546,12 +562,11 @@ def _draw(vw, tab, st, n, slot_rel, slot_off, slot_k, fixed_n, fixed_cards):
 
 @njit(cache=True)
 def _rollout(hands, hn, tr_seat, tr_s, tr_n, leader, t, res, nres, vw, tab, partner_tie, lead_rule, all_tied,
-             first):
+             first, order):
     """``_rollout``: play the hand out by the simple policy; 1.0 if the observer's team wins it, 0.0 if it
     loses, ``all_tied`` if every trick ties. ``hands[seat, :hn[seat]]`` are sorted trick strengths (modified);
-    the current trick's (seat, strength) pairs are ``tr_seat, tr_s`` (modified)."""
+    the current trick's (seat, strength) pairs are ``tr_seat, tr_s`` (modified); ``order`` is scratch."""
     hs = vw[V_HS]
-    order = np.empty(MAXS, dtype=np.int64)
     npart = vw[V_NPART]
     while True:
         if _is_participant(vw, leader):
@@ -681,7 +696,7 @@ def _evaluate(vw, tab, st, firsts, n):
     strength = _strength_row(vw, tab)
     t = min(vw[V_TI], MAXT - 1)
     order = np.empty(MAXS, dtype=np.int64)
-    no = _rotation(vw, vw[V_LEADER], order)
+    no = _rotation(vw, vw[V_LEADER], order)  # also the rollouts' scratch once the trick is read
     now_seat = np.empty(MAXS, dtype=np.int64)
     now_s = np.empty(MAXS, dtype=np.int64)
     now_n = 0
@@ -703,7 +718,7 @@ def _evaluate(vw, tab, st, firsts, n):
     slot_off = np.empty(MAXS, dtype=np.int64)
     slot_k = np.empty(MAXS, dtype=np.int64)
     fixed_n = np.empty(MAXS, dtype=np.int64)
-    fixed_cards = np.empty((MAXS, NC), dtype=np.int64)
+    fixed_cards = np.empty((MAXS, HW), dtype=np.int64)
     ns, draws = _draw(vw, tab, st, n, slot_rel, slot_off, slot_k, fixed_n, fixed_cards)
     cards = np.empty(MAXT, dtype=np.int64)
     played_strength = np.zeros(MAXS, dtype=np.int64)
@@ -711,7 +726,7 @@ def _evaluate(vw, tab, st, firsts, n):
         m = _played_by(vw, rel, cards)
         for j in range(m):
             played_strength[rel] += strength[cards[j]]
-    base_hands = np.zeros((MAXS, NC), dtype=np.int64)
+    base_hands = np.zeros((MAXS, HW), dtype=np.int64)
     base_n = np.zeros(MAXS, dtype=np.int64)
     have_fixed_opp = False
     fixed_opp = 0
@@ -721,7 +736,7 @@ def _evaluate(vw, tab, st, firsts, n):
             for j in range(fixed_n[rel]):
                 base_hands[rel, j] = strength[fixed_cards[rel, j]]
                 total += base_hands[rel, j]
-            base_hands[rel, :fixed_n[rel]] = np.sort(base_hands[rel, :fixed_n[rel]])
+            _sort_small(base_hands[rel], fixed_n[rel])
             base_n[rel] = fixed_n[rel]
             if rel % 2 == 1:
                 value = played_strength[rel] + total
@@ -731,12 +746,12 @@ def _evaluate(vw, tab, st, firsts, n):
     ncand = len(firsts)
     outcomes = np.empty((ncand, n), dtype=np.float64)
     opp_strength = np.empty(n, dtype=np.int64)
-    hands = np.empty((MAXS, NC), dtype=np.int64)
+    hands = np.empty((MAXS, HW), dtype=np.int64)
     hn = np.empty(MAXS, dtype=np.int64)
     tr_seat = np.empty(MAXS, dtype=np.int64)
     tr_s = np.empty(MAXS, dtype=np.int64)
     res = np.empty(MAXT + 4, dtype=np.int64)
-    sampled_hands = np.empty((MAXS, NC), dtype=np.int64)
+    sampled_hands = np.empty((MAXS, HW), dtype=np.int64)
     for d in range(n):
         row = draws[d]
         have = have_fixed_opp
@@ -748,7 +763,7 @@ def _evaluate(vw, tab, st, firsts, n):
             for j in range(k):
                 sampled_hands[i, j] = strength[row[slot_off[i] + j]]
                 total += sampled_hands[i, j]
-            sampled_hands[i, :k] = np.sort(sampled_hands[i, :k])
+            _sort_small(sampled_hands[i], k)
             if rel % 2 == 1:
                 value = played_strength[rel] + total
                 if not have or value > best:
@@ -756,8 +771,10 @@ def _evaluate(vw, tab, st, firsts, n):
                 have = True
         opp_strength[d] = best if have else 0
         for ci in range(ncand):
-            hands[:, :] = base_hands
-            hn[:] = base_n
+            for rel in range(MAXS):
+                hn[rel] = base_n[rel]
+                for j in range(base_n[rel]):
+                    hands[rel, j] = base_hands[rel, j]
             for i in range(ns):
                 rel = slot_rel[i]
                 hn[rel] = slot_k[i]
@@ -769,7 +786,7 @@ def _evaluate(vw, tab, st, firsts, n):
             for i in range(vw[V_NRES]):
                 res[i] = vw[V_RES + i]
             outcomes[ci, d] = _rollout(hands, hn, tr_seat, tr_s, now_n, vw[V_LEADER], t, res, vw[V_NRES], vw,
-                                       tab, partner_tie, lead_rule, all_tied, firsts[ci])
+                                       tab, partner_tie, lead_rule, all_tied, firsts[ci], order)
     return outcomes, opp_strength
 
 
@@ -783,13 +800,16 @@ def _envido_samples(vw, tab, st, n):
     slot_off = np.empty(MAXS, dtype=np.int64)
     slot_k = np.empty(MAXS, dtype=np.int64)
     fixed_n = np.empty(MAXS, dtype=np.int64)
-    fixed_cards = np.empty((MAXS, NC), dtype=np.int64)
+    fixed_cards = np.empty((MAXS, HW), dtype=np.int64)
     ns, draws = _draw(vw, tab, st, n, slot_rel, slot_off, slot_k, fixed_n, fixed_cards)
     const = np.empty(MAXS, dtype=np.int64)
     slot_of = np.full(MAXS, -1, dtype=np.int64)
     cards = np.empty(16, dtype=np.int64)
+    played = np.empty((MAXS, MAXT), dtype=np.int64)
+    nplayed = np.empty(MAXS, dtype=np.int64)
     for i in range(no):
         rel = order[i]
+        nplayed[i] = _played_by(vw, rel, played[i])
         for j in range(ns):
             if slot_rel[j] == rel:
                 slot_of[i] = j
@@ -812,7 +832,9 @@ def _envido_samples(vw, tab, st, n):
             if j < 0:
                 value = const[i]
             else:
-                m = _played_by(vw, rel, cards)
+                m = nplayed[i]
+                for q in range(m):
+                    cards[q] = played[i, q]
                 for q in range(slot_k[j]):
                     cards[m] = draws[d, slot_off[j] + q]
                     m += 1
