@@ -69,8 +69,8 @@ def _run(preset, overrides, params, decisions, seed, deviate=0.25):
                         reference[(i, seat)].reset(seat)
     finally:
         env.close()
-    for key in fast:
-        assert fast[key]._rng.getstate() == reference[key]._rng.getstate(), key
+    for key, agent in fast.items():
+        assert agent._rng.getstate() == reference[key]._rng.getstate(), key
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c[0] + "".join(f"-{k}={v}" for k, v in c[1].items()))
@@ -119,20 +119,20 @@ def test_act_together_equals_one_decision_at_a_time(preset):
                         together[(i, seat)].reset(seat)
     finally:
         env.close()
-    for key in alone:
-        assert alone[key]._rng.getstate() == together[key]._rng.getstate()
-        assert np.array_equal(alone[key]._memo, together[key]._memo)
+    for key, agent in alone.items():
+        assert agent._rng.getstate() == together[key]._rng.getstate()
+        assert np.array_equal(agent._memo, together[key]._memo)
 
 
 def test_memory_grows_without_losing_hands():
     agent = HeuristicAgent(seed=1)
     env = VectorEnv("argentine", num_envs=1, seed=2, reward="points")
-    obs, mask, actor = env.reset()
+    obs, mask, _ = env.reset()
     start = agent._memo.shape[1]
     try:
         while agent._memo[0, 0] * 2 + 1 < start:  # until the first size is full: the next hand grows it
-            obs, mask, _, actor, done = env.step(np.array([agent.act({"observation": obs[0],
-                                                                      "action_mask": mask[0]})]))
+            action = agent.act({"observation": obs[0], "action_mask": mask[0]})
+            obs, mask, *_ = env.step(np.array([action]))
     finally:
         env.close()
     hands = int(agent._memo[0, 0])
