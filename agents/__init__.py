@@ -2,9 +2,9 @@
 
 from functools import partial
 
-from .base import Agent, RandomAgent, make_agent, parse_spec, register_agent
+from .base import Agent, RandomAgent, act_many, make_agent, parse_spec, register_agent
 
-__all__ = ["Agent", "RandomAgent", "make_agent", "parse_spec", "register_agent", "single_agent", "vector_env"]
+__all__ = ["Agent", "RandomAgent", "act_many", "make_agent", "parse_spec", "register_agent", "single_agent", "vector_env"]
 
 
 def single_agent(preset: str = "argentine", opponents="random", partners=None, **kwargs):

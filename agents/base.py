@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -55,6 +55,14 @@ class Agent:
         a table of its own. Only agents with ``batched = True`` implement it."""
         raise NotImplementedError(f"{type(self).__name__} plays one table at a time (batched = False)")
 
+    @classmethod
+    def act_together(cls, agents: Sequence[Agent], observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """One legal action id per row, row ``i`` decided by ``agents[i]`` (agents of this class, one per table and
+        seat, each with its own state): one :meth:`act` after another here; a class whose decisions run compiled
+        (the heuristic) decides for every row in one call. :func:`act_many` is the way in."""
+        return np.array([agent.act({"observation": o, "action_mask": m})
+                         for agent, o, m in zip(agents, observations, masks, strict=True)], dtype=np.int64)
+
     def reset(self, seat: int | None = None) -> None:
         """Called at the start of every match (``seat`` is the agent's seat, when known)."""
 
@@ -70,6 +78,24 @@ class RandomAgent(RandomPlayer, Agent):
     ``RandomPlayer``, the single-agent view's default opponent, made an agent with a batched ``act_batch``)."""
 
     batched = True
+
+
+def act_many(agents: Sequence[Agent], observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """One action per row of ``observations`` [tables, obs] and ``masks`` [tables, actions], row ``i`` decided by
+    ``agents[i]`` (one agent per table and seat, as a match loop keeps them): the agents of each class decide
+    together through its :meth:`Agent.act_together`, so that the heuristic's tables take one compiled call.
+
+    Why: where many matches wait on one-table agents at once (a league's scripted seats, imitation data, a best
+    response's target), a loop of ``act`` calls spends its time in Python; the decisions are the same either way.
+    Only the observation and the mask are shown: an agent that ``wants`` more is asked one table at a time by its
+    caller."""
+    out = np.empty(len(agents), dtype=np.int64)
+    rows_of: dict[type, list[int]] = {}
+    for i, agent in enumerate(agents):
+        rows_of.setdefault(type(agent), []).append(i)
+    for cls, rows in rows_of.items():
+        out[rows] = cls.act_together([agents[i] for i in rows], observations[rows], masks[rows])
+    return out
 
 
 def check_preset(agent: Agent, preset: str) -> None:

@@ -163,3 +163,20 @@ def test_kernel_constants_are_the_reference_constants():
     assert (K.FLOR_ACHICO, K.FLOR_CF_NOQ, K.FLOR_RESTO_DIRECT, K.FLOR_RESTO_AFTER, K.FLOR_PER, K.FLOR_CF_QUIERO) == (
         flor["achico"], flor["contraflor_no_quiero"], flor["resto_direct"], flor["resto_after"], flor["per_flor"],
         flor["contraflor_quiero"])
+
+
+def test_act_many_mixes_kinds_and_decides_as_one_at_a_time():
+    """agents.act_many groups the rows by agent class: heuristics in one call, the others one by one."""
+    from agents import act_many, make_agent
+
+    env = VectorEnv("argentine-2v2", num_envs=6, seed=9)
+    obs, mask, _ = env.reset()
+    env.close()
+    specs = ["heuristic", "random", "threshold", "heuristic:bluff=0.5", "maniac", "heuristic"]
+    alone = [make_agent(spec) for spec in specs]
+    together = [make_agent(spec) for spec in specs]
+    for seed, (a, b) in enumerate(zip(alone, together, strict=True)):
+        a.seed(seed)
+        b.seed(seed)
+    expected = [a.act({"observation": obs[i], "action_mask": mask[i]}) for i, a in enumerate(alone)]
+    assert act_many(together, obs, mask).tolist() == expected

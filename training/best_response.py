@@ -59,7 +59,7 @@ import numpy as np
 import torch
 from pydantic import ConfigDict, Field, model_validator
 
-from agents.base import Agent, make_agent, observation_for
+from agents.base import Agent, act_many, make_agent, observation_for
 from agents.network import PolicyNet
 from truco_env import _kernel as K
 from truco_env.config import make_config
@@ -226,14 +226,13 @@ class Partition:
         if target.size:
             if self.batched_target is not None:
                 actions[target] = self.batched_target.act_batch(obs[target], mask[target])
-            else:
+            elif self.wants:  # extras from each table's engine state, one table at a time
                 for i in target:
                     agent = self.targets[(int(i), int(actor[i]))]
-                    if self.wants:
-                        view = observation_for(agent, self.env.state(int(i)), int(actor[i]))
-                    else:
-                        view = {"observation": obs[i], "action_mask": mask[i]}
-                    actions[i] = agent.act(view)
+                    actions[i] = agent.act(observation_for(agent, self.env.state(int(i)), int(actor[i])))
+            else:  # a heuristic target's tables take one compiled call
+                actions[target] = act_many([self.targets[(int(i), int(actor[i]))] for i in target], obs[target],
+                                           mask[target])
         self.obs, self.mask, points, self.actor, done = self.env.step(actions)
         info = self.env.info
         if len(self.rewards) < self.next_gid:

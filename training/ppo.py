@@ -53,7 +53,7 @@ import torch
 from pydantic import Field, field_validator, model_validator
 from torch import nn
 
-from agents.base import check_preset, make_agent
+from agents.base import act_many, check_preset, make_agent
 from agents.network import (
     FEATURES,
     STRENGTH_LEVELS,
@@ -380,14 +380,13 @@ def imitation_data(args: PPOArgs) -> dict[str, torch.Tensor]:
     count = 0
     try:
         while count < args.imitation_decisions:
-            actions = np.zeros(env.num_envs, dtype=np.int64)
-            for i in range(env.num_envs):
-                key = (i, int(actor[i]))
+            keys = [(i, int(actor[i])) for i in range(env.num_envs)]
+            for key in keys:
                 if key not in agents:
                     agents[key] = make_agent(args.imitation_teacher)
                     agents[key].seed(int(rng.integers(2 ** 31)))
                     agents[key].reset(key[1])
-                actions[i] = agents[key].act({"observation": obs[i], "action_mask": mask[i]})
+            actions = act_many([agents[key] for key in keys], obs, mask)  # the heuristic: one compiled call
             data["obs"].append(obs.copy())
             data["masks"].append(mask.astype(bool))
             data["actions"].append(actions)

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.base import Agent, make_agent
+from agents.base import Agent, act_many, make_agent
 from agents.network import CardStrength, PolicyNet, Ragged, SparseRows
 from truco_env import _kernel as K
 from truco_env import cards as C
@@ -203,10 +203,8 @@ class Partition:
                 actions[at] = sample(probs, self.generator).numpy()
             elif make_agent_batched(name):
                 actions[at] = self._agent(name, -1, -1).act_batch(obs[at], mask[at])
-            else:
-                for i in at:
-                    view = {"observation": obs[i], "action_mask": mask[i]}
-                    actions[i] = self._agent(name, int(i), int(actor[i])).act(view)
+            else:  # one agent per table and seat; a heuristic's tables take one compiled call
+                actions[at] = act_many([self._agent(name, int(i), int(actor[i])) for i in at], obs[at], mask[at])
         self.obs, self.mask, points, self.actor, done = self.env.step(actions)
         info = self.env.info
         closed = np.flatnonzero(info[:, K.INFO_CLOSED] & live)
