@@ -562,19 +562,15 @@ def _draw(vw, tab, st, n, slot_rel, slot_off, slot_k, fixed_n, fixed_cards):
 
 @njit(cache=True)
 def _rollout(hands, hn, tr_seat, tr_s, tr_n, leader, t, res, nres, vw, tab, partner_tie, lead_rule, all_tied,
-             first, order):
+             first, rot):
     """``_rollout``: play the hand out by the simple policy; 1.0 if the observer's team wins it, 0.0 if it
     loses, ``all_tied`` if every trick ties. ``hands[seat, :hn[seat]]`` are sorted trick strengths (modified);
-    the current trick's (seat, strength) pairs are ``tr_seat, tr_s`` (modified); ``order`` is scratch."""
+    the current trick's (seat, strength) pairs are ``tr_seat, tr_s`` (modified); ``rot[leader]`` is the playing
+    order of a trick that ``leader`` leads."""
     hs = vw[V_HS]
-    npart = vw[V_NPART]
+    n = vw[V_NPART]
     while True:
-        if _is_participant(vw, leader):
-            n = _rotation(vw, leader, order)
-        else:
-            n = npart
-            for i in range(n):
-                order[i] = vw[V_PART + i]
+        order = rot[leader]
         best = -1
         count = 0
         fh = 0
@@ -695,8 +691,11 @@ def _evaluate(vw, tab, st, firsts, n):
     candidate is the strength of a card the observer plays now, or -1 (everybody follows the rollout policy)."""
     strength = _strength_row(vw, tab)
     t = min(vw[V_TI], MAXT - 1)
-    order = np.empty(MAXS, dtype=np.int64)
-    no = _rotation(vw, vw[V_LEADER], order)  # also the rollouts' scratch once the trick is read
+    rot = np.empty((MAXS, MAXS), dtype=np.int64)
+    for leader in range(MAXS):
+        _rotation(vw, leader, rot[leader])
+    order = rot[vw[V_LEADER]]
+    no = vw[V_NPART]
     now_seat = np.empty(MAXS, dtype=np.int64)
     now_s = np.empty(MAXS, dtype=np.int64)
     now_n = 0
@@ -786,7 +785,7 @@ def _evaluate(vw, tab, st, firsts, n):
             for i in range(vw[V_NRES]):
                 res[i] = vw[V_RES + i]
             outcomes[ci, d] = _rollout(hands, hn, tr_seat, tr_s, now_n, vw[V_LEADER], t, res, vw[V_NRES], vw,
-                                       tab, partner_tie, lead_rule, all_tied, firsts[ci], order)
+                                       tab, partner_tie, lead_rule, all_tied, firsts[ci], rot)
     return outcomes, opp_strength
 
 

@@ -205,15 +205,17 @@ class HeuristicAgent(Agent):
                              f"and {masks.shape[0]} masks")
         for agent in agents:
             agent._room()
-        width = max(agent._memo.shape[1] for agent in agents)
-        states = np.empty((n, STATE_SIZE), dtype=np.int64)
-        memo = np.zeros((n, width), dtype=np.int64)
-        params = np.empty((n, 3))
+        states = np.stack([agent._rng.state for agent in agents])
+        widths = {agent._memo.shape[1] for agent in agents}
+        if len(widths) == 1:
+            memo = np.concatenate([agent._memo for agent in agents])
+        else:
+            memo = np.zeros((n, max(widths)), dtype=np.int64)
+            for i, agent in enumerate(agents):
+                memo[i, :agent._memo.shape[1]] = agent._memo[0]
+        params = np.concatenate([agent._params for agent in agents])
         me_index = np.empty(n, dtype=np.int64)
         for i, agent in enumerate(agents):
-            states[i] = agent._rng.state
-            memo[i, :agent._memo.shape[1]] = agent._memo[0]
-            params[i] = agent._params[0]
             me_index[i] = agent._me(observations[i])[0]
         out = np.empty(n, dtype=np.int64)
         K.act_rows(observations, masks, np.arange(n, dtype=np.int64), states, memo, params, _ME_STACK, me_index,
