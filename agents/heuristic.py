@@ -67,7 +67,7 @@ from truco_env.encoding import OBS_OFFSETS
 
 from . import _heuristic_kernel as K
 from .base import Agent, register_agent, spec_params
-from .mersenne import STATE_SIZE, MersenneStream
+from .mersenne import MersenneStream
 
 #: Typical distribution of the points one hand moves (both families), for the match-equity table.
 HAND_POINTS = {C.ARGENTINE: {1: 0.45, 2: 0.3, 3: 0.15, 4: 0.1}, C.PAULISTA: {1: 0.55, 3: 0.33, 6: 0.09, 9: 0.03}}
