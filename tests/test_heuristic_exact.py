@@ -5,9 +5,10 @@ its generator.
 Each case drives a few hundred decisions of self-play through ``VectorEnv`` (one agent per table and seat, seeded
 as ``training.ppo.imitation_data`` seeds them, reset after every match) and compares a digest of every action
 taken plus every agent's final generator state with the digest that the reference implementation produced
-(recorded before the Monte Carlo fast paths of ``agents/heuristic.py``: ``_draw``, ``_rollout``). A
-mismatch means the agent now decides differently: if that is intended, say so in the commit and record new digests
-with ``digest()``."""
+(recorded before the Monte Carlo fast paths of the Python heuristic, now ``agents/heuristic_reference.py``, and
+holding unchanged since the heuristic moved to compiled code, ``agents/_heuristic_kernel.py``). A mismatch means
+the agent now decides differently: if that is intended, say so in the commit and record new digests with
+``digest()``."""
 from __future__ import annotations
 
 import hashlib
@@ -16,6 +17,9 @@ import numpy as np
 import pytest
 
 from agents import make_agent
+from agents.base import parse_spec, spec_params
+from agents.heuristic import _PARAMS
+from agents.heuristic_reference import ReferenceHeuristic
 from truco_env.vector import VectorEnv
 
 DECISIONS = 200
@@ -51,7 +55,7 @@ PINNED: dict[tuple[str, tuple[tuple[str, object], ...], str], str] = {
 
 
 def digest(preset: str, overrides: tuple[tuple[str, object], ...], spec: str, decisions: int = DECISIONS,
-           seed: int = 2024) -> str:
+           seed: int = 2024, make=make_agent) -> str:
     """sha256 (first 24 hex digits) of the actions of ``decisions`` self-play decisions and of the agents' final
     generator states."""
     rng = np.random.default_rng(seed)
@@ -66,7 +70,7 @@ def digest(preset: str, overrides: tuple[tuple[str, object], ...], spec: str, de
             for i in range(env.num_envs):
                 key = (i, int(actor[i]))
                 if key not in agents:
-                    agents[key] = make_agent(spec)
+                    agents[key] = make(spec)
                     agents[key].seed(int(rng.integers(2 ** 31)))
                     agents[key].reset(key[1])
                 actions[i] = agents[key].act({"observation": obs[i], "action_mask": mask[i]})
@@ -90,3 +94,15 @@ def digest(preset: str, overrides: tuple[tuple[str, object], ...], spec: str, de
 def test_heuristic_decisions_match_the_reference(case):
     preset, overrides, spec = case
     assert digest(preset, overrides, spec) == PINNED[case]
+
+
+def _reference(spec: str) -> ReferenceHeuristic:
+    _, arg, params = parse_spec(spec)
+    return ReferenceHeuristic(**spec_params("heuristic", arg, params, _PARAMS))
+
+
+@pytest.mark.parametrize("case", [c for c in PINNED if c[0] in ("argentine-flor", "paulista-2v2") and not c[1]],
+                         ids=lambda c: f"{c[0]}-{c[2]}")
+def test_the_readable_reference_holds_the_same_digests(case):
+    preset, overrides, spec = case
+    assert digest(preset, overrides, spec, make=_reference) == PINNED[case]
