@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from truco_env.limits import clip
 from truco_env.single import RandomPlayer, sample_rows  # noqa: F401  (sample_rows: re-exported for the agents)
 from truco_env.turns import observation_for  # noqa: F401  (re-exported: see the module docstring)
 
@@ -143,7 +144,8 @@ def parse_spec(spec: str) -> tuple[str, str | None, dict[str, str]]:
             for item in rest.split(","):
                 key, eq, value = item.partition("=")
                 if not eq or not key:
-                    raise ValueError(f"agent spec {spec!r}: expected key=value parameters, got {item!r}")
+                    raise ValueError(f"agent spec {clip(repr(spec))}: expected key=value parameters, got "
+                                     f"{clip(repr(item))}")
                 params[key.strip()] = value.strip()
         else:
             arg = rest
@@ -190,10 +192,11 @@ def make_agent(spec: str) -> Agent:
             importlib.import_module(_LAZY_MODULES[kind])
         except ModuleNotFoundError as err:
             if err.name != _LAZY_MODULES[kind]:
-                raise ValueError(f"agent spec {spec!r}: agent kind {kind!r} needs {err.name!r}, "
+                raise ValueError(f"agent spec {clip(repr(spec))}: agent kind {kind!r} needs {err.name!r}, "
                                  f"which is not installed") from None
     if kind not in _REGISTRY:
-        raise ValueError(f"agent spec {spec!r}: unknown agent kind {kind!r}; available: {available_kinds()}")
+        raise ValueError(f"agent spec {clip(repr(spec))}: unknown agent kind {clip(repr(kind))}; available: "
+                         f"{available_kinds()}")
     agent = _REGISTRY[kind](arg, params)
     agent.spec = spec
     return agent

@@ -155,7 +155,7 @@ def code_label(code: int) -> str:
     codes): ``play:1`` / ``cover:1`` for the own unplayed card of strength rank 1 (the strongest; the blind slot of
     that rank in a blind mão de ferro), else the call's name. What ``truco export cfr`` writes for MCCFR tables."""
     code = int(code)
-    if code >= CALL_BASE:
+    if code in CODE_CALL:
         return CODE_CALL[code]
     if not 0 <= code < 6:
         raise ValueError(f"abstract action code {code} is not a card code (0..5) or a call code (>= {CALL_BASE})")

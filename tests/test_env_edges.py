@@ -243,7 +243,8 @@ def test_reset_options_that_are_no_mapping_are_one_line():
             with pytest.raises(ValueError, match="options must be None or a dict") as err:
                 env.reset(options=bad)
             one_line(err)
-        env.reset(options={"score": [3, 4], "unrelated": 1})  # other keys are ignored, as the APIs expect
+        with pytest.warns(UserWarning, match=r"reset options \['unrelated'\] are ignored"):
+            env.reset(options={"score": [3, 4], "unrelated": 1})  # other keys are ignored, as the APIs expect
 
 
 LONG = "x" * 5_000_000  # a 5 MB "name"

@@ -144,7 +144,7 @@ def test_weak_hand_cutoff_is_a_lower_tertile():
 @pytest.mark.parametrize("agents, presets, matches, message", [
     (["heuristic", "wizard"], ["argentine"], 4, r"unknown agent kind 'wizard'; available: \[.*'heuristic'"),
     (["heuristic", "heuristic:depth=3"], ["argentine"], 4, r"allowed: bluff=<a number>"),
-    (["heuristic", "random"], ["argentina"], 4, "unknown preset 'argentina'; choose from: argentine, "),
+    (["heuristic", "random"], ["argentina"], 4, r"unknown preset 'argentina'; did you mean 'argentine'.*\(the presets: "),
     (["heuristic", "random"], ["argentine"], 3, "even number"),
     (["heuristic"], ["argentine"], 4, "at least two"),
     (["random", "random"], ["argentine"], 4, "distinct"),

@@ -341,6 +341,21 @@ def test_a_report_of_one_preset_keeps_the_other_presets_in_its_data_file(tmp_pat
     assert "| paulista | `heuristic` |" in text and "| argentine | `heuristic` |" not in text
 
 
+def test_a_report_written_elsewhere_leaves_the_shipped_model_cards_alone(tmp_path, monkeypatch):
+    """The model cards cite docs/strength.md: a report with another --out (a trial with a tiny budget, say) must not
+    rewrite them, and writes nothing outside its --out and --runs."""
+    import shutil
+
+    cards = _no_measuring(monkeypatch)
+    out = tmp_path / "out"
+    out.mkdir()
+    shutil.copy(ROOT / "docs" / "strength.json", out / "strength.json")
+    assert main(["report", "--preset", "argentine-2v2", "--runs", str(tmp_path / "runs"), "--out",
+                 str(out / "strength.md"), "--no-progress"]) == 0
+    assert cards == {}
+    assert {p.relative_to(tmp_path).parts[0] for p in tmp_path.rglob("*")} <= {"out", "runs"}
+
+
 def test_the_committed_strength_report_is_remade_from_its_data_file_without_measuring(tmp_path, monkeypatch):
     """docs/strength.json holds every stage of docs/strength.md for the agents that ship now (their file hashes
     match): on a fresh clone, truco report remakes the document and the model cards from it without playing a
@@ -350,6 +365,7 @@ def test_the_committed_strength_report_is_remade_from_its_data_file_without_meas
     from training import report
 
     cards = _no_measuring(monkeypatch)
+    monkeypatch.setattr(report, "OWN_REPORT", (tmp_path / "strength.md").resolve())  # stands for docs/strength.md
     shutil.copy(ROOT / "docs" / "strength.json", tmp_path / "strength.json")
     assert main(["report", "--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "strength.md"),
                  "--no-progress"]) == 0

@@ -646,3 +646,17 @@ def test_the_onnx_agent_plays_a_legal_action_whatever_the_model_outputs(output):
         picks = {agent.act({"observation": np.zeros(8), "action_mask": mask}) for _ in range(40)}
         picks |= set(agent.act_batch(np.zeros((40, 8)), np.repeat(mask[None], 40, axis=0)).tolist())
         assert picks <= {3, 7} and (greedy or picks == {3, 7}), picks
+
+
+@pytest.mark.parametrize("kind, action", [("mccfr", 83), ("exact", 200)])
+def test_export_of_a_table_whose_actions_its_kind_lacks_is_one_line(kind, action, tmp_path, capsys):
+    """A checkpoint whose metadata claims a kind its action codes do not fit: one line, exit 2, nothing written."""
+    ckpt = small_checkpoint(kind=kind)
+    ckpt.slot_action = np.asarray([0, action, 0, 2])
+    ckpt.cumulative = np.ones(4)  # the action has weight: the export must name it
+    save_checkpoint(tmp_path / "ck.npz", ckpt)
+    assert main(["export", "cfr", str(tmp_path / "ck.npz"), "--out", str(tmp_path / "s.json")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("truco export cfr: error: ") and "\n" not in err, err
+    assert str(action) in err or "action ids outside 0..97" in err, err  # the loader refuses an exact table's
+    assert not (tmp_path / "s.json").exists()

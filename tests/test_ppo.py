@@ -331,6 +331,28 @@ def test_ctrl_c_during_the_warm_start_is_a_clean_exit(tmp_path, monkeypatch, cap
     assert not (tmp_path / "run" / "checkpoint.safetensors").exists()
 
 
+@pytest.mark.parametrize("failure", ["safetensors", "oserror"])
+def test_a_full_disk_is_one_line_not_a_traceback(failure, tmp_path, monkeypatch, capsys):
+    """Writing a checkpoint on a full disk fails in safetensors (or in an ordinary write): one line, exit 2."""
+    import errno
+
+    from safetensors import SafetensorError
+
+    from training.cli import main
+
+    def full(args):
+        if failure == "safetensors":
+            raise SafetensorError('Error while serializing: IoError(Os { code: 28, kind: StorageFull, message: '
+                                  '"No space left on device" })')
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(ppo, "imitation_data", full)
+    code = main(["train", "ppo", "--run-dir", str(tmp_path / "run"), "--quiet", "--set", "imitation_decisions=100"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "Traceback" not in err and "\n" not in err, err
+    assert err.startswith("truco train ppo: error: could not write in the run dir") and "No space left" in err
+
+
 def test_an_opponent_gated_policy_file_is_refused_naming_its_onnx_copy(tmp_path):
     """The gated policies shipped before the PPO rebuild are no longer read (their ONNX copies still play)."""
     import torch

@@ -102,6 +102,10 @@ def test_bad_requests_get_a_clear_error_and_change_nothing(api):
         ("a JSON list", [seat, ok["action"], 0], 400, "must be a JSON object"),
         ("a JSON string", "play", 400, "must be a JSON object"),
         ("a body too large", b"{" + b" " * 10_000 + b"}", 413, "Too Large"),
+        ("a list nested 2,000 deep", b"[" * 2000 + b"]" * 2000, 400, "nested too deeply"),
+        ("a seat nested 1,000 deep", b'{"seat": ' + b"[" * 1000 + b"]" * 1000 + b"}", 400, "nested too deeply"),
+        ("an action id of 4,000 digits", f'{{"seat": {seat}, "action": {"9" * 4000}, "position": 0}}'.encode(),
+         400, "out of range"),
     ]
     for what, body, status, fragment in cases:
         raw = body if isinstance(body, bytes) else None
@@ -239,6 +243,29 @@ def test_the_opponent_must_be_an_exported_policy_for_the_preset(tmp_path):
         broken.write_bytes(b"not a model")
         with pytest.raises(ValueError, match="not a loadable ONNX model"):
             serve.resolve_policy(f"onnx:{broken}", "argentine", tmp_path)
+
+
+def test_a_server_run_starts_a_bounded_number_of_matches(api, monkeypatch):
+    """Every match writes a record file: a run starts at most MAX_RECORDS of them, then refuses in one line."""
+    table, client = api
+    monkeypatch.setattr(serve, "MAX_RECORDS", 3)
+    for _ in range(3):
+        _new_game(client)
+    response = client.post("/api/games")
+    assert response.status_code == 503 and "restart truco serve" in response.get_json()["error"]
+    assert len(list((table.records).iterdir())) == 3
+
+
+def test_a_port_in_use_is_one_line(capsys):
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert cli_main(["serve", "--port", str(port)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("truco serve: error: cannot listen on 127.0.0.1:") and "\n" not in err, err
 
 
 def test_truco_serve_refuses_bad_options_in_one_line(capsys):

@@ -52,3 +52,41 @@ def _alive(pid: int) -> bool:
             return f.read().split(")")[-1].split()[0] != "Z"  # a zombie has exited
     except FileNotFoundError:
         return False
+
+
+def test_sigterm_stops_a_tournament_as_ctrl_c_does(tmp_path):
+    """SIGTERM to `truco eval --workers 2` while its pool plays: exit 143 with the one-line interruption message,
+    no worker traceback (BrokenPipeError) and no leaked semaphores, and no output folder half written."""
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "eval"
+    command = [sys.executable, "-c", "import sys; from training.cli import main; sys.exit(main())", "eval",
+               "--agents", "heuristic", "random", "--matches", "4000", "--workers", "2", "--no-progress",
+               "--no-plots", "--out", str(out)]
+    parent = subprocess.Popen(command, cwd=os.path.dirname(os.path.dirname(__file__)), stderr=subprocess.PIPE,
+                              stdout=subprocess.DEVNULL, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while len(_children(parent.pid)) < 3 and time.monotonic() < deadline:  # the resource tracker, 2 workers
+            time.sleep(0.1)
+        time.sleep(2.0)  # the workers are playing their chunks
+        assert parent.poll() is None, "the tournament ended before it could be stopped"
+        parent.send_signal(signal.SIGTERM)
+        _, err = parent.communicate(timeout=60)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+    assert parent.returncode == 143, err
+    assert "Traceback" not in err and "leaked semaphore" not in err, err
+    assert "interrupted" in err
+    assert not out.exists()
+
+
+def _children(pid: int) -> list[str]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return f.read().split()
+    except FileNotFoundError:
+        return []

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 DEFAULT_PRESETS = ("argentine", "paulista", "argentine-2v2")
+MAX_VECTORS = 1000  # test-vector positions per preset of one export (each holds a record and an observation)
 
 #: The packages whose modules report progress and status through ``logging.getLogger(__name__)``: the command
 #: line shows their messages; a program that imports them sees nothing unless it configures logging.
@@ -52,28 +53,50 @@ def cli_logging(level: int = logging.INFO):
             log.propagate = propagate
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
+def _integer(low: int = -(2 ** 63), high: int = 2 ** 63 - 1, words: str = "an integer"):
+    """An argparse type: an integer in ``low..high``; the error echoes at most a few dozen characters of the
+    text (a 5,000-digit seed is not repeated back)."""
+    def convert(text: str) -> int:
+        from truco_env.limits import clip
+
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected {words}, got {clip(repr(text))}")
+        return value
+
+    return convert
+
+
+_positive_int = _integer(1, 2 ** 63 - 1, "a positive integer")
+_int = _integer()
 
 
 def _positive_float(text: str) -> float:
+    from truco_env.limits import clip
+
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {clip(repr(text))}") from None
     if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {clip(repr(text))}")
     return value
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with its error line cut to a readable length: an invalid choice would echo a value of any size."""
+
+    def error(self, message: str):  # type: ignore[override]
+        from truco_env.limits import clip
+
+        super().error(clip(message, 300))
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="truco",
         description="truco-rl: a research environment for the card game Truco.",
         epilog=("examples:\n"
@@ -124,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument(
         "--seed",
-        type=int,
+        type=_int,
         default=0,
         help="tournament seed, or with --random the seed of the first match (default: 0)",
     )
@@ -164,8 +187,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="agent spec of the opponents, e.g. random, heuristic:bluff=0.3 (default: random)")
     play.add_argument("--partner", default="random", metavar="SPEC",
                       help="agent spec of your partner(s) in team presets (default: random)")
-    play.add_argument("--seat", type=int, default=0, help="your seat, 0..n-1 (default: 0)")
-    play.add_argument("--seed", type=int, default=None, help="seed for a reproducible deal")
+    play.add_argument("--seat", type=_int, default=0, help="your seat, 0..n-1 (default: 0)")
+    play.add_argument("--seed", type=_int, default=None, help="seed for a reproducible deal")
     play.add_argument("--save", metavar="FILE.json", help="save the match record here when the match ends")
     play.add_argument("--hands", type=_positive_int, default=None, metavar="N",
                       help="stop after N hands (default: play the whole match)")
@@ -195,14 +218,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--opponent", default=None, metavar="SPEC",
                        help="the bot: ppo:<name>, ppo:PATH.safetensors or onnx:PATH.onnx, optionally ,greedy or "
                             ",sample (default: ppo:<preset>, greedy)")
-    serve.add_argument("--port", type=int, default=8000, help="TCP port; 0 picks a free one (default: 8000)")
+    serve.add_argument("--port", type=_int, default=8000, help="TCP port; 0 picks a free one (default: 8000)")
     serve.add_argument("--host", default="127.0.0.1",
                        help="address to listen on (default: 127.0.0.1, this machine only)")
     serve.add_argument("--records", default="runs/web", metavar="DIR",
                        help="where the match records go (default: runs/web)")
     serve.add_argument("--cache", default=None, metavar="DIR",
                        help="where exported policies are kept (default: ~/.cache/truco-rl/web)")
-    serve.add_argument("--seed", type=int, default=None,
+    serve.add_argument("--seed", type=_int, default=None,
                        help="seed of the first match's deals (the next matches count up from it)")
     serve.add_argument("--allow-other-preset", action="store_true",
                        help="play a policy on a preset it was not trained for (refused otherwise)")
@@ -292,8 +315,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     export_ppo.add_argument("policy", help="a policy .safetensors file, or ppo:<shipped name>")
     export_ppo.add_argument("--out", required=True, metavar="FILE.onnx", help="where the ONNX model goes")
-    export_ppo.add_argument("--vectors-per-preset", type=int, default=20, metavar="N",
-                            help="test-vector positions per preset (0: no test vectors; default 20)")
+    export_ppo.add_argument("--vectors-per-preset", type=_integer(0, MAX_VECTORS, f"an integer 0..{MAX_VECTORS}"),
+                            default=20, metavar="N",
+                            help=f"test-vector positions per preset, at most {MAX_VECTORS} (0: none; default 20)")
     export_ppo.add_argument("--overwrite", action="store_true",
                             help="replace the files of an earlier export at --out (refused otherwise)")
     export_ppo.set_defaults(func=_cmd_export_ppo)
@@ -352,7 +376,7 @@ def build_parser() -> argparse.ArgumentParser:
                           help="rules preset; repeat for several (default: argentine)")
     evaluate.add_argument("--matches", type=_positive_int, default=None, metavar="N",
                           help="matches per pairing and preset, even: N/2 deals x 2 seatings (default: 200)")
-    evaluate.add_argument("--seed", type=int, default=None, help="tournament seed (default: 0)")
+    evaluate.add_argument("--seed", type=_int, default=None, help="tournament seed (default: 0)")
     evaluate.add_argument("--workers", type=_positive_int, default=None, metavar="N",
                           help="worker processes (default: all cores)")
     evaluate.add_argument("--out", default=None, metavar="DIR", help="output folder (default: runs/eval)")
@@ -402,7 +426,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="learner decisions to train on (default: the standard budget, 600,000)")
     budget.add_argument("--budget-minutes", type=_positive_float, default=None, metavar="M",
                         help="wall-clock minutes to train instead")
-    exploit.add_argument("--seed", type=int, default=0, help="seed of the whole run (default: 0)")
+    exploit.add_argument("--seed", type=_int, default=0, help="seed of the whole run (default: 0)")
     exploit.add_argument("--workers", type=_positive_int, default=2, metavar="N",
                          help="processes for collection and evaluation (default: 2; does not change results)")
     exploit.add_argument("--matches", type=_positive_int, default=2000, metavar="N",
@@ -433,7 +457,7 @@ def build_parser() -> argparse.ArgumentParser:
     gauntlet.add_argument("--preset", default="argentine", help="rules preset (default: argentine)")
     gauntlet.add_argument("--matches", type=_positive_int, default=400, metavar="N",
                           help="duplicate matches per opponent, even (default: 400)")
-    gauntlet.add_argument("--seed", type=int, default=0, help="tournament seed (default: 0)")
+    gauntlet.add_argument("--seed", type=_int, default=0, help="tournament seed (default: 0)")
     gauntlet.add_argument("--workers", type=_positive_int, default=2, metavar="N", help="processes (default: 2)")
     gauntlet.add_argument("--out", default=None, metavar="DIR", help="output folder (default: runs/gauntlet-eval/PRESET)")
     gauntlet.add_argument("--make-opponents", action="store_true",
@@ -463,7 +487,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="duplicate matches of the ABR and baseline evaluations (default: 2000)")
     report.add_argument("--gauntlet-matches", type=_positive_int, default=400, metavar="N",
                         help="duplicate matches per gauntlet opponent (default: 400)")
-    report.add_argument("--seed", type=int, default=0, help="seed of every stage (default: 0)")
+    report.add_argument("--seed", type=_int, default=0, help="seed of every stage (default: 0)")
     report.add_argument("--workers", type=_positive_int, default=2, metavar="N", help="processes (default: 2)")
     report.add_argument("--no-progress", action="store_true", help="no progress bars")
     report.set_defaults(func=_cmd_report)
@@ -521,9 +545,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help, or a usage error already printed by argparse
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 2)
+    terminated: list[bool] = []
     try:
-        with cli_logging():
-            return args.func(args, parser)
+        with cli_logging(), _sigterm_as_ctrl_c(terminated):
+            code = args.func(args, parser)
+        return 143 if terminated else code
     except ModuleNotFoundError as exc:
         extra = extra_for(exc.name, getattr(args, "command", None))
         if extra is None:
@@ -535,7 +561,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:  # Ctrl-C in a command without its own message: one line, no traceback
         print(f"\n{_command_name(args)}: interrupted", file=sys.stderr)
-        return 130
+        return 143 if terminated else 130
     except OSError as exc:  # a path the system refuses (too long, not a folder, no permission, ...): bad input
         print(f"{_command_name(args)}: error: {exc}", file=sys.stderr)
         return 2
@@ -544,6 +570,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{_command_name(args)}: error: not enough memory for what the options ask ({detail})",
               file=sys.stderr)
         return 2
+
+
+@contextlib.contextmanager
+def _sigterm_as_ctrl_c(terminated: list[bool]):
+    """SIGTERM (a stop from a service manager or ``kill``) handled as Ctrl-C is: the command stops its worker
+    processes itself, keeps what Ctrl-C keeps and says so, instead of dying with its workers left writing to a
+    closed pipe. ``terminated`` gets an entry when it fires (the exit code is then 143, 128 + SIGTERM)."""
+    import signal
+
+    def stop(signum: int, frame: Any) -> None:
+        terminated.append(True)
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread (a program that calls main() from a thread): leave SIGTERM alone
+        previous = None
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _command_name(args: argparse.Namespace) -> str:
@@ -591,9 +639,12 @@ def _cmd_train_ppo(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     import os
     import shlex
 
+    from safetensors import SafetensorError
+
     from agents.network import PolicyFileError
     from training.options import load
     from training.ppo import PPOArgs, TrainingInterrupted, train
+    from truco_env.limits import clip
 
     options = None
     try:
@@ -601,6 +652,12 @@ def _cmd_train_ppo(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         path = train(options, resume=args.resume, progress_bar=not args.quiet, overwrite=args.overwrite)
     except (ValueError, PolicyFileError) as err:
         print(f"truco train ppo: error: {err}", file=sys.stderr)
+        return 2
+    except (OSError, SafetensorError) as err:  # a full disk, a run dir that became unwritable
+        reason = getattr(err, "strerror", None) or " ".join(str(err).split())
+        print(f"truco train ppo: error: could not write in the run dir {options.run_dir if options else ''!r}: "
+              f"{clip(reason, 160)} (its last checkpoint, if any, is whole: make room, then --resume)",
+              file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:  # the first Ctrl-C (after a checkpoint), a second one, or the warm start's
         checkpoint = None if options is None else os.path.join(options.run_dir, "checkpoint.safetensors")
@@ -807,11 +864,9 @@ def _cmd_demo(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     presets = args.preset or list(DEFAULT_PRESETS)
     unknown = [name for name in presets if name not in PRESETS]
     if unknown:
-        print(
-            f"truco demo: error: unknown preset {unknown[0]!r} "
-            f"(choose from: {', '.join(sorted(PRESETS))})",
-            file=sys.stderr,
-        )
+        from truco_env.config import unknown_preset
+
+        print(f"truco demo: error: {unknown_preset(unknown[0])}", file=sys.stderr)
         return 2
 
     out = sys.stdout

@@ -56,7 +56,7 @@ from pydantic import Field, field_validator
 
 from agents.base import Agent, check_preset, make_agent
 from truco_env import cards as C
-from truco_env.config import PRESETS, TrucoConfig, make_config
+from truco_env.config import PRESETS, TrucoConfig, make_config, unknown_preset
 from truco_env.engine import TrucoState
 from truco_env.turns import ask_agent, play_turns
 
@@ -355,7 +355,7 @@ def validate(agents: list[str], presets: list[str], matches: int, allow_other_pr
         raise ValueError(f"agent specs must be distinct, got {agents}")
     unknown = [p for p in presets if p not in PRESETS]
     if unknown:
-        raise ValueError(f"unknown preset {unknown[0]!r}; choose from: {', '.join(sorted(PRESETS))}")
+        raise unknown_preset(unknown[0])
     if not presets:
         raise ValueError(f"give at least one preset; choose from: {', '.join(sorted(PRESETS))}")
     if matches < 2 or matches % 2:
@@ -439,7 +439,8 @@ def play_tasks(tasks: list[Task], workers: int = 1, progress: bool = False,
                     bar.update()
         else:
             chunk = max(1, min(16, len(tasks) // (workers * 8)))
-            with spawn_pool(workers, initializer=_init_worker) as pool:
+            chunks = -(-len(tasks) // chunk)
+            with spawn_pool(min(workers, chunks), initializer=_init_worker) as pool:  # no idle process
                 for result in pool.imap(run_task, tasks, chunksize=chunk):
                     results.append(result)
                     bar.update()
@@ -784,14 +785,16 @@ class TournamentOptions(Options):
 def tournament_options(args: Any) -> TournamentOptions:
     """The checked options of ``truco eval`` from its ``--config`` file, ``--set`` overrides and flags."""
     data = read_yaml(args.config) if getattr(args, "config", None) else {}
-    data.update(parse_overrides(getattr(args, "set", None) or []))
+    overridden = parse_overrides(getattr(args, "set", None) or [])
+    data.update(overridden)
     flags = {"agents": args.agents, "presets": args.preset, "matches": args.matches, "seed": args.seed,
              "workers": args.workers, "out": args.out, "backend": args.backend, "records": args.records,
              "allow_other_preset": args.allow_other_preset or None, "plots": False if args.no_plots else None,
              "progress": False if args.no_progress else None,
              "overwrite": True if getattr(args, "overwrite", False) else None}
     data.update({k: v for k, v in flags.items() if v is not None})
-    return build(TournamentOptions, data, source=getattr(args, "config", None) or "")
+    return build(TournamentOptions, data, source=getattr(args, "config", None) or "",
+                 sources={k: "--set" for k in overridden if k not in flags or flags[k] is None})
 
 
 #: The files by which ``--overwrite`` knows an eval folder written before manifests (training/outputs.py).

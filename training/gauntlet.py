@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.base import check_preset, make_agent
+from truco_env.limits import clip
 
 from .atomic import atomic_write, atomic_write_json
 from .evaluate import OKABE_ITO, Z95, display_name, run_tournament, write_outputs
@@ -108,7 +109,7 @@ def make_trained_opponents(preset: str, workers: int = 2, progress: bool = True)
 
 def check_inputs(agent: str, preset: str, matches: int, out: Path | None) -> None:
     if preset not in MAIN_PRESETS:
-        raise ValueError(f"the gauntlet covers presets {list(MAIN_PRESETS)}, not {preset!r}")
+        raise ValueError(f"the gauntlet covers presets {list(MAIN_PRESETS)}, not {clip(repr(preset))}")
     check_preset(make_agent(agent), preset)
     if agent in gauntlet_specs(preset):
         raise ValueError(f"{agent!r} is itself a gauntlet opponent of {preset}")

@@ -22,6 +22,7 @@ from collections import Counter
 
 from agents.base import check_preset, make_agent
 from truco_env import PRESETS, make_config
+from truco_env.config import unknown_preset
 
 from .evaluate import LADDER, match_seed_for, play_match
 
@@ -49,7 +50,7 @@ def leak_table(preset: str, agent_a: str, agent_b: str, matches: int, seed: int 
     if matches < 2 or matches % 2:
         raise ValueError(f"--matches must be an even number of at least 2 (duplicate pairs), got {matches}")
     if preset not in PRESETS:
-        raise ValueError(f"unknown preset {preset!r}; choose from: {', '.join(sorted(PRESETS))}")
+        raise unknown_preset(preset)
     config = make_config(preset)
     seats = range(config.num_players)
     made = {spec: [make_agent(spec) for _ in seats] for spec in (agent_a, agent_b)}  # may be the same spec

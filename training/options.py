@@ -111,25 +111,46 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
     return data
 
 
-def build(cls: type[O], data: dict[str, Any], source: str = "options") -> O:
-    """``cls(**data)``, or a one-line ValueError about the first thing wrong (``source`` names where it came from,
-    e.g. the config file; empty: none)."""
-    prefix = f"{source}: " if source else ""
+def build(cls: type[O], data: dict[str, Any], source: str = "options", sources: dict[str, str] | None = None) -> O:
+    """``cls(**data)``, or a one-line ValueError about the first thing wrong, starting with where the option came
+    from: ``sources[key]`` (``--set``, say), else ``source`` (e.g. the config file; empty: nothing)."""
+    def prefix(key: Any) -> str:
+        where = (sources or {}).get(key, source) if isinstance(key, str) else source
+        return f"{where}: " if where else ""
+
     unknown = [key for key in data if key not in cls.model_fields]
     if unknown:
-        raise ValueError(f"{prefix}unknown option {clip(repr(unknown[0]))}{_suggest(unknown[0], cls)}")
+        raise ValueError(f"{prefix(unknown[0])}unknown option {clip(repr(unknown[0]))}{_suggest(unknown[0], cls)}")
+    for key, value in data.items():
+        if _holds_nul(value):  # the system would refuse it later as a path, naming no option
+            raise ValueError(f"{prefix(key)}option {key!r} holds a NUL character, which no path or name may hold")
     try:
         return cls(**data)
     except ValidationError as err:
-        raise ValueError(f"{prefix}{_first_error(err)}") from None
+        first = err.errors(include_url=False)[0]
+        raise ValueError(f"{prefix(first['loc'][0] if first['loc'] else None)}{_first_error(err)}") from None
+
+
+def _holds_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\0" in value
+    if isinstance(value, (list, tuple)):
+        return any(_holds_nul(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_nul(k) or _holds_nul(v) for k, v in value.items())
+    return False
 
 
 def load(cls: type[O], config: str | None = None, overrides: list[str] | None = None, **fixed: Any) -> O:
-    """Options from a YAML file, then ``--set`` overrides, then ``fixed`` values (command-line flags), checked."""
+    """Options from a YAML file, then ``--set`` overrides, then ``fixed`` values (command-line flags), checked;
+    an error names the source of the option it is about (the file, ``--set`` or the flag)."""
     data = read_yaml(config) if config else {}
-    data.update(parse_overrides(overrides or []))
-    data.update({k: v for k, v in fixed.items() if v is not None})
-    return build(cls, data, source=config or "options")
+    overridden = parse_overrides(overrides or [])
+    flags = {k: v for k, v in fixed.items() if v is not None}
+    data.update(overridden)
+    data.update(flags)
+    sources = {**{k: "--set" for k in overridden}, **{k: f"--{k.replace('_', '-')}" for k in flags}}
+    return build(cls, data, source=config or "options", sources=sources)
 
 
 def describe(cls: type[Options]) -> str:

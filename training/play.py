@@ -20,7 +20,7 @@ from agents.base import Agent, check_preset, make_agent
 from training.atomic import atomic_write_json
 from training.labels import choice_label
 from truco_env import cards as C
-from truco_env.config import PRESETS, make_config
+from truco_env.config import PRESETS, make_config, unknown_preset
 from truco_env.engine import TrucoState
 from truco_env.render import render_text
 from truco_env.turns import ask_agent, play_turns
@@ -56,7 +56,7 @@ def play_match(preset: str, opponent: str, partner: str, seat: int, seed: int | 
                out: TextIO | None = None, allow_other_preset: bool = False) -> int:
     """Run one match with a person at ``seat``; returns an exit code."""
     if preset not in PRESETS:
-        raise ValueError(f"unknown preset {preset!r}; choose one of {sorted(PRESETS)}")
+        raise unknown_preset(preset)
     config = make_config(preset)
     n = config.num_players
     if not 0 <= seat < n:

@@ -610,6 +610,8 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
     from torch.utils.tensorboard import SummaryWriter
     from tqdm import tqdm
 
+    if os.path.exists(args.run_dir) and not os.path.isdir(args.run_dir):
+        raise ValueError(f"run dir {clip(repr(args.run_dir), 120)} is a file; give a folder for the run")
     os.makedirs(args.run_dir, exist_ok=True)
     checkpoint = os.path.join(args.run_dir, "checkpoint.safetensors")
     policy_path = os.path.join(args.run_dir, "policy.safetensors")

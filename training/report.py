@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from truco_env.config import make_config
+from truco_env.limits import clip
 
 from .atomic import atomic_write, atomic_write_json
 from .best_response import STANDARD_DECISIONS, BRArgs
@@ -63,6 +64,10 @@ from .outputs import hold
 logger = logging.getLogger(__name__)
 
 DEFAULT_OUT = "docs/strength.md"
+#: The repository's own report. Only a report written there rewrites the shipped model cards
+#: (``agents/policies/*.md``), which cite it; a report written anywhere else writes nothing outside its ``--out``
+#: (the Markdown file, its data file and figure beside it) and ``--runs``.
+OWN_REPORT = Path(__file__).resolve().parents[1] / DEFAULT_OUT
 #: Matches of the bluffing stage: enough for a few thousand ladder calls per agent.
 BLUFF_MATCHES = 400
 BLUFF_OPPONENT = "heuristic"
@@ -593,7 +598,7 @@ def cli_main(args: Any) -> int:
     bad = [p for p in presets if p not in MAIN_PRESETS]
     out = Path(args.out)
     if bad:
-        print(f"truco report: error: the report covers presets {list(MAIN_PRESETS)}, not {bad[0]!r}",
+        print(f"truco report: error: the report covers presets {list(MAIN_PRESETS)}, not {clip(repr(bad[0]))}",
               file=sys.stderr)
         return 2
     if out.exists() and out.is_dir():
@@ -637,7 +642,10 @@ def cli_main(args: Any) -> int:
     kept = [r for r in stored.values() if r["preset"] not in presets]
     data = sorted(rows + kept, key=lambda r: list(MAIN_PRESETS).index(r["preset"]))
     atomic_write_json(data_path(out), {"command": command, "settings": settings, "rows": data}, indent=1)
-    write_model_cards(rows, settings, log)
+    if out.resolve() == OWN_REPORT:
+        write_model_cards(rows, settings, log)
+    else:
+        log(f"model cards not written: they cite {DEFAULT_OUT}, and this report went to {out}")
     print(text)
     logger.info(f"wrote {out}, {data_path(out)} and {figure}")
     return 0

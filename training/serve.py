@@ -31,6 +31,7 @@ import logging
 import os
 import re
 import secrets
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -47,7 +48,7 @@ from training.atomic import atomic_write_json
 from training.labels import choice_label
 from truco_env import actions as A
 from truco_env import cards as C
-from truco_env.config import PRESETS, make_config
+from truco_env.config import PRESETS, make_config, unknown_preset
 from truco_env.encoding import (
     OBSERVATION_SIZE,
     OBSERVATION_SIZES,
@@ -55,6 +56,7 @@ from truco_env.encoding import (
     partner_cards_visible,
 )
 from truco_env.engine import MAO_DE_FERRO, TrucoState
+from truco_env.limits import clip, loads_json
 from truco_env.views import seat_view
 
 log = logging.getLogger(__name__)
@@ -68,6 +70,7 @@ ORT_FILES = ("ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-th
 PLAY_MODES = ("greedy", "sample")
 MAX_BODY = 4096  # an action request is a few dozen bytes
 MAX_GAMES = 64  # matches kept in memory; the oldest is dropped (its record stays on disk)
+MAX_RECORDS = 1000  # matches one server run starts, each with its record file in --records
 MAX_METADATA = 1 << 20
 CONTENT_TYPES = {".html": "text/html", ".css": "text/css", ".mjs": "text/javascript",  # werkzeug adds the charset
                  ".json": "application/json",
@@ -221,7 +224,7 @@ class Table:
 
     def __init__(self, preset: str, policy: Policy, records: Path, seat: int = 0, seed: int | None = None):
         if preset not in PRESETS:
-            raise ValueError(f"unknown preset {preset!r}; choose one of {sorted(PRESETS)}")
+            raise unknown_preset(preset)
         self.preset = preset
         self.config = make_config(preset)
         if not 0 <= seat < self.config.num_players:
@@ -244,6 +247,9 @@ class Table:
 
     def new_game(self) -> Game:
         with self.lock:
+            if self.started >= MAX_RECORDS:
+                raise ApiError(503, f"this server has started {MAX_RECORDS:,} matches, the most one run records in "
+                                    f"{self.records}; restart truco serve to play more")
             seed = None if self.seed is None else self.seed + self.started
             self.started += 1
             game_id = secrets.token_hex(6)
@@ -276,7 +282,7 @@ class Table:
                 raise ApiError(400, f"{key!r} must be an integer, as in {example}; got {str(value)[:40]!r}")
         seat, action, position = body["seat"], body["action"], body["position"]
         if not 0 <= action < A.NUM_ACTIONS:
-            raise ApiError(400, f"action id {action} is out of range: expected 0..{A.NUM_ACTIONS - 1} "
+            raise ApiError(400, f"action id {clip(action)} is out of range: expected 0..{A.NUM_ACTIONS - 1} "
                                 "(docs/actions.md)")
         with self.lock:
             state = game.state
@@ -488,10 +494,10 @@ class App:
         game = table.game(args["game_id"])
         if endpoint == "act":
             data = request.get_data(cache=False)
-            try:
-                body = json.loads(data)
-            except ValueError as err:  # not JSON, or not UTF-8
-                raise ApiError(400, f"the body is not JSON ({str(err)[:60]})") from None
+            try:  # bounded: too deep a nesting is refused before the parser recurses
+                body = loads_json(data, max_bytes=MAX_BODY)
+            except ValueError as err:
+                raise ApiError(400, f"the body is not JSON ({clip(err, 100)})") from None
             table.act(game, body)
         return _json(table.view(game))
 
@@ -508,6 +514,22 @@ class _QuietHandler(WSGIRequestHandler):
         pass
 
 
+def _check_port(host: str, port: int) -> None:
+    """ValueError (one line) when ``host:port`` cannot be listened on: before the server library tries, since it
+    prints its own two lines and exits on a port in use."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as err:
+        raise ValueError(f"cannot listen on {host}:{port} ({err.strerror or err})") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server will
+        try:
+            probe.bind(address)
+        except OSError as err:
+            raise ValueError(f"cannot listen on {host}:{port} ({err.strerror or err})") from None
+
+
 def missing_assets() -> list[str]:
     """The files the page needs that are not there (onnxruntime-web before ``npm ci``; all of them in an
     installed wheel, which does not carry frontends/)."""
@@ -520,11 +542,12 @@ def serve(preset: str, opponent: str | None, port: int, host: str = "127.0.0.1",
           cache: str | None = None, seed: int | None = None, allow_other_preset: bool = False) -> int:
     """Run the web table until Ctrl-C; ValueError (one line) for bad options or a missing install."""
     if preset not in PRESETS:
-        raise ValueError(f"unknown preset {preset!r}; choose one of {sorted(PRESETS)}")
+        raise unknown_preset(preset)
     opponent = opponent or f"ppo:{preset}"
     parse_opponent(opponent)
     if not 0 <= port < 65536:
         raise ValueError(f"--port must be 0..65535 (0: any free port), got {port}")
+    _check_port(host, port)
     missing = missing_assets()
     if missing:
         if not (WEB / "index.html").is_file():
@@ -537,8 +560,8 @@ def serve(preset: str, opponent: str | None, port: int, host: str = "127.0.0.1",
     table = Table(preset, policy, Path(records), seed=seed)
     try:
         server = make_server(host, port, App(table), threaded=True, request_handler=_QuietHandler)
-    except OSError as err:
-        raise ValueError(f"cannot listen on {host}:{port} ({err.strerror or err})") from None
+    except (OSError, SystemExit) as err:  # werkzeug exits on a port in use
+        raise ValueError(f"cannot listen on {host}:{port} ({getattr(err, 'strerror', None) or 'in use'})") from None
     shown_host = f"[{host}]" if ":" in host else host
     print(f"truco serve: {preset} against {policy.spec} ({policy.mode}) on "
           f"http://{shown_host}:{server.server_port}/", flush=True)

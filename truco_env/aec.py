@@ -36,7 +36,8 @@ in the engine (`truco_env.engine`); this module is a thin face over it.
 `reset(seed=None, options=None)`: `seed` is None or an integer >= 0 (Python or numpy). `options` may hold
 `"deal": {"hands": [[card, ...], ...one list per seat], "vira": card or None, "dealer": seat}` to fix the first
 hand's deal (a bad deal raises `ValueError`; the dealer alone may be given), and `"score": [team0, team1]` to
-start from that score (each below the target). Other keys are ignored. Cards are written as in `docs/rules.md`
+start from that score (each below the target). Other keys are ignored with a warning that names them (PettingZoo's
+`api_test` passes one). Cards are written as in `docs/rules.md`
 §1.2.
 
 ## Observation
@@ -204,10 +205,20 @@ class TrucoEnv(AECEnv):
 
     _forfeit: int | None = None
 
+    def last(self, observe: bool = True) -> tuple:
+        """PettingZoo's ``last()``. Once every agent has left the finished episode (where ``agent_iter`` stops)
+        there is no current agent: a RuntimeError that says so, not a KeyError."""
+        if self.agent_selection not in self._cumulative_rewards:
+            raise RuntimeError("last(): the episode is over and every agent has left it; call reset() to start "
+                               "another")
+        return super().last(observe)
+
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self._seats.get(agent)
         if seat is None:
-            seat = self.possible_agents.index(agent)  # ValueError naming the unknown agent
+            if agent not in self.possible_agents:
+                raise ValueError(f"observe({clip(repr(agent))}): no such agent; the agents are {self.possible_agents}")
+            seat = self.possible_agents.index(agent)
         game = self._game
         if game is None:
             raise RuntimeError("call reset() before using the environment")

@@ -9,6 +9,7 @@ consistently, rather than silently ignored), so that a record's ``rules`` dict a
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -140,7 +141,8 @@ class TrucoConfig:
             return
         family_ranks = (C.SPANISH_RANKS if self.family == ARGENTINE else C.PAULISTA_DECK_RANKS[self.deck])
         ranks = self.deck_ranks
-        if (not isinstance(ranks, (list, tuple)) or not ranks or len(set(ranks)) != len(ranks)
+        if (not isinstance(ranks, (list, tuple)) or not ranks or not all(isinstance(r, str) for r in ranks)
+                or len(set(ranks)) != len(ranks)
                 or any(r not in family_ranks for r in ranks)):
             raise ValueError(f"config field 'deck_ranks' = {clip(repr(ranks))} is not allowed; give distinct ranks from "
                              f"{list(family_ranks)}")
@@ -222,12 +224,22 @@ PRESETS: dict[str, TrucoConfig] = {
 }
 
 
+def unknown_preset(name: Any, allowed: Any = None) -> ValueError:
+    """The one-line error for a preset name that is none of ``allowed`` (default: every preset): the name cut to a
+    readable length, the closest names, and the allowed ones."""
+    allowed = sorted(allowed if allowed is not None else PRESETS)
+    close = (difflib.get_close_matches(name, allowed, n=2, cutoff=0.6)
+             if isinstance(name, str) and len(name) <= 40 else [])
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    return ValueError(f"unknown preset {clip(repr(name))}{hint} (the presets: {', '.join(allowed)})")
+
+
 def make_config(preset: str = "argentine", **overrides: Any) -> TrucoConfig:
     """The config of ``preset`` with ``overrides`` applied; ValueError naming an unknown preset or field."""
     if not isinstance(preset, str):  # a list or a dict here is a misplaced argument; `in PRESETS` would TypeError
         raise ValueError(f"preset must be a preset name (a string), one of {sorted(PRESETS)}; got {clip(repr(preset))}")
     if preset not in PRESETS:
-        raise ValueError(f"unknown preset {clip(repr(preset))}; choose one of {sorted(PRESETS)}")
+        raise unknown_preset(preset)
     if "family" in overrides and overrides["family"] != PRESETS[preset].family:
         raise ValueError(
             f"config field 'family' cannot be overridden ({clip(repr(overrides['family']))}) on preset {clip(repr(preset))}: "

@@ -14,11 +14,13 @@ Accepted as an action: a Python ``int``, a numpy integer scalar or a 0-d integer
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
 from .actions import NUM_ACTIONS
+from .limits import clip
 
 _ALLOWED = f"an integer id 0..{NUM_ACTIONS - 1} (a Python int, numpy integer or 0-d integer array)"
 
@@ -81,10 +83,15 @@ def as_seed(seed: Any) -> int | None:
 
 def as_reset_options(options: Any) -> dict:
     """The keys of reset's ``options`` that the environments read (``deal``, ``score``); other keys are ignored,
-    as Gymnasium and PettingZoo's api_test expect of reset options. ValueError when ``options`` is no dict."""
+    as Gymnasium and PettingZoo's api_test expect of reset options, with a warning that names them (a misspelt
+    ``"scores"`` would otherwise pass unseen). ValueError when ``options`` is no dict."""
     if options is None:
         return {}
     if not isinstance(options, dict):
         raise ValueError(f"options must be None or a dict with keys 'deal' and/or 'score', got "
                          f"{_describe(options)}")
+    unknown = sorted(str(k) for k in options if k not in ("deal", "score"))
+    if unknown:
+        warnings.warn(f"reset options {clip(unknown, 80)} are ignored: the environment reads 'deal' and 'score'",
+                      UserWarning, stacklevel=3)
     return {k: v for k, v in options.items() if k in ("deal", "score")}

@@ -35,13 +35,20 @@ def export_json(checkpoint: str | os.PathLike, out: str | os.PathLike, min_prob:
     table = StrategyTable(ckpt, str(checkpoint))
     if ckpt.meta["kind"] == "exact":  # the table holds engine action ids
         names = A.action_names(table.config.family)
-        label = names.__getitem__
+
+        def label(action: int) -> str:
+            if not 0 <= action < len(names):
+                raise ValueError(f"action id {action} is out of range 0..{len(names) - 1}")
+            return names[action]
     else:  # MCCFR tables hold abstract action codes, which name no card until a hand resolves them
         label = code_label
     strategy = {}
     for key in ckpt.keys:
         actions, probs = table.lookup(key)
-        strategy[key] = {label(int(a)): round(float(p), 6) for a, p in zip(actions, probs) if p > min_prob}
+        try:
+            strategy[key] = {label(int(a)): round(float(p), 6) for a, p in zip(actions, probs) if p > min_prob}
+        except ValueError as err:  # a table whose actions its kind does not have: a damaged or forged file
+            raise ValueError(f"{checkpoint}: a {ckpt.meta['kind']} table, but {err}") from None
     meta = ckpt.meta
     doc = {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "kind": meta["kind"], "preset": meta.get("preset"),
            "rules": meta.get("rules"),
