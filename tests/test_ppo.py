@@ -45,8 +45,9 @@ def test_a_short_run_learns_to_beat_random(tmp_path):
     assert low > 0.5, f"after 40,000 decisions the policy wins {rate:.1%} against random"
 
 
-def test_resume_after_a_crash_equals_an_uninterrupted_run(tmp_path, monkeypatch):
-    whole = train(tiny(tmp_path, "whole"), progress_bar=False)
+@pytest.mark.parametrize("magnet", [{}, {"magnet_coef": 0.5, "magnet_every": 2}], ids=["plain", "magnet"])
+def test_resume_after_a_crash_equals_an_uninterrupted_run(magnet, tmp_path, monkeypatch):
+    whole = train(tiny(tmp_path, "whole", **magnet), progress_bar=False)
     calls = {"n": 0}
     real_run = ppo.Backend.run
 
@@ -58,15 +59,46 @@ def test_resume_after_a_crash_equals_an_uninterrupted_run(tmp_path, monkeypatch)
 
     monkeypatch.setattr(ppo.Backend, "run", crash_on_third_update)
     with pytest.raises(KeyboardInterrupt):
-        train(tiny(tmp_path, "split"), progress_bar=False)
+        train(tiny(tmp_path, "split", **magnet), progress_bar=False)
     monkeypatch.setattr(ppo.Backend, "run", real_run)
-    resumed = train(tiny(tmp_path, "split"), resume=True, progress_bar=False)
+    resumed = train(tiny(tmp_path, "split", **magnet), resume=True, progress_bar=False)
     a, b = weights(whole), weights(resumed)
     assert a.keys() == b.keys()
     assert all(torch.equal(a[k], b[k]) for k in a)
     ca, cb = weights(tmp_path / "whole" / "checkpoint.safetensors"), weights(tmp_path / "split" / "checkpoint.safetensors")
     assert ca.keys() == cb.keys() and any(k.startswith("snap.") for k in ca)  # the league came back too
+    assert any(k.startswith("magnet.") for k in ca) == bool(magnet)  # and the magnet
     assert all(torch.equal(ca[k], cb[k]) for k in ca)
+
+
+def test_the_magnet_holds_the_policy_near_where_it_started(tmp_path):
+    """Magnetic mirror descent's KL term: two runs from the same weights, one with the term, drift apart from
+    their start by different amounts, the regularised one less (KL measured on observations neither trained on)."""
+    from agents.network import PolicyNet, load_policy
+
+    changes = {"learning_rate": 1e-2, "anneal_lr": False, "ent_coef": 0.0, "total_decisions": 9000}
+    free = train(tiny(tmp_path, "free", **changes), progress_bar=False)
+    held = train(tiny(tmp_path, "held", magnet_coef=20.0, **changes), progress_bar=False)
+    start = PolicyNet(hidden=(32,), features="card_strength")  # the magnet: where both runs started (no warm start)
+    checkpoint = weights(tmp_path / "held" / "checkpoint.safetensors")
+    start.load_state_dict({k[len("magnet."):]: v for k, v in checkpoint.items() if k.startswith("magnet.")})
+    env = VectorEnv("paulista", num_envs=256, seed=77)
+    obs, mask, _ = env.reset()
+    rows_obs, rows_mask = [obs.copy()], [mask.copy()]
+    for _ in range(8):
+        obs, mask, *_ = env.step(env.random_actions())
+        rows_obs.append(obs.copy())
+        rows_mask.append(mask.copy())
+    env.close()
+    x = torch.from_numpy(np.concatenate(rows_obs))
+    m = torch.from_numpy(np.concatenate(rows_mask).astype(bool))
+
+    def drift(path) -> float:
+        net, _ = load_policy(path)
+        with torch.no_grad():
+            return float(ppo.masked_kl(net(x, m)[0], start(x, m)[0]).mean())
+
+    assert drift(held) < 0.25 * drift(free), (drift(held), drift(free))
 
 
 def test_resume_refuses_other_options_and_a_fresh_run_refuses_an_old_checkpoint(tmp_path):

@@ -15,7 +15,10 @@
    also sees the cards the learner cannot (:class:`DealCritic`): the luck of the deal leaves the advantages, while
    the policy still acts from its observation.
 3. **Update.** Clipped PPO epochs with masked logits, advantages normalised per minibatch, value and entropy
-   terms, gradient clipping, the learning rate annealed linearly over ``total_decisions``.
+   terms, gradient clipping, the learning rate annealed linearly over ``total_decisions``. With ``magnet_coef``,
+   a KL term holds the policy near a *magnet* (magnetic mirror descent, Sokota et al. 2023): the policy the run
+   starts from (after the warm start), replaced by the current one every ``magnet_every`` updates as in R-NaD
+   (Perolat et al. 2022), against the drift of long self-play (docs/research.md, pilot K).
 4. **League, logging, evaluation, checkpoint.** Every ``snapshot_every`` updates the current weights join the
    league. CleanRL's TensorBoard tags are written with the learner's decisions as the global step. Every
    ``eval_every`` updates the policy plays duplicate matches against ``eval_opponents`` (logged, never used to
@@ -123,6 +126,12 @@ class PPOArgs(Options):
     """Weight of the value losses."""
     max_grad_norm: Annotated[float, Field(gt=0)] = 0.5
     """Gradient norm clip."""
+    magnet_coef: Annotated[float, Field(ge=0)] = 0.0
+    """Weight of KL(policy || magnet) in the loss (magnetic mirror descent): the update is pulled toward the
+    magnet policy, so self-play cannot drift far from it in a direction only its own league rewards. 0: off."""
+    magnet_every: Annotated[int, Field(ge=0)] = 0
+    """Updates between replacing the magnet by the current policy (R-NaD's outer loop: each phase regularises
+    toward the last phase's result); 0: the magnet stays the policy the run started from."""
     gae_lambda: Annotated[float, Field(ge=0, le=1)] = 0.95
     """GAE's lambda (gamma is 1: a match is short and its result is what counts)."""
     shaping: Annotated[float, Field(ge=0)] = 1.0
@@ -243,6 +252,18 @@ def masked_entropy(logits: torch.Tensor) -> torch.Tensor:
     return -(probs * torch.where(torch.isfinite(log_probs), log_probs, torch.zeros_like(log_probs))).sum(-1)
 
 
+def masked_kl(logits: torch.Tensor, reference: torch.Tensor) -> torch.Tensor:
+    """KL(p || q) per row of two masked categoricals given by their logits (the same -inf entries: they
+    contribute 0)."""
+    log_p = torch.log_softmax(logits, dim=-1)
+    log_q = torch.log_softmax(reference, dim=-1)
+    legal = torch.isfinite(log_p) & torch.isfinite(log_q)
+    zero = torch.zeros_like(log_p)
+    # the -inf entries are replaced before any product: where() alone would still pass their NaN gradients back
+    log_p, log_q = torch.where(legal, log_p, zero), torch.where(legal, log_q, zero)
+    return torch.where(legal, log_p.exp() * (log_p - log_q), zero).sum(-1)
+
+
 def clipped_surrogate(logits: torch.Tensor, actions: torch.Tensor, old_logprobs: torch.Tensor,
                       advantages: torch.Tensor, clip: float) -> tuple[torch.Tensor, dict[str, Any]]:
     """PPO's clipped policy loss over one minibatch (advantages standardised within it), and CleanRL's
@@ -260,24 +281,32 @@ def clipped_surrogate(logits: torch.Tensor, actions: torch.Tensor, old_logprobs:
 
 
 def ppo_loss(logits: torch.Tensor, values: torch.Tensor, critic_values: torch.Tensor, actions: torch.Tensor,
-             old_logprobs: torch.Tensor, advantages: torch.Tensor, returns: torch.Tensor, args: Any
-             ) -> tuple[torch.Tensor, dict[str, Any]]:
+             old_logprobs: torch.Tensor, advantages: torch.Tensor, returns: torch.Tensor, args: Any,
+             magnet_logits: torch.Tensor | None = None) -> tuple[torch.Tensor, dict[str, Any]]:
     """One minibatch's loss: the clipped surrogate, minus the entropy bonus, plus the value losses of the critic
-    and of the policy's own value head (kept for exporters), both on the same returns; and the diagnostics.
-    ``args`` gives ``clip_coef``, ``ent_coef`` and ``vf_coef`` (the best-response learner shares it)."""
+    and of the policy's own value head (kept for exporters), both on the same returns, plus ``magnet_coef`` times
+    the KL to the magnet's logits when given; and the diagnostics. ``args`` gives ``clip_coef``, ``ent_coef``,
+    ``vf_coef`` (the best-response learner shares it) and, with a magnet, ``magnet_coef``."""
     pg_loss, stats = clipped_surrogate(logits, actions, old_logprobs, advantages, args.clip_coef)
     v_loss = 0.5 * ((critic_values - returns) ** 2).mean() + 0.5 * ((values - returns) ** 2).mean()
     entropy = masked_entropy(logits).mean()
-    return pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss, {
-        **stats, "policy_loss": pg_loss, "value_loss": v_loss, "entropy": entropy}
+    loss = pg_loss - args.ent_coef * entropy + args.vf_coef * v_loss
+    stats = {**stats, "policy_loss": pg_loss, "value_loss": v_loss, "entropy": entropy}
+    if magnet_logits is not None:
+        kl = masked_kl(logits, magnet_logits).mean()
+        loss = loss + args.magnet_coef * kl
+        stats["magnet_kl"] = kl
+    return loss, stats
 
 
 def ppo_epochs(batch: dict[str, Any], policy_of: Any, value_of: Any, optimizer: torch.optim.Optimizer,
-               params: list[torch.Tensor], rng: np.random.Generator, args: Any) -> tuple[dict[str, Any], list[float]]:
+               params: list[torch.Tensor], rng: np.random.Generator, args: Any, magnet_of: Any = None
+               ) -> tuple[dict[str, Any], list[float]]:
     """``update_epochs`` passes over ``batch`` (``actions``, ``logprobs``, ``advantages``, ``returns`` and the
     networks' inputs, all sliced by rows) in shuffled minibatches, one clipped gradient step each.
-    ``policy_of(minibatch)`` gives the logits and the policy's values, ``value_of(minibatch)`` the critic's.
-    Returns the last minibatch's diagnostics and every minibatch's clip fraction."""
+    ``policy_of(minibatch)`` gives the logits and the policy's values, ``value_of(minibatch)`` the critic's and
+    ``magnet_of(minibatch)``, when given, the magnet's logits. Returns the last minibatch's diagnostics and every
+    minibatch's clip fraction."""
     size = len(batch["actions"])
     order = np.arange(size)
     clipfracs = []
@@ -287,8 +316,13 @@ def ppo_epochs(batch: dict[str, Any], policy_of: Any, value_of: Any, optimizer: 
             mb = torch.from_numpy(order[start:start + args.minibatch_size])
             part = {key: value[mb] for key, value in batch.items()}
             logits, values = policy_of(part)
+            if magnet_of is not None:
+                with torch.no_grad():
+                    magnet_logits = magnet_of(part)
+            else:
+                magnet_logits = None
             loss, stats = ppo_loss(logits, values, value_of(part), part["actions"], part["logprobs"],
-                                   part["advantages"], part["returns"], args)
+                                   part["advantages"], part["returns"], args, magnet_logits)
             clipfracs.append(stats["clipfrac"])
             optimizer.zero_grad()
             loss.backward()
@@ -464,8 +498,11 @@ class Progress:
 
 
 def save_checkpoint(path: str, args: PPOArgs, net: PolicyNet, critic: DealCritic, optimizer: torch.optim.Optimizer,
-                    league: League, progress: Progress, rng: np.random.Generator) -> None:
+                    league: League, progress: Progress, rng: np.random.Generator,
+                    magnet: PolicyNet | None = None) -> None:
     tensors = {f"net.{k}": v for k, v in net.state_dict().items()}
+    if magnet is not None:
+        tensors.update({f"magnet.{k}": v for k, v in magnet.state_dict().items()})
     tensors.update({f"critic.{k}": v for k, v in critic.state_dict().items()})
     opt = optimizer.state_dict()
     for i, state in opt["state"].items():
@@ -481,7 +518,7 @@ def save_checkpoint(path: str, args: PPOArgs, net: PolicyNet, critic: DealCritic
 
 
 def load_checkpoint(path: str, args: PPOArgs, net: PolicyNet, critic: DealCritic, optimizer: torch.optim.Optimizer,
-                    league: League, rng: np.random.Generator) -> Progress:
+                    league: League, rng: np.random.Generator, magnet: PolicyNet | None = None) -> Progress:
     tensors, meta = load_tensors(path, CHECKPOINT_FORMAT)
     try:
         saved = PPOArgs(**meta["args"])
@@ -493,14 +530,15 @@ def load_checkpoint(path: str, args: PPOArgs, net: PolicyNet, critic: DealCritic
             raise ValueError(f"--resume: option {name!r} is {getattr(args, name)!r} but the checkpoint was trained "
                              f"with {getattr(saved, name)!r}; resume with the same options")
     try:
-        return _restore(tensors, meta, net, critic, optimizer, league, rng)
+        return _restore(tensors, meta, net, critic, optimizer, league, rng, magnet)
     except (KeyError, TypeError, ValueError, RuntimeError, AttributeError, IndexError) as exc:
         raise ValueError(f"{path}: not a usable checkpoint of this run ({type(exc).__name__}: "
                          f"{clip(str(exc).splitlines()[0] if str(exc) else '', 120)})") from None
 
 
 def _restore(tensors: dict[str, torch.Tensor], meta: dict[str, Any], net: PolicyNet, critic: DealCritic,
-             optimizer: torch.optim.Optimizer, league: League, rng: np.random.Generator) -> Progress:
+             optimizer: torch.optim.Optimizer, league: League, rng: np.random.Generator,
+             magnet: PolicyNet | None = None) -> Progress:
     """Put a checkpoint's state into the run's objects; any malformed part raises (reported in one line above)."""
 
     def part(prefix: str) -> dict[str, torch.Tensor]:
@@ -508,6 +546,8 @@ def _restore(tensors: dict[str, torch.Tensor], meta: dict[str, Any], net: Policy
 
     net.load_state_dict(part("net."))
     critic.load_state_dict(part("critic."))
+    if magnet is not None:
+        magnet.load_state_dict(part("magnet."))
     params = [p for group in optimizer.param_groups for p in group["params"]]
     state: dict[int, dict[str, torch.Tensor]] = {}
     for key, value in part("opt.").items():
@@ -536,10 +576,11 @@ def _restore(tensors: dict[str, torch.Tensor], meta: dict[str, Any], net: Policy
         weights = part(f"snap.{sid}.")
         if {k: v.shape for k, v in weights.items()} != shapes:
             raise ValueError(f"the league's snapshot {sid} does not have the network's tensors and shapes")
-    unknown = sorted(set(tensors) - {k for k in tensors if k.split(".", 1)[0] in ("net", "critic", "opt")}
+    parts = ("net", "critic", "opt") + (("magnet",) if magnet is not None else ())
+    unknown = sorted(set(tensors) - {k for k in tensors if k.split(".", 1)[0] in parts}
                      - {f"snap.{sid}.{k}" for sid in ids for k in shapes})
     if unknown:
-        raise ValueError(f"tensor {clip(unknown[0])!r} is no part of the network, optimizer or league")
+        raise ValueError(f"tensor {clip(unknown[0])!r} is no part of the network, optimizer, league or magnet")
     scores = recorded["scores"]
     if not isinstance(scores, dict) or not all(
             isinstance(v, list) and all(type(x) in (int, float) and 0 <= x <= 1 for x in v) for v in scores.values()):
@@ -627,12 +668,20 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
     rng = np.random.default_rng(np.random.SeedSequence([args.seed, 1 << 21]))
     league = League()
     state = Progress()
+    # the magnet: a frozen copy of the policy the run starts from (after the warm start), or the checkpoint's
+    magnet = PolicyNet(hidden=args.hidden, features=args.features, tally_film=args.tally_film) \
+        if args.magnet_coef > 0 else None
     if resume:
-        state = load_checkpoint(checkpoint, args, net, critic, optimizer, league, rng)
-    elif args.imitation_decisions:
-        accuracy = imitate(net, imitation_data(args), args.seed)
-        logger.info("warm start: the network takes %s's action at %.1f%% of %s decisions", args.imitation_teacher,
-                    100 * accuracy, f"{args.imitation_decisions:,}")
+        state = load_checkpoint(checkpoint, args, net, critic, optimizer, league, rng, magnet)
+    else:
+        if args.imitation_decisions:
+            accuracy = imitate(net, imitation_data(args), args.seed)
+            logger.info("warm start: the network takes %s's action at %.1f%% of %s decisions",
+                        args.imitation_teacher, 100 * accuracy, f"{args.imitation_decisions:,}")
+        if magnet is not None:
+            magnet.load_state_dict(net.state_dict())
+    if magnet is not None:
+        magnet.requires_grad_(False)
     meta = {"presets": [args.preset], "play": args.play, "config": args.model_dump(mode="json"),
             "config_hash": config_hash(args), "commit": git_commit()}
     writer = SummaryWriter(os.path.join(args.run_dir, "tb"))
@@ -683,8 +732,12 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
             batch = {"policy": x_policy, "critic": x_critic, "advantages": torch.from_numpy(adv),
                      "returns": torch.from_numpy(returns),
                      **{key: torch.from_numpy(arrays[key]) for key in ("masks", "actions", "logprobs")}}
-            stats, clipfracs = ppo_epochs(batch, lambda mb: net.from_inputs(mb["policy"], mb["masks"]),
-                                          lambda mb: critic.from_inputs(mb["critic"]), optimizer, params, rng, args)
+            stats, clipfracs = ppo_epochs(
+                batch, lambda mb: net.from_inputs(mb["policy"], mb["masks"]),
+                lambda mb: critic.from_inputs(mb["critic"]), optimizer, params, rng, args,
+                None if magnet is None else (lambda mb: magnet.from_inputs(mb["policy"], mb["masks"])[0]))
+            if magnet is not None and args.magnet_every and state.update % args.magnet_every == 0:
+                magnet.load_state_dict(net.state_dict())
 
             # --- league, CleanRL's TensorBoard tags, evaluation, checkpoint -----------------------------------
             if state.update % args.snapshot_every == 0:
@@ -704,6 +757,8 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
                        "league/snapshot_win_rate": float(np.mean([league.win_rate(n) for n in names[1:]
                                                                   if n.startswith("snapshot:")] or [np.nan]))}
             scalars.update({f"league/win_rate_vs_{spec}": league.win_rate(spec) for spec in args.scripted})
+            if "magnet_kl" in stats:
+                scalars["losses/magnet_kl"] = stats["magnet_kl"].item()
             complete = state.decisions >= args.total_decisions
             done = complete or stop["requested"]
             if complete or (args.eval_every and state.update % args.eval_every == 0 and not done):
@@ -719,7 +774,7 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
             for tag, value in scalars.items():
                 writer.add_scalar(tag, value, step)
             if done or state.update % args.checkpoint_every == 0:
-                save_checkpoint(checkpoint, args, net, critic, optimizer, league, state, rng)
+                save_checkpoint(checkpoint, args, net, critic, optimizer, league, state, rng, magnet)
             bar.update(min(size, args.total_decisions - bar.n))
             bar.set_postfix(sps=f"{scalars['charts/SPS']:.0f}", snap=f"{scalars['league/snapshot_win_rate']:.2f}")
     finally:
