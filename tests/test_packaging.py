@@ -19,11 +19,15 @@ TOP = ("truco_env", "agents", "training")
 
 def test_every_package_of_the_project_goes_into_the_wheel():
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    found = set(setuptools.find_packages(str(ROOT), include=config["packages"]["find"]["include"]))
+    find = config["packages"]["find"]
+    assert find["namespaces"] is True  # the policies' folders are data packages, listed, not warned about
+    found = set(setuptools.find_namespace_packages(str(ROOT), include=find["include"], exclude=find["exclude"]))
     on_disk = {".".join(path.parent.relative_to(ROOT).parts) for top in TOP for path in (ROOT / top).rglob("__init__.py")}
     assert {"training.cfr"} <= on_disk
-    assert on_disk == found  # nothing missing, and nothing outside the three top-level packages (tests, notebooks)
-    assert "policies/*.safetensors" in config["package-data"]["agents"]  # the shipped policies ride along as data
+    data = {"agents.policies", "agents.policies.gauntlet"}  # the shipped policies ride along as data
+    assert found == on_disk | data  # nothing missing, nothing outside the three top-level packages (tests, notebooks)
+    assert "*.safetensors" in config["package-data"]["agents.policies"]
+    assert "*.safetensors" in config["package-data"]["agents.policies.gauntlet"]
 
 
 CORE = {"numpy", "numba", "gymnasium", "pettingzoo"}
