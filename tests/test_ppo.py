@@ -368,14 +368,20 @@ def test_a_full_disk_is_one_line_not_a_traceback(failure, tmp_path, monkeypatch,
     """Writing a checkpoint on a full disk fails in safetensors (or in an ordinary write): one line, exit 2."""
     import errno
 
+    import safetensors.torch
     from safetensors import SafetensorError
 
+    from training.atomic import atomic_save_tensors
     from training.cli import main
 
+    def full_disk_save(*args, **kwargs):
+        raise SafetensorError('Error while serializing: IoError(Os { code: 28, kind: StorageFull, message: '
+                              '"No space left on device" })')
+
     def full(args):
-        if failure == "safetensors":
-            raise SafetensorError('Error while serializing: IoError(Os { code: 28, kind: StorageFull, message: '
-                                  '"No space left on device" })')
+        if failure == "safetensors":  # what safetensors raises, through the writer every checkpoint goes through
+            monkeypatch.setattr(safetensors.torch, "save_file", full_disk_save)
+            atomic_save_tensors({"x": torch.zeros(1)}, {}, str(tmp_path / "run" / "checkpoint.safetensors"))
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(ppo, "imitation_data", full)

@@ -9,8 +9,10 @@ process is gone.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import re
 import tempfile
 from collections.abc import Callable
 from typing import Any
@@ -48,9 +50,21 @@ def atomic_write_json(path: str | os.PathLike, data: Any, indent: int | None = N
 
 
 def atomic_save_tensors(tensors: dict[str, Any], metadata: dict[str, Any], path: str) -> None:
-    """Write a safetensors file atomically (temp file + rename): an interrupted save never corrupts ``path``."""
+    """Write a safetensors file atomically (temp file + rename): an interrupted save never corrupts ``path``. A
+    failed write (a full disk, say) is an OSError, as for every other file: safetensors reports it as its own
+    error type, which callers would otherwise have to know."""
+    from safetensors import SafetensorError
     from safetensors.torch import save_file  # torch only where tensors are saved
 
     contiguous = {k: v.detach().cpu().contiguous() for k, v in tensors.items()}
-    atomic_write(path, lambda tmp: save_file(contiguous, tmp, metadata={"json": json.dumps(metadata)}),
-                 ".safetensors")
+
+    def write(tmp: str) -> None:
+        try:
+            save_file(contiguous, tmp, metadata={"json": json.dumps(metadata)})
+        except SafetensorError as err:  # "... IoError(Os { code: 28, kind: StorageFull, message: \"No space...\" })"
+            text = " ".join(str(err).split())
+            code, message = re.search(r"code: (\d+)", text), re.search(r'message: "([^"]*)"', text)
+            raise OSError(int(code.group(1)) if code else errno.EIO, message.group(1) if message else text,
+                          path) from None
+
+    atomic_write(path, write, ".safetensors")

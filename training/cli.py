@@ -639,8 +639,6 @@ def _cmd_train_ppo(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     import os
     import shlex
 
-    from safetensors import SafetensorError
-
     from agents.network import PolicyFileError
     from training.options import load
     from training.ppo import PPOArgs, TrainingInterrupted, train
@@ -653,7 +651,7 @@ def _cmd_train_ppo(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     except (ValueError, PolicyFileError) as err:
         print(f"truco train ppo: error: {err}", file=sys.stderr)
         return 2
-    except (OSError, SafetensorError) as err:  # a full disk, a run dir that became unwritable
+    except OSError as err:  # a full disk, a run dir that became unwritable (training.atomic: safetensors too)
         reason = getattr(err, "strerror", None) or " ".join(str(err).split())
         print(f"truco train ppo: error: could not write in the run dir {options.run_dir if options else ''!r}: "
               f"{clip(reason, 160)} (its last checkpoint, if any, is whole: make room, then --resume)",
