@@ -136,11 +136,10 @@ def _obs_target_family(obs: np.ndarray) -> tuple[int, int]:
     return min(target, _ME_SIDE), family
 
 
-class HeuristicAgent(Agent):
-    """A strong rule-based player for every preset (see the module docstring)."""
+class HeuristicParameters:
+    """The parameters of the heuristic, checked (the compiled agent and its reference take the same ones)."""
 
-    def __init__(self, bluff: float = 0.1, samples: int = 48, respect: float = 0.5, edge: float = 0.1,
-                 seed: int | None = None):
+    def __init__(self, bluff: float = 0.1, samples: int = 48, respect: float = 0.5, edge: float = 0.1):
         if not 0.0 <= bluff <= 1.0:
             raise ValueError(f"heuristic: bluff must be in [0, 1], got {bluff!r}")
         if not 8 <= samples <= 10_000:
@@ -153,6 +152,14 @@ class HeuristicAgent(Agent):
         self.bluff = float(bluff)
         self.samples = int(samples)
         self.respect = float(respect)
+
+
+class HeuristicAgent(HeuristicParameters, Agent):
+    """A strong rule-based player for every preset (see the module docstring)."""
+
+    def __init__(self, bluff: float = 0.1, samples: int = 48, respect: float = 0.5, edge: float = 0.1,
+                 seed: int | None = None):
+        super().__init__(bluff, samples, respect, edge)
         self._rng = MersenneStream(seed)
         self._params = np.array([[self.bluff, self.samples, self.respect]])
         self._memo = np.zeros((1, 1 + 2 * _MEMO_START), dtype=np.int64)  # see agents._heuristic_kernel

@@ -28,6 +28,7 @@ from .heuristic import (
     FLOR_VALUES,
     FOLD_SHARE,
     RERAISE_SHARE,
+    HeuristicParameters,
     match_equity_table,
 )
 from .view import OPP, OWN, TIE, View, decode
@@ -77,23 +78,12 @@ def _winner_table(hand_size: int) -> dict[tuple[int, ...], int | None]:
     return _WINNER_TABLES[hand_size]
 
 
-class ReferenceHeuristic(Agent):
+class ReferenceHeuristic(HeuristicParameters, Agent):
     """The heuristic in plain Python (see the module docstrings here and of :mod:`agents.heuristic`)."""
 
     def __init__(self, bluff: float = 0.1, samples: int = 48, respect: float = 0.5, edge: float = 0.1,
                  seed: int | None = None):
-        if not 0.0 <= bluff <= 1.0:
-            raise ValueError(f"heuristic: bluff must be in [0, 1], got {bluff!r}")
-        if not 8 <= samples <= 10_000:
-            raise ValueError(f"heuristic: samples must be in 8..10000, got {samples!r}")
-        if not 0.0 <= respect <= 1.0:
-            raise ValueError(f"heuristic: respect must be in [0, 1], got {respect!r}")
-        if not 0.0 <= edge < 0.5:
-            raise ValueError(f"heuristic: edge must be in [0, 0.5), got {edge!r}")
-        self.edge = float(edge)
-        self.bluff = float(bluff)
-        self.samples = int(samples)
-        self.respect = float(respect)
+        super().__init__(bluff, samples, respect, edge)
         self._rng = random.Random(seed)
         self._bluff_memo: dict[tuple, bool] = {}
         self._opp_called: dict[tuple, bool] = {}  # per hand seen in this match: did the opponents call the ladder
