@@ -560,6 +560,17 @@ def _draw(vw, tab, st, n, slot_rel, slot_off, slot_k, fixed_n, fixed_cards):
 
 # ------------------------------------------------------------------------------------------ playing hands out
 
+@njit(cache=True, inline="always")
+def _join_trick(best, fh, count, has_own, has_opp, seat, s):
+    """The trick's state after ``seat`` plays strength ``s``: the best strength so far (-1: none), the first seat
+    to play it, how many played it, and whether the own team and the opponents are among them."""
+    if best < 0 or s > best:
+        return s, seat, 1, seat % 2 == 0, seat % 2 != 0
+    if s == best:
+        return best, fh, count + 1, has_own or seat % 2 == 0, has_opp or seat % 2 != 0
+    return best, fh, count, has_own, has_opp
+
+
 @njit(cache=True)
 def _rollout(hands, hn, tr_seat, tr_s, tr_n, leader, t, res, nres, vw, tab, partner_tie, lead_rule, all_tied,
              first, rot):
@@ -581,18 +592,7 @@ def _rollout(hands, hn, tr_seat, tr_s, tr_n, leader, t, res, nres, vw, tab, part
             r = tr_seat[i]
             s = tr_s[i]
             played |= 1 << r
-            if best < 0 or s > best:
-                best = s
-                fh = r
-                count = 1
-                has_own = r % 2 == 0
-                has_opp = not has_own
-            elif s == best:
-                count += 1
-                if r % 2 == 0:
-                    has_own = True
-                else:
-                    has_opp = True
+            best, fh, count, has_own, has_opp = _join_trick(best, fh, count, has_own, has_opp, r, s)
         for oi in range(n):
             seat = order[oi]
             if (played >> seat) & 1:
@@ -633,18 +633,7 @@ def _rollout(hands, hn, tr_seat, tr_s, tr_n, leader, t, res, nres, vw, tab, part
             tr_seat[tr_n] = seat
             tr_s[tr_n] = s
             tr_n += 1
-            if best < 0 or s > best:
-                best = s
-                fh = seat
-                count = 1
-                has_own = seat % 2 == 0
-                has_opp = not has_own
-            elif s == best:
-                count += 1
-                if seat % 2 == 0:
-                    has_own = True
-                else:
-                    has_opp = True
+            best, fh, count, has_own, has_opp = _join_trick(best, fh, count, has_own, has_opp, seat, s)
         if tr_n == 0:
             return all_tied
         if has_own != has_opp and (count == 1 or partner_tie):
