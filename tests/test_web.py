@@ -277,6 +277,22 @@ def test_truco_serve_refuses_bad_options_in_one_line(capsys):
         assert err.startswith("truco serve: error: ") and fragment in err and "\n" not in err, err
 
 
+def test_the_default_bot_is_best_preset_when_the_browser_can_run_it(monkeypatch):
+    """best:<preset> names the report's choice; the page runs networks only, so a default that names the heuristic
+    or a CFR table falls back to ppo:<preset> with a note, and an explicit one is refused in one line."""
+    import agents.best
+
+    monkeypatch.setattr(agents.best, "choices", lambda path=None: {"argentine": "ppo:argentine",
+                                                                  "paulista": "cfr:paulista"})
+    assert serve.browser_opponent(None, "argentine") == ("ppo:argentine", "best:argentine is ppo:argentine")
+    assert serve.browser_opponent("best:argentine,sample", "paulista")[0] == "ppo:argentine,sample"
+    spec, note = serve.browser_opponent(None, "paulista")
+    assert spec == "ppo:paulista" and "cfr:paulista, which the browser cannot run" in note
+    with pytest.raises(ValueError, match="that is cfr:paulista, which runs only in Python"):
+        serve.browser_opponent("best:paulista", "paulista")
+    assert serve.browser_opponent(None, "argentine-mini") == ("ppo:argentine-mini", None)  # no choice: as before
+
+
 # ------------------------------------------------------------------ in a real browser
 
 CHROMEDRIVER = shutil.which("chromedriver")

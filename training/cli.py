@@ -183,10 +183,11 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     play.add_argument("--preset", default="argentine", help="rules preset (default: argentine)")
-    play.add_argument("--opponent", default="random", metavar="SPEC",
-                      help="agent spec of the opponents, e.g. random, heuristic:bluff=0.3 (default: random)")
-    play.add_argument("--partner", default="random", metavar="SPEC",
-                      help="agent spec of your partner(s) in team presets (default: random)")
+    play.add_argument("--opponent", default=None, metavar="SPEC",
+                      help="agent spec of the opponents, e.g. random, heuristic:bluff=0.3 (default: best:<preset>, "
+                           "the strongest shipped agent by docs/strength.md; heuristic on presets without one)")
+    play.add_argument("--partner", default=None, metavar="SPEC",
+                      help="agent spec of your partner(s) in team presets (default: as --opponent)")
     play.add_argument("--seat", type=_int, default=0, help="your seat, 0..n-1 (default: 0)")
     play.add_argument("--seed", type=_int, default=None, help="seed for a reproducible deal")
     play.add_argument("--save", metavar="FILE.json", help="save the match record here when the match ends")
@@ -208,7 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         epilog=(
             "examples:\n"
-            "  truco serve                                  # argentine against ppo:argentine, port 8000\n"
+            "  truco serve                                  # argentine against best:argentine, port 8000\n"
             "  truco serve --preset paulista --port 8080 --records runs/web/paulista\n"
             "  truco serve --opponent onnx:exported/argentine.onnx,sample"
         ),
@@ -216,8 +217,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--preset", default="argentine", help="rules preset (default: argentine)")
     serve.add_argument("--opponent", default=None, metavar="SPEC",
-                       help="the bot: ppo:<name>, ppo:PATH.safetensors or onnx:PATH.onnx, optionally ,greedy or "
-                            ",sample (default: ppo:<preset>, greedy)")
+                       help="the bot: ppo:<name>, ppo:PATH.safetensors, onnx:PATH.onnx or best:<preset>, "
+                            "optionally ,greedy or ,sample (default: best:<preset> when that is a network, else "
+                            "ppo:<preset>; greedy)")
     serve.add_argument("--port", type=_int, default=8000, help="TCP port; 0 picks a free one (default: 8000)")
     serve.add_argument("--host", default="127.0.0.1",
                        help="address to listen on (default: 127.0.0.1, this machine only)")
@@ -784,8 +786,11 @@ def _cmd_play(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from training.play import play_match
 
     try:
-        return play_match(args.preset, args.opponent, args.partner, args.seat, args.seed, args.save, args.hands,
-                          allow_other_preset=args.allow_other_preset)
+        from agents.best import default_spec
+
+        fallback = default_spec(args.preset, "heuristic")
+        return play_match(args.preset, args.opponent or fallback, args.partner or fallback, args.seat, args.seed,
+                          args.save, args.hands, allow_other_preset=args.allow_other_preset)
     except ValueError as exc:
         print(f"truco play: error: {exc}", file=sys.stderr)
         return 2

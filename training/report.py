@@ -44,10 +44,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from agents.best import BEST_FILE
 from truco_env.config import make_config
 from truco_env.limits import clip
 
 from .atomic import atomic_write, atomic_write_json
+from .best_agent import RULE, write_choices
+from .best_agent import table as best_table
 from .best_response import STANDARD_DECISIONS, BRArgs
 from .evaluate import (
     OKABE_ITO,
@@ -173,6 +176,21 @@ def measure(agent: str, preset: str, runs: Path, decisions: int, seed: int, work
     key = {"matches": eval_matches, "seed": seed, **({"previous": previous} if previous else {}), **same_file}
     versus = _stage(folder / "baselines.json", key, baselines, log, stored.get("versus"))
     row = {"agent": agent, "preset": preset, "exploit": exploit, "gauntlet": gauntlet, "versus": versus}
+    # head to head against the other shipped agents listed after this one (the heuristic is in the baselines):
+    # each pairing is played once, from the side of the agent listed first (training/best_agent.py)
+    listed = agents_of(preset)
+    rivals = [a for a in listed[listed.index(agent) + 1:] if a != "heuristic"] if agent != "heuristic" else []
+    if rivals:
+
+        def rivalry() -> dict[str, Any]:
+            summary, _meta = run_tournament([agent, *rivals], [preset], eval_matches, seed=seed, workers=workers,
+                                           progress=progress, pairs=[(agent, o) for o in rivals])
+            return {r["agent_b"]: {k: r[k] for k in ("matches", "win_rate_a", "ci_low", "ci_high")}
+                    for r in summary["pairings"]}
+
+        row["rivals"] = _stage(folder / "rivals.json", {"matches": eval_matches, "seed": seed, **same_file,
+                                                        "rivals": {o: agent_file_hash(o) for o in rivals}},
+                               rivalry, log, stored.get("rivals"))
     if make_config(preset).num_players == 2:
         row["bluffing"] = _stage(folder / "bluffing.json", {"matches": BLUFF_MATCHES, "seed": seed,
                                                             "opponent": BLUFF_OPPONENT, **same_file},
@@ -404,6 +422,11 @@ def render(rows: list[dict[str, Any]], settings: dict[str, Any], host: dict[str,
                    "trains against the searches themselves at the same budget (lower is harder to exploit). "
                    "95% Wilson intervals."),
                   "", *search_table(rows)]
+    lines += ["", "## The strongest agent per preset", "", RULE, "",
+              ("The head to head of two shipped agents other than the heuristic is played once, "
+               f"{settings['eval_matches']:,} duplicate matches, from the side of the first one listed; `truco play`"
+               " and `truco serve` play `best:<preset>` unless told otherwise."), "",
+              *best_table(rows)]
     lines += ["", "## The gauntlet", "",
               ("Fixed per preset (`training/gauntlet.py`); `ppo:gauntlet/...` are the best responses `truco exploit` "
                "trains (seed 0, the standard budget) against the opponent named, packaged under "
@@ -479,7 +502,9 @@ def measured_rows(row: dict[str, Any], settings: dict[str, Any]) -> list[str]:
         f"| gauntlet mean | {_pct(g['mean'], g['mean_low'], g['mean_high'])} |",
         (f"| gauntlet worst | {_pct(g['worst']['win_rate'], g['worst']['ci_low'], g['worst']['ci_high'])} "
          f"vs {g['worst']['opponent']} |"),
-        f"| vs heuristic | {_rate(vs['heuristic'])} |", f"| vs random | {_rate(vs['random'])} |"]
+        f"| vs heuristic | {_rate(vs['heuristic'])} |", f"| vs random | {_rate(vs['random'])} |",
+        *(f"| vs `{rival}` (head to head) | {_rate(figure)} |" for rival, figure in row.get("rivals", {}).items()
+          if isinstance(figure, dict) and "win_rate_a" in figure)]
 
 
 def search_rows(row: dict[str, Any]) -> list[str]:
@@ -644,6 +669,8 @@ def cli_main(args: Any) -> int:
     atomic_write_json(data_path(out), {"command": command, "settings": settings, "rows": data}, indent=1)
     if out.resolve() == OWN_REPORT:
         write_model_cards(rows, settings, log)
+        write_choices(data, Path(BEST_FILE))
+        log(f"wrote {BEST_FILE}")
     else:
         log(f"model cards not written: they cite {DEFAULT_OUT}, and this report went to {out}")
     print(text)

@@ -115,6 +115,27 @@ def parse_opponent(spec: str) -> tuple[str, str, str]:
     return kind, path, mode
 
 
+def browser_opponent(opponent: str | None, preset: str) -> tuple[str, str | None]:
+    """The spec the page plays for ``--opponent`` (None: the default) and a note to print, or None. ``best:<preset>``
+    stands for the agent the report chose (agents/best.py); the browser runs only networks, so when that is the
+    heuristic or a CFR table the default falls back to ``ppo:<preset>`` and says so, and an explicit
+    ``best:<preset>`` is refused in one line."""
+    from agents.best import default_spec, resolve_best
+
+    asked = opponent or default_spec(preset, f"ppo:{preset}")
+    base, comma, mode = asked.partition(",")
+    if not base.startswith("best:"):
+        parse_opponent(asked)
+        return asked, None
+    chosen = resolve_best(base.removeprefix("best:"))
+    if chosen.startswith("ppo:"):
+        return chosen + comma + mode, f"{base} is {chosen}"
+    if opponent is not None:
+        raise ValueError(f"--opponent {clip(repr(asked))}: that is {chosen}, which runs only in Python; the page "
+                         f"plays networks (ppo:<preset>, ppo:PATH.safetensors or onnx:PATH.onnx)")
+    return f"ppo:{preset}", f"{base} is {chosen}, which the browser cannot run; playing ppo:{preset}"
+
+
 def resolve_policy(spec: str, preset: str, cache: Path, allow_other_preset: bool = False) -> Policy:
     """The ONNX policy for ``--opponent SPEC`` (see :func:`parse_opponent`): ``onnx:PATH`` as is, ``ppo:`` exported
     into ``cache``. ValueError (one line) for a missing or broken file, or a policy made for other presets."""
@@ -543,8 +564,9 @@ def serve(preset: str, opponent: str | None, port: int, host: str = "127.0.0.1",
     """Run the web table until Ctrl-C; ValueError (one line) for bad options or a missing install."""
     if preset not in PRESETS:
         raise unknown_preset(preset)
-    opponent = opponent or f"ppo:{preset}"
-    parse_opponent(opponent)
+    opponent, note = browser_opponent(opponent, preset)
+    if note:
+        print(f"truco serve: {note}", flush=True)
     if not 0 <= port < 65536:
         raise ValueError(f"--port must be 0..65535 (0: any free port), got {port}")
     _check_port(host, port)

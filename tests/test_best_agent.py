@@ -1,0 +1,102 @@
+"""``best:<preset>``: the rule of training/best_agent.py chooses as docs/strength.md says, and agents/best.py reads
+the report's choice safely (a stranger may have edited the file)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agents import make_agent
+from agents.best import choices, default_spec, resolve_best
+from training import best_agent
+
+
+def figure(rate: float) -> dict:
+    return {"matches": 2000, "win_rate_a": rate, "ci_low": rate - 0.02, "ci_high": rate + 0.02}
+
+
+def row(agent: str, heuristic: float | None, random: float, worst: float, abr: float, rivals=None) -> dict:
+    versus = {"random": figure(random)}
+    if heuristic is not None:
+        versus["heuristic"] = figure(heuristic)
+    out = {"preset": "argentine", "agent": agent, "versus": versus,
+           "gauntlet": {"worst": {"win_rate": worst, "ci_low": worst - 0.03, "ci_high": worst + 0.03}},
+           "exploit": {"abr": {"win_rate": abr, "ci_low": abr - 0.02, "ci_high": abr + 0.02}}}
+    if rivals:
+        out["rivals"] = {k: figure(v) for k, v in rivals.items()}
+    return out
+
+
+HEURISTIC = row("heuristic", None, 0.99, 0.30, 0.70)
+
+
+def test_the_candidate_with_the_lowest_abr_is_chosen():
+    rows = [HEURISTIC, row("ppo:argentine", 0.70, 0.97, 0.60, 0.35, {"cfr:argentine": 0.55}),
+            row("cfr:argentine", 0.65, 0.97, 0.55, 0.20)]
+    # cfr loses the head to head (45%): it is no candidate, so ppo is chosen despite cfr's lower ABR
+    assert best_agent.choose(rows) == "ppo:argentine"
+    rows[1]["rivals"]["cfr:argentine"] = figure(0.5)
+    assert best_agent.choose(rows) == "cfr:argentine"  # both candidates now: the lower ABR wins
+    assert best_agent.bars(rows[0], rows)[best_agent.BARS[0]] is False  # the heuristic never passes 62% vs itself
+
+
+def test_candidates_tied_head_to_head_are_told_apart_by_abr():
+    rows = [HEURISTIC, row("ppo:argentine", 0.70, 0.97, 0.60, 0.31, {"cfr:argentine": 0.50}),
+            row("cfr:argentine", 0.65, 0.97, 0.55, 0.30)]
+    assert best_agent.choose(rows) == "cfr:argentine"
+    rows[2]["exploit"]["abr"]["win_rate"] = 0.32
+    assert best_agent.choose(rows) == "ppo:argentine"
+
+
+def test_with_no_candidate_the_agent_passing_most_bars_then_the_lowest_abr():
+    rows = [HEURISTIC, row("ppo:argentine", 0.68, 0.93, 0.66, 0.38, {"cfr:argentine": 0.52}),
+            row("cfr:argentine", 0.60, 0.94, 0.55, 0.25)]
+    # ppo: heuristic, gauntlet, head to head (3 of 4); cfr: gauntlet only (2 of 4: it loses to ppo and to 62%)
+    assert best_agent.choose(rows) == "ppo:argentine"
+    assert best_agent.bars(rows[2], rows) == dict(zip(best_agent.BARS, [False, False, True, False], strict=True))
+    table = "\n".join(best_agent.table(rows))
+    assert "**`ppo:argentine`**" in table and "`cfr:argentine`" in table
+
+
+def test_the_choice_file_is_read_and_checked(tmp_path):
+    path = tmp_path / "best.json"
+    path.write_text(json.dumps({"best": {"argentine": "ppo:argentine", "paulista": "cfr:paulista"}}))
+    assert resolve_best("paulista", str(path)) == "cfr:paulista"
+    with pytest.raises(ValueError, match="no choice for that preset; presets with one: \\['argentine', 'paulista'\\]"):
+        resolve_best("argentine-2v2", str(path))
+    for bad in ({"best": {"argentine": "exec:rm -rf /"}}, {"best": {"argentine": "ppo:/tmp/x.safetensors"}},
+                {"best": ["ppo:argentine"]}, {"rule": "no best"}):
+        path.write_text(json.dumps(bad))
+        with pytest.raises(ValueError, match="best.json"):
+            choices(str(path))
+    path.write_text("{not json")
+    with pytest.raises(ValueError, match="not the report's choice"):
+        choices(str(path))
+
+
+def test_best_spec_plays_the_agent_the_shipped_file_names():
+    shipped = choices()
+    assert set(shipped) == {"argentine", "argentine-2v2", "paulista", "paulista-2v2"}
+    agent = make_agent("best:argentine")
+    assert agent.spec == "best:argentine" and type(agent) is type(make_agent(shipped["argentine"]))
+    assert default_spec("argentine", "heuristic") == "best:argentine"
+    assert default_spec("argentine-mini", "heuristic") == "heuristic"
+    with pytest.raises(ValueError, match="best:<preset>"):
+        make_agent("best")
+
+
+def test_the_shipped_choice_is_what_the_rule_makes_of_the_committed_report():
+    from pathlib import Path
+
+    data = json.loads((Path(__file__).resolve().parents[1] / "docs" / "strength.json").read_text())
+    assert choices() == best_agent.choices(data["rows"])
+
+
+def test_the_readme_quotes_the_committed_reports_choice():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    rows = json.loads((root / "docs" / "strength.json").read_text())["rows"]
+    readme = (root / "README.md").read_text()
+    assert "\n".join(best_agent.headline(rows)) in readme, "README's best:<preset> table is not the report's"
