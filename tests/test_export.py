@@ -205,6 +205,22 @@ def test_export_cli_takes_a_shipped_policy_by_name(tmp_path, capsys):
     assert "no shipped policy 'nope'; shipped: ['argentine'" in capsys.readouterr().err
 
 
+def test_export_cli_takes_best_preset_when_it_is_a_network(tmp_path, capsys, monkeypatch):
+    """`truco export ppo best:<preset>` exports the report's choice; a choice that is no network is one line."""
+    import agents.best
+    from training.cli import main
+
+    monkeypatch.setattr(agents.best, "choices", lambda path=None: {"argentine-2v2": "ppo:argentine-2v2",
+                                                                  "argentine": "cfr:argentine"})
+    out = tmp_path / "best.onnx"
+    assert main(["export", "ppo", "best:argentine-2v2", "--out", str(out), "--vectors-per-preset", "0"]) == 0
+    assert json.loads((tmp_path / "best.json").read_text())["presets"] == ["argentine-2v2"]
+    capsys.readouterr()
+    assert main(["export", "ppo", "best:argentine", "--out", str(tmp_path / "x.onnx")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "best:argentine is cfr:argentine, not a PPO policy" in err and "\n" not in err
+
+
 def test_a_plain_export_prints_no_warnings(tmp_path):
     """`truco export ppo ppo:NAME` is quiet: no tracer or exporter warnings for a user to puzzle over."""
     result = subprocess.run([sys.executable, "-W", "always", "-m", "training.cli", "export", "ppo", "ppo:argentine",

@@ -315,7 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
                 "  truco export ppo runs/ppo/policy.safetensors --out m.onnx --vectors-per-preset 50"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    export_ppo.add_argument("policy", help="a policy .safetensors file, or ppo:<shipped name>")
+    export_ppo.add_argument("policy", help="a policy .safetensors file, ppo:<shipped name> or best:<preset>")
     export_ppo.add_argument("--out", required=True, metavar="FILE.onnx", help="where the ONNX model goes")
     export_ppo.add_argument("--vectors-per-preset", type=_integer(0, MAX_VECTORS, f"an integer 0..{MAX_VECTORS}"),
                             default=20, metavar="N",
@@ -748,6 +748,19 @@ def _cmd_export_ppo(args: argparse.Namespace, parser: argparse.ArgumentParser) -
     from training.outputs import output_files
 
     path = args.policy
+    if path.startswith("best:"):  # the report's choice (agents/best.py), when it is a network
+        from agents.best import resolve_best
+
+        try:
+            chosen = resolve_best(path[5:])
+        except ValueError as exc:
+            print(f"truco export ppo: error: {exc}", file=sys.stderr)
+            return 2
+        if not chosen.startswith("ppo:"):
+            print(f"truco export ppo: error: {path} is {chosen}, not a PPO policy; `truco export cfr` writes a CFR "
+                  "table as JSON, and the heuristic is code, not a file", file=sys.stderr)
+            return 2
+        path = chosen
     if path.startswith("ppo:"):
         name = path[4:]
         if name not in shipped_policies():
