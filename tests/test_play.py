@@ -10,8 +10,10 @@ import pytest
 
 pexpect = pytest.importorskip("pexpect")
 
-PROMPT = r"Your choice \[1-(\d+)\]: "
-OPTION = re.compile(r"\[(\d+)\] .*?\((\S+)\)")
+PROMPT = r"Your choice \[1-(\d+), q, \?\]: "
+OPTION = re.compile(r"\[(\d+)\] ([^\r\n]+)")
+#: The person reads words, not engine ids: the Spanish a player says for the calls the script makes.
+SAID = {"Envido": "envido", "¡Truco!": "truco", "Quiero": "quiero"}
 
 
 def scripted_choice(options: dict[str, int], said: set[str]) -> int:
@@ -33,10 +35,10 @@ def test_person_plays_a_hand_with_calls(tmp_path: Path, preset, extra):
     said: set[str] = set()
     transcript = []
     while True:
-        index = child.expect([PROMPT, r"Final score (\d+)-(\d+)", pexpect.EOF])
+        index = child.expect([PROMPT, r"Final score us (\d+) - them (\d+)", pexpect.EOF])
         transcript.append(child.before)
         if index == 0:
-            options = {name: int(key) for key, name in OPTION.findall(child.before)}
+            options = {SAID.get(label.strip(), label.strip()): int(key) for key, label in OPTION.findall(child.before)}
             assert options, child.before
             child.sendline("x")  # a bad key re-prompts
             child.expect("is not a choice")
@@ -53,9 +55,10 @@ def test_person_plays_a_hand_with_calls(tmp_path: Path, preset, extra):
     assert len(record["hands"]) == 1, "--hands 1 --save keeps exactly the hand played"
     assert record["hands"][0]["score_after"] == shown
     screen = "".join(transcript) + child.before
-    split = re.search(r"points by source \(team 0-team 1\): (.*)", screen)
-    assert split and "envido" in split.group(1), screen[-600:]
-    assert "last trick: seat" in screen
+    split = re.search(r"points by source: (.*)", screen)
+    assert split and "envido us" in split.group(1), screen[-600:]
+    assert re.search(r"last trick: (you|the opponent|opponent \(seat 1\)): ", screen), screen[-600:]
+    assert "(envido)" not in screen and "(truco)" not in screen  # no engine ids beside the words
     actions = [name for seat, name in record["hands"][0]["actions"] if seat == 0]
     assert "envido" in actions and "truco" in actions
     from truco_env.records import replay_record
@@ -110,3 +113,34 @@ def test_ctrl_c_at_the_prompt_leaves_the_table_with_exit_code_130_and_saves_the_
         raise EOFError
 
     assert play_match("argentine", "random", "random", 0, 1, None, read=end_of_input, out=io.StringIO()) == 0
+
+
+def test_q_leaves_the_table_and_keeps_the_record_and_question_mark_shows_the_keys(tmp_path: Path):
+    import io
+
+    from training.play import play_match
+
+    answers = iter(["?", "1", "q"])
+    screen = io.StringIO()
+    save = tmp_path / "left.json"
+    assert play_match("argentine", "random:seed=1", "random", 0, 7, str(save), read=lambda prompt: next(answers),
+                      out=screen) == 0
+    text = screen.getvalue()
+    assert text.count("q leaves the table") == 2 and "ancho de espadas" in text  # the start and the '?'
+    assert "Leaving the table. Score us 0 - them 0" in text and save.exists()
+    from truco_env.records import replay_record
+
+    record = json.loads(save.read_text())
+    assert len(record["hands"]) == 1 and record["hands"][0]["actions"][0][0] == 0  # the hand left, as played
+    replay_record(record)
+
+
+@pytest.mark.parametrize("text,family,manilha,name", [
+    ("1e", "argentine", None, "ancho de espadas"), ("7o", "argentine", None, "siete de oros"),
+    ("12c", "argentine", None, "rey de copas"), ("4c", "paulista", "4", "zap (4 de paus)"),
+    ("Ad", "paulista", "A", "pica-fumo (ás de ouros)"), ("Ad", "paulista", "K", "ás de ouros"),
+    ("Qh", "paulista", None, "dama de copas")])
+def test_cards_have_the_names_players_use(text, family, manilha, name):
+    from training.labels import card_name
+
+    assert card_name(text, family, manilha) == name

@@ -221,6 +221,11 @@ def test_labels_are_spanish_or_portuguese_as_in_truco_play(tmp_path):
             view = _act(client, view, A.action_id(state.legal_actions()[0], state.family))
         labels = " ".join(a["label"] for a in view["legal"])
         assert all(word in labels for word in words), (preset, labels)
+        # cards by their names in the same language, never the engine's suit letters ("Jogar 4h")
+        suits = {"argentine": (" de espadas", " de bastos", " de oros", " de copas"),
+                 "paulista": (" de espadas", " de paus", " de ouros", " de copas")}[preset]
+        plays = [a["label"] for a in view["legal"] if a["name"].startswith("play:")]
+        assert plays and all(label.endswith(suits) or label.endswith(")") for label in plays), plays
 
 
 def test_the_opponent_must_be_an_exported_policy_for_the_preset(tmp_path):

@@ -190,7 +190,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="agent spec of your partner(s) in team presets (default: as --opponent)")
     play.add_argument("--seat", type=_int, default=0, help="your seat, 0..n-1 (default: 0)")
     play.add_argument("--seed", type=_int, default=None, help="seed for a reproducible deal")
-    play.add_argument("--save", metavar="FILE.json", help="save the match record here when the match ends")
+    play.add_argument("--save", metavar="FILE.json",
+                      help="save the match record here when the match ends or you leave (q, Ctrl-C)")
     play.add_argument("--hands", type=_positive_int, default=None, metavar="N",
                       help="stop after N hands (default: play the whole match)")
     play.add_argument("--allow-other-preset", action="store_true",

@@ -1,10 +1,12 @@
-"""What a player says for each action, in the family's language: Spanish for Argentine Truco, Portuguese for
-Truco Paulista. Shared by the terminal game (``truco play``) and the web table (``truco serve``)."""
+"""What a player says for each action and calls each card, in the family's language: Spanish for Argentine
+Truco, Portuguese for Truco Paulista. Shared by the terminal game (``truco play``, ``truco replay --show``) and the
+web table (``truco serve``), so that a person reads "ancho de espadas" or "zap" where the engine writes ``1e`` or
+``4c``."""
 
 from __future__ import annotations
 
 from truco_env import cards as C
-from truco_env.engine import ONZE
+from truco_env.engine import ONZE, TrucoState
 
 SPANISH = {
     "truco": "¡Truco!", "retruco": "¡Quiero retruco!", "vale_cuatro": "¡Quiero vale cuatro!",
@@ -18,17 +20,63 @@ PORTUGUESE = {
 }
 
 
-def choice_label(name: str, family: str, phase: str) -> str:
+SPANISH_RANK = {"1": "1", "2": "2", "3": "3", "4": "4", "5": "5", "6": "6", "7": "7", "10": "sota", "11": "caballo",
+                "12": "rey"}
+SPANISH_SUIT = {"e": "espadas", "b": "bastos", "o": "oros", "c": "copas"}
+#: The four cards above the threes, by their names at the table.
+SPANISH_NICKNAME = {"1e": "ancho de espadas", "1b": "ancho de bastos", "7e": "siete de espadas",
+                    "7o": "siete de oros"}
+PORTUGUESE_RANK = {"A": "ás", "Q": "dama", "J": "valete", "K": "rei", "2": "2", "3": "3", "4": "4", "5": "5",
+                   "6": "6", "7": "7"}
+PORTUGUESE_SUIT = {"s": "espadas", "c": "paus", "d": "ouros", "h": "copas"}
+#: A manilha (the rank after the vira's) by its suit, strongest first: what players call it.
+MANILHA_NICKNAME = {"c": "zap", "h": "copas", "s": "espadilha", "d": "pica-fumo"}
+
+
+def card_name(text: str, family: str, manilha: str | None = None) -> str:
+    """What a player calls the card written ``text`` (``"1e"`` -> "ancho de espadas", ``"7c"`` -> "7 de copas";
+    in Paulista, with ``manilha`` the manilha's rank, ``"4c"`` -> "zap (4 de paus)")."""
+    rank, suit = text[:-1], text[-1]
+    if family == C.ARGENTINE:
+        plain = f"{SPANISH_RANK[rank]} de {SPANISH_SUIT[suit]}"
+        return SPANISH_NICKNAME.get(text, plain)
+    plain = f"{PORTUGUESE_RANK[rank]} de {PORTUGUESE_SUIT[suit]}"
+    return f"{MANILHA_NICKNAME[suit]} ({plain})" if rank == manilha else plain
+
+
+def card_legend(family: str) -> str:
+    """One line on how the engine writes cards, for a player who meets ``3c`` in the drawing of the table."""
+    if family == C.ARGENTINE:
+        return ("cards: rank then suit, e espadas, b bastos, o oros, c copas (10 sota, 11 caballo, 12 rey); from "
+                "the top: ancho de espadas, ancho de bastos, siete de espadas, siete de oros, the 3s, the 2s, ...")
+    return ("cards: rank then suit, s espadas, c paus, d ouros, h copas (A ás, Q dama, J valete, K rei); the "
+            "manilhas (the rank after the vira) beat all, zap > copas > espadilha > pica-fumo, then 3, 2, A, K, ...")
+
+
+def choice_label(name: str, family: str, phase: str, manilha: str | None = None) -> str:
     """The name a player of that family would say for ``name``, said in ``phase`` (the engine's phase before the
-    action: a mão de onze's "quiero" is playing the hand)."""
+    action: a mão de onze's "quiero" is playing the hand); cards by :func:`card_name`."""
     kind, _, arg = name.partition(":")
     spanish = family == C.ARGENTINE
     if kind == "play":
-        return f"{'Jugar' if spanish else 'Jogar'} {arg}"
+        return f"{'Jugar' if spanish else 'Jogar'} {card_name(arg, family, manilha)}"
     if kind == "cover":
-        return f"Jogar {arg} coberta"
+        return f"Jogar {card_name(arg, family, manilha)} coberta"
     if kind == "play_slot":
         return f"Jogar a carta {int(arg) + 1} (às cegas)"
     if phase == ONZE:
         return {"quiero": "Jogar a mão de onze", "no_quiero": "Correr da mão de onze"}[name]
     return (SPANISH if spanish else PORTUGUESE).get(name, name)
+
+
+def manilha_of(state: TrucoState) -> str | None:
+    """The manilhas' rank text of ``state``'s hand (Paulista, once the vira is turned), else None."""
+    if state.family != C.PAULISTA or state.vira is None:
+        return None
+    config = state.config
+    return C.FRENCH_RANKS[C.manilha_rank_index(state.vira, config.deck, config.deck_ranks)]
+
+
+def action_words(name: str, state: TrucoState) -> str:
+    """:func:`choice_label` of ``name`` about to be played in ``state``."""
+    return choice_label(name, state.family, state.phase, manilha_of(state))

@@ -1,9 +1,12 @@
 """``truco play``: a person against any agents in the terminal.
 
-The person sees only what their seat may see (the same drawing as the environment's ``ansi`` render), the bots'
-calls as they happen, and the legal actions as numbered choices named in the family's language (Spanish for
-Argentine Truco, Portuguese for Truco Paulista). Bots act through the ordinary agent interface on their own
-seat's observation. The match record can be saved and replayed with ``truco replay``.
+The person sees only what their seat may see (the same drawing as the environment's ``ansi`` render, with the
+cards named beneath it), the bots' calls as they happen, and the legal actions as numbered choices in the
+family's language (Spanish for Argentine Truco, Portuguese for Truco Paulista: "Jugar ancho de espadas", "Truco!").
+Seats are "you", "your partner" and "the opponents", scores "us" and "them". ``q`` leaves the table (the record
+is saved when ``--save`` names a file, as at the end of a match or on Ctrl-C) and ``?`` shows the keys and the
+card legend again. Bots act through the ordinary agent interface on their own seat's observation. The record
+replays with ``truco replay`` (``--show`` to watch it).
 """
 
 from __future__ import annotations
@@ -18,10 +21,11 @@ from rich.panel import Panel
 
 from agents.base import Agent, check_preset, make_agent
 from training.atomic import atomic_write_json
-from training.labels import choice_label
+from training.labels import action_words, card_legend, card_name, manilha_of
 from truco_env import cards as C
 from truco_env.config import PRESETS, make_config, unknown_preset
-from truco_env.engine import TrucoState
+from truco_env.engine import MAO_DE_FERRO, TrucoState
+from truco_env.limits import clip
 from truco_env.render import render_text
 from truco_env.turns import ask_agent, play_turns
 
@@ -77,23 +81,24 @@ def play_match(preset: str, opponent: str, partner: str, seat: int, seed: int | 
             bots[other].seed(None if seed is None else seed * 100 + other)
             bots[other].reset(other)
     state = TrucoState.new(config, seed=seed)
-    family = config.family
-    console.print(f"[bold]truco-rl[/bold]: {preset}, you are seat {seat} (team {seat % 2}); "
-                  + ", ".join(f"seat {s}: {bots[s].spec}" for s in sorted(bots)))
+    words = Words(seat, n)
+    against = ", ".join(f"{words.who(s)}: {bots[s].spec}" for s in sorted(bots))
+    console.print(f"[bold]truco-rl[/bold]: {preset}, {config.target_score} points to win; {against}")
+    console.print(help_text(config.family))
     hands_seen = 0
 
     def choose(actor: int) -> str:
         if actor == seat:
             name = _ask(console, state, seat, read)
-            console.print(f"  you: {choice_label(name, family, state.phase)}")
+            console.print(f"  you: {action_words(name, state)}")
         else:
             name = ask_agent(bots[actor], state, actor)
-            _announce(console, state, actor, name)
+            _announce(console, state, actor, name, words)
         return name
 
     def hand_over(hand: int, before: tuple[int, int]) -> None:
         nonlocal hands_seen
-        _hand_summary(console, state, hand)
+        hand_summary(console, state, hand, words)
         hands_seen += 1
 
     code = 0
@@ -101,49 +106,86 @@ def play_match(preset: str, opponent: str, partner: str, seat: int, seed: int | 
         play_turns(state, choose, on_hand_end=hand_over,
                    until=lambda _: max_hands is not None and hands_seen >= max_hands)
         if state.is_over:
-            console.print(f"[bold]Match over: team {state.winner} wins. "
-                          f"Final score {state.score[0]}-{state.score[1]}[/bold]")
+            console.print(f"[bold]Match over: {'you win' if state.winner == seat % 2 else 'they win'}. "
+                          f"Final score {words.score(state.score)}[/bold]")
         else:
-            console.print(f"[bold]Stopped after {hands_seen} hand(s). "
-                          f"Final score {state.score[0]}-{state.score[1]}[/bold]")
-    except (EOFError, KeyboardInterrupt) as exc:  # the end of the input, or Ctrl-C (exit code 130): the way out
-        console.print(f"\nLeaving the table. Score {state.score[0]}-{state.score[1]}")
+            console.print(f"[bold]Stopped after {hands_seen} hand(s). Final score {words.score(state.score)}[/bold]")
+    except (EOFError, KeyboardInterrupt, Quit) as exc:  # q, the end of the input, or Ctrl-C (exit 130)
+        console.print(f"\nLeaving the table. Score {words.score(state.score)}")
         code = 130 if isinstance(exc, KeyboardInterrupt) else 0
+        hands_seen += 1  # the hand left in the middle is kept as played so far: a record may end in one
     if save:
         save_record(state, save, None if state.is_over else hands_seen)
         console.print(f"Match record saved to {save} (check it with: truco replay {save})")
     return code
 
 
-def _announce(console: Console, state: TrucoState, actor: int, name: str) -> None:
+class Quit(Exception):
+    """The person typed q: leave the table as on Ctrl-C, keeping the record."""
+
+
+class Words:
+    """Seats and scores as a player at ``seat`` says them: "you", "your partner", "the opponent", "us 5 - them 3"
+    (the engine's seat and team numbers stay in the record, not on the screen). ``seat`` None: an onlooker
+    (``truco replay --show``), who names seats and teams by number."""
+
+    def __init__(self, seat: int | None, players: int):
+        self.seat, self.players = seat, players
+
+    def who(self, other: int) -> str:
+        if self.seat is None:
+            return f"seat {other}"
+        if other == self.seat:
+            return "you"
+        if other % 2 == self.seat % 2:
+            return "your partner" + (f" (seat {other})" if self.players > 4 else "")
+        return "the opponent" if self.players == 2 else f"opponent (seat {other})"
+
+    def score(self, pair: tuple[int, int] | list[int]) -> str:
+        if self.seat is None:
+            return f"team 0 {pair[0]} - team 1 {pair[1]}"
+        mine = self.seat % 2
+        return f"us {pair[mine]} - them {pair[1 - mine]}"
+
+
+def help_text(family: str) -> str:
+    """The keys and the card legend, shown at the start and on ``?``."""
+    return (f"keys: the number of a choice; q leaves the table (saving the record with --save); ? this help\n"
+            f"{card_legend(family)}")
+
+
+def _announce(console: Console, state: TrucoState, actor: int, name: str, words: Words) -> None:
     """Say what a bot does, before it happens (the label depends on the phase it is said in)."""
-    family = state.family
     if not name.startswith(("play", "cover")):
-        console.print(f"  seat {actor} says: [bold]{choice_label(name, family, state.phase)}[/bold]")
+        console.print(f"  {words.who(actor)} says: [bold]{action_words(name, state)}[/bold]")
         return
-    shown = "a face-down card" if name.startswith("cover") else name.split(":", 1)[1]
-    if name.startswith("play_slot"):
-        shown = C.card_text(state.dealt_cards(actor)[int(name.split(":")[1])], family)
-    console.print(f"  seat {actor} plays {shown}")
+    if name.startswith("cover"):
+        shown = "a face-down card"
+    else:
+        text = name.split(":", 1)[1]
+        if name.startswith("play_slot"):
+            text = C.card_text(state.dealt_cards(actor)[int(text)], state.family)
+        shown = card_name(text, state.family, manilha_of(state))
+    console.print(f"  {words.who(actor)} {'play' if words.who(actor) == 'you' else 'plays'} {shown}")
 
 
-def _hand_summary(console: Console, state: TrucoState, index: int) -> None:
+def hand_summary(console: Console, state: TrucoState, index: int, words: Words) -> None:
     """The hand's points, where they came from (envido, flor, truco) and its last trick: what a player asks
     after a hand that ended on a call, not only on cards."""
     record = state.hand_records[index]
     points = record["points"]
-    after = record["score_after"]
-    console.print(f"-- hand {index + 1} over: team 0 +{points[0]}, team 1 +{points[1]} "
-                  f"-> score {after[0]}-{after[1]}")
-    split = [f"{source} {a}-{b}" for source, (a, b) in state.hand_point_sources(index).items() if a or b]
+    console.print(f"-- hand {index + 1} over: {words.score(points)} in this hand "
+                  f"-> score {words.score(record['score_after'])}")
+    split = [f"{source} {words.score((a, b))}" for source, (a, b) in state.hand_point_sources(index).items()
+             if a or b]
     if split:
-        console.print(f"   points by source (team 0-team 1): {', '.join(split)}")
-    trick = last_trick(state, record)
+        console.print(f"   points by source: {', '.join(split)}")
+    trick = last_trick(state, record, words)
     if trick:
         console.print(f"   last trick: {trick}")
 
 
-def last_trick(state: TrucoState, record: dict) -> str | None:
+def last_trick(state: TrucoState, record: dict, words: Words | None = None) -> str | None:
     """The cards of the hand's last (possibly unfinished) trick, with its winner when it was finished."""
     family, config = state.family, state.config
     players = len(record.get("pair") or range(state.num_players))
@@ -160,27 +202,56 @@ def last_trick(state: TrucoState, record: dict) -> str | None:
         return None
     size = len(plays) % players or players
     trick = plays[-size:]
-    text = ", ".join(f"seat {seat}: {card or 'a face-down card'}" for seat, card in trick)
+    words = words or Words(None, state.num_players)
+    vira = record["deal"]["vira"]
+    manilha = None
+    if vira is not None:
+        manilha = C.FRENCH_RANKS[C.manilha_rank_index(C.parse_card(vira, family), config.deck, config.deck_ranks)]
+    text = ", ".join(f"{words.who(seat)}: {card_name(card, family, manilha) if card else 'a face-down card'}"
+                     for seat, card in trick)
     if size < players:
         return text + " (unfinished)"
-    vira = record["deal"]["vira"]
     table = C.strength_table(family, None if vira is None else C.parse_card(vira, family), config.deck,
                              config.deck_ranks)
     strength = {seat: -1 if card is None else table[C.parse_card(card, family)] for seat, card in trick}
     best = max(strength.values())
     teams = {state.team_of(seat) for seat, value in strength.items() if value == best}
-    return text + (f" -> team {teams.pop()}" if len(teams) == 1 else " -> tied")
+    if len(teams) != 1:
+        return text + " -> tied"
+    team = teams.pop()
+    if words.seat is None:
+        return text + f" -> team {team}"
+    return text + (" -> won by us" if team == words.seat % 2 else " -> won by them")
+
+
+def hand_in_words(state: TrucoState, seat: int) -> str:
+    """The seat's unplayed cards by name (and the vira), beneath the drawing that writes them ``3c``."""
+    manilha = manilha_of(state)
+    blind = state.special_hand == MAO_DE_FERRO and state.config.mao_de_ferro_blind  # nobody sees their cards
+    names = ["a card you cannot see"] * len(state.hand_of(seat)) if blind else [
+        card_name(text, state.family, manilha) for text in state.hand_of(seat)]
+    line = "in words: " + (", ".join(names) or "no cards left")
+    if state.vira is not None:
+        line += f"; vira {card_name(C.card_text(state.vira, state.family), state.family)}"
+    return line
 
 
 def _ask(console: Console, state: TrucoState, seat: int, read: Callable[[str], str]) -> str:
-    console.print(Panel(render_text(state, seat), title=f"seat {seat}", expand=False))
+    console.print(Panel(render_text(state, seat) + "\n" + hand_in_words(state, seat), title="your seat",
+                        expand=False))
     legal = state.legal_actions()
     for i, name in enumerate(legal, start=1):
-        console.print(f"  [{i}] {choice_label(name, state.family, state.phase)}  ({name})")
+        console.print(f"  [{i}] {action_words(name, state)}")
     while True:
-        answer = read(f"Your choice [1-{len(legal)}]: ").strip()
+        answer = read(f"Your choice [1-{len(legal)}, q, ?]: ").strip()
         if answer.isdigit() and 1 <= int(answer) <= len(legal):
             return legal[int(answer) - 1]
         if answer in legal:
             return answer
-        console.print(f"  '{answer}' is not a choice: type a number from 1 to {len(legal)}")
+        if answer.lower() in ("q", "quit"):
+            raise Quit
+        if answer == "?":
+            console.print(help_text(state.family))
+            continue
+        console.print(f"  '{clip(answer, 40)}' is not a choice: type a number from 1 to {len(legal)}, q to leave "
+                      "or ? for help")

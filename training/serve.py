@@ -45,7 +45,7 @@ from werkzeug.utils import send_file
 from werkzeug.wrappers import Request, Response
 
 from training.atomic import atomic_write_json
-from training.labels import choice_label
+from training.labels import action_words
 from truco_env import actions as A
 from truco_env import cards as C
 from truco_env.config import PRESETS, make_config, unknown_preset
@@ -343,7 +343,7 @@ class Table:
             text = C.card_text(state.dealt_cards(seat)[int(arg)], state.family)
             public = f"{name}={text}"
         elif kind != "play" and kind != "cover":
-            text = choice_label(name, state.family, state.phase)
+            text = action_words(name, state)
         return {"seat": seat, "name": public, "text": text, "card": kind in ("play", "cover", "play_slot")}
 
     def _sees(self, state: TrucoState, seat: int) -> bool:
@@ -400,7 +400,7 @@ class Table:
             }
             if actor == me:
                 out["legal"] = [{"id": A.action_id(name, family), "name": name,
-                                 "label": choice_label(name, family, state.phase)} for name in state.legal_actions()]
+                                 "label": action_words(name, state)} for name in state.legal_actions()]
             elif actor is not None:
                 out["bot"] = {"seat": actor, "view": {"rules": cfg.to_dict(), **seat_view(state, actor, True)}}
             if index > 0:
