@@ -307,3 +307,32 @@ def test_demo_unknown_preset() -> None:
 def test_replay_without_file_is_a_usage_error(capsys) -> None:
     assert main(["replay"]) == 2
     assert "FILE.json" in capsys.readouterr().err
+
+
+def test_replay_show_walks_a_record_hand_by_hand_with_every_hand_face_up(tmp_path, capsys):
+    """--show: each hand's deal for every seat by name, every action in words, each hand's result; then the
+    same verdict as a plain replay (nothing to answer when the input is no terminal)."""
+    import json
+
+    from training.cli import main
+    from training.labels import card_name
+    from truco_env import env as make_env
+
+    env = make_env("paulista-2v2")
+    env.reset(seed=4)
+    for agent in env.agent_iter():
+        obs, _, terminated, truncated, _ = env.last()
+        env.step(None if terminated or truncated else int(obs["action_mask"].nonzero()[0][0]))
+    record = env.unwrapped.match_record()
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(record))
+    assert main(["replay", str(path), "--show"]) == 0
+    out = capsys.readouterr().out
+    first = record["hands"][0]
+    assert out.count("== hand ") == len(record["hands"]) and "OK," in out
+    from truco_env import cards as C
+
+    manilha = C.manilha_rank(first["deal"]["vira"])
+    expected = ", ".join(card_name(card, "paulista", manilha) for card in first["deal"]["hands"][3])
+    assert f"seat 3 (team 1): {expected}\n" in out  # a seat's cards as a player names them, on one line
+    assert "seat 0 plays " in out

@@ -20,7 +20,7 @@ PORTUGUESE = {
 }
 
 
-SPANISH_RANK = {"1": "1", "2": "2", "3": "3", "4": "4", "5": "5", "6": "6", "7": "7", "10": "sota", "11": "caballo",
+SPANISH_RANK = {"1": "as", "2": "2", "3": "3", "4": "4", "5": "5", "6": "6", "7": "7", "10": "sota", "11": "caballo",
                 "12": "rey"}
 SPANISH_SUIT = {"e": "espadas", "b": "bastos", "o": "oros", "c": "copas"}
 #: The four cards above the threes, by their names at the table.

@@ -26,6 +26,7 @@ from truco_env import cards as C
 from truco_env.config import PRESETS, make_config, unknown_preset
 from truco_env.engine import MAO_DE_FERRO, TrucoState
 from truco_env.limits import clip
+from truco_env.records import StopWatching
 from truco_env.render import render_text
 from truco_env.turns import ask_agent, play_turns
 
@@ -143,7 +144,7 @@ class Words:
 
     def score(self, pair: tuple[int, int] | list[int]) -> str:
         if self.seat is None:
-            return f"team 0 {pair[0]} - team 1 {pair[1]}"
+            return f"{pair[0]}-{pair[1]} (team 0-team 1)"
         mine = self.seat % 2
         return f"us {pair[mine]} - them {pair[1 - mine]}"
 
@@ -255,3 +256,40 @@ def _ask(console: Console, state: TrucoState, seat: int, read: Callable[[str], s
             continue
         console.print(f"  '{clip(answer, 40)}' is not a choice: type a number from 1 to {len(legal)}, q to leave "
                       "or ? for help")
+
+
+class Onlooker:
+    """``truco replay --show``: the match of a record hand by hand, on the screen of ``truco play`` with every
+    seat's cards face up. ``pause(i)`` is asked after each hand whether to go on (False stops the showing)."""
+
+    def __init__(self, console: Console, pause: Callable[[int], bool] | None = None):
+        self.console, self.pause = console, pause
+        self.words = Words(None, 2)
+
+    def hand_start(self, state: TrucoState, index: int) -> None:
+        self.words = Words(None, state.num_players)
+        record = state.hand_records[index]
+        manilha = manilha_of(state)
+        self.console.print(f"\n[bold]== hand {index + 1}[/bold]: dealer seat {record['dealer']}, score "
+                           f"{self.words.score(record['score_before'])}")
+        if record["deal"]["vira"] is not None:
+            vira = record["deal"]["vira"]
+            self.console.print(f"   vira {card_name(vira, state.family)}, manilhas: {manilha}")
+        for seat, cards in enumerate(record["deal"]["hands"]):
+            self.console.print(f"   seat {seat} (team {seat % 2}): "
+                               + ", ".join(card_name(c, state.family, manilha) for c in cards))
+
+    def action(self, state: TrucoState, seat: int, name: str) -> None:
+        if name.startswith("cover"):  # an onlooker of a record sees the face-down card too
+            text = name.split(":", 1)[1]
+            self.console.print(f"  seat {seat} plays {card_name(text, state.family, manilha_of(state))} face down")
+            return
+        _announce(self.console, state, seat, name, self.words)
+
+    def hand_end(self, state: TrucoState, index: int) -> None:
+        if state.is_over or state.hand_index > index:
+            hand_summary(self.console, state, index, self.words)
+        else:
+            self.console.print(f"-- the record stops in the middle of hand {index + 1}")
+        if self.pause is not None and not self.pause(index):
+            raise StopWatching

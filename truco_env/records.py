@@ -92,8 +92,15 @@ def validate_record(record: Any) -> None:
                     f"{where}.pair: expected [seat, seat]")
 
 
-def replay_record(record: Any) -> TrucoState:
-    """Re-simulate ``record``; returns the final state, or raises ReplayError naming the first disagreement."""
+class StopWatching(Exception):
+    """Raised by a watcher of :func:`replay_record` that has seen enough: the replay ends there."""
+
+
+def replay_record(record: Any, watch: Any = None) -> TrucoState:
+    """Re-simulate ``record``; returns the final state, or raises ReplayError naming the first disagreement.
+    ``watch``, when given, sees the match go by (``truco replay --show``): its ``hand_start(state, i)``,
+    ``action(state, seat, name)`` (before the action is applied) and ``hand_end(state, i)`` are called in order;
+    any of them may raise :class:`StopWatching` to end the replay there."""
     validate_record(record)
     try:
         config = TrucoConfig.from_dict(record["rules"])
@@ -120,6 +127,8 @@ def replay_record(record: Any) -> TrucoState:
         _expect(current.get("pair") == hand.get("pair"),
                 f"{where}.pair: recorded {_short(hand.get('pair'))}, replay has {current.get('pair')}")
         actions = hand["actions"]
+        if watch is not None:
+            watch.hand_start(state, i)
         for j, entry in enumerate(actions):
             seat, name = entry[0], entry[1]
             at = f"{where}.actions[{j}] {_short(entry[:2])}"
@@ -136,6 +145,8 @@ def replay_record(record: Any) -> TrucoState:
                     state.force_next_deal({k: hands[i + 1]["deal"][k] for k in ("hands", "vira")})
                 except ValueError as err:
                     raise ReplayError(f"hands[{i + 1}].deal: {clip(err, 4 * MAX_ECHO)}") from None
+            if watch is not None:
+                watch.action(state, seat, name)
             state.apply(name)
         last = i == len(hands) - 1
         if not last:
@@ -144,6 +155,8 @@ def replay_record(record: Any) -> TrucoState:
         done = state.hand_records[i]
         for key in ("points", "score_after"):
             _expect(done[key] == hand[key], f"{where}.{key}: recorded {hand[key]}, replay has {done[key]}")
+        if watch is not None:
+            watch.hand_end(state, i)
     if "winner" in record:
         _expect(record["winner"] == state.winner,
                 f"record.winner: recorded {record['winner']}, replay has {state.winner}")
