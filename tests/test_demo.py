@@ -1,5 +1,7 @@
 """The README's demo command runs the main job in miniature: train, then a tournament with tables and plots."""
 
+import re
+
 from training.cli import main
 
 
@@ -7,6 +9,9 @@ def test_quick_demo_trains_and_writes_the_tournament(tmp_path, capsys):
     assert main(["demo", "--quick", "--matches", "4", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "`ppo (demo)`" in out and "`heuristic`" in out and "A win rate" in out
+    # the last word: the short run beside the shipped full run, against the same opponents
+    table = out[out.index("What a short run and a full run reach"):]
+    assert re.search(r"\| `ppo \(demo\)` \| [23],\d{3} \|", table) and "| `ppo:argentine` | 5,027,308 |" in table
     assert (tmp_path / "train" / "policy.safetensors").exists()
     for name in ("pairings.csv", "results.json", "report.md", "winrate_heatmap.png", "ratings.png"):
         assert (tmp_path / "eval" / name).exists(), name

@@ -203,11 +203,17 @@ def test_a_policy_is_refused_on_a_preset_it_was_not_trained_for(tmp_path, capsys
     assert "made for preset(s) ['argentine'], not 'paulista'" in capsys.readouterr().err
 
 
-def test_progress_bars_stay_off_when_stderr_is_not_a_terminal(tmp_path, capsys):
-    """Logs of background runs get no bar frames; a terminal still gets its bar."""
-    assert main(["eval", "--agents", "heuristic", "random", "--matches", "2", "--workers", "1",
+def test_progress_is_a_line_per_tenth_when_stderr_is_not_a_terminal(tmp_path, capsys):
+    """Logs of background runs get no bar frames, but a plain line each tenth of the work (training/progress.py),
+    so a run in a log or behind a pipe is not silent; a terminal still gets its bar."""
+    assert main(["eval", "--agents", "heuristic", "random", "--matches", "20", "--workers", "1",
                  "--out", str(tmp_path), "--no-plots"]) == 0
-    assert "truco eval" not in capsys.readouterr().err
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.startswith("truco eval: ")]
+    assert "\r" not in err and 1 <= len(lines) <= 10 and lines[-1].startswith("truco eval: 20 of 20 match (100%)")
+    assert main(["eval", "--agents", "heuristic", "random", "--matches", "2", "--workers", "1",
+                 "--out", str(tmp_path / "quiet"), "--no-plots", "--no-progress"]) == 0
+    assert "truco eval: " not in capsys.readouterr().err
 
 
 def test_the_table_shows_draws(tmp_path, capsys):

@@ -225,7 +225,7 @@ def test_labels_are_spanish_or_portuguese_as_in_truco_play(tmp_path):
         suits = {"argentine": (" de espadas", " de bastos", " de oros", " de copas"),
                  "paulista": (" de espadas", " de paus", " de ouros", " de copas")}[preset]
         plays = [a["label"] for a in view["legal"] if a["name"].startswith("play:")]
-        assert plays and all(label.endswith(suits) or label.endswith(")") for label in plays), plays
+        assert plays and all(label.endswith((*suits, ")")) for label in plays), plays
 
 
 def test_the_opponent_must_be_an_exported_policy_for_the_preset(tmp_path):

@@ -50,7 +50,6 @@ import dataclasses
 import logging
 import os
 import signal
-import sys
 import time
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -427,7 +426,8 @@ def train_best_response(args: BRArgs, logdir: str | None = None, progress: bool 
     """Train the learner against ``args.target`` until the budget is spent (or Ctrl-C); returns it and its
     progress (``status`` says whether the budget was reached)."""
     from torch.utils.tensorboard import SummaryWriter
-    from tqdm import tqdm
+
+    from .progress import progress as progress_bar
 
     torch.manual_seed(int(np.random.SeedSequence([args.seed, 1 << 20]).generate_state(1)[0]))
     net = new_network(args)
@@ -440,11 +440,9 @@ def train_best_response(args: BRArgs, logdir: str | None = None, progress: bool 
     started = time.perf_counter()
     deadline = None if args.minutes is None else started + 60.0 * args.minutes
     if args.decisions is not None:
-        bar = tqdm(total=args.decisions, desc="best response", unit="dec", unit_scale=True, disable=None if progress else True,
-                   file=sys.stderr, dynamic_ncols=True)
+        bar = progress_bar(args.decisions, "best response", "dec", progress, unit_scale=True)
     else:
-        bar = tqdm(total=round(60 * args.minutes), desc="best response", unit="s", disable=None if progress else True,
-                   file=sys.stderr, dynamic_ncols=True)
+        bar = progress_bar(round(60 * args.minutes), "best response", "s", progress)
     collectors = Collectors(args)
     ctrl_c = _CtrlC()
     threads = torch.get_num_threads()

@@ -1,8 +1,10 @@
 """``truco demo``: the project's main job in miniature, on an embedded default config.
 
-A couple of minutes of PPO self-play on Argentine Truco, then a duplicate-deal tournament of the trained policy
-against the random and the heuristic agents, with the Markdown table on the terminal and CSV, JSON and PNG files in
-the output folder. Everything is seeded: the same command gives the same numbers on the same machine.
+A couple of minutes of PPO self-play on Argentine Truco (with a progress line at least every tenth of it), then a
+duplicate-deal tournament: the trained policy and the shipped ``ppo:argentine`` (the same trainer at its full
+budget), each against the random and the heuristic agents. It ends with the two side by side in one small table,
+so a newcomer sees what a short run and a full run each reach, and writes the tournament's CSV, JSON and PNG files
+in the output folder. Everything is seeded: the same command gives the same numbers on the same machine.
 """
 
 from __future__ import annotations
@@ -43,13 +45,35 @@ def run_demo(out: str = "runs/demo", matches: int = 200, seed: int = 0, quick: b
                 f"(embedded config) -> {folder / 'train'}")
     run_dir = folder / "train"
     policy = train(PPOArgs(run_dir=str(run_dir), **settings), overwrite=True)
-    agents = [f"ppo:{policy}", "heuristic", "random"]
-    logger.info(f"truco demo: duplicate-deal tournament, {matches} matches per pairing: {', '.join(agents)}")
+    trained, shipped = f"ppo:{policy}", f"ppo:{settings['preset']}"
+    agents = [trained, shipped, "heuristic", "random"]
+    pairs = [(a, b) for a in (trained, shipped) for b in ("heuristic", "random")]
+    logger.info(f"truco demo: duplicate-deal tournament, {matches} matches per pairing: the trained policy and "
+                f"{shipped} against the heuristic and random")
     with output_folder(folder / "eval", "eval", overwrite=True, markers=EVAL_MARKERS) as tmp:
         summary, meta = run_tournament(agents, [settings["preset"]], matches, seed=seed,
-                                       workers=default_workers(), progress=True)
-        summary, meta = rename_agent(summary, agents[0], "ppo (demo)"), rename_agent(meta, agents[0], "ppo (demo)")
+                                       workers=default_workers(), progress=True, pairs=pairs)
+        summary, meta = rename_agent(summary, trained, DEMO_NAME), rename_agent(meta, trained, DEMO_NAME)
         files = [folder / "eval" / p.relative_to(tmp) for p in write_outputs(tmp, summary, meta)]
-    return {"report": markdown_report(summary), "policy": policy, "eval": folder / "eval", "files": files}
+    report = markdown_report(summary) + "\n" + side_by_side(summary, trained, shipped)
+    return {"report": report, "policy": policy, "eval": folder / "eval", "files": files}
+
+
+DEMO_NAME = "ppo (demo)"
+
+
+def side_by_side(summary: dict, trained: str, shipped: str) -> str:
+    """The demo's last word: the short run and the shipped full run against the same opponents, same deals."""
+    from agents import make_agent
+
+    rows = {(p["agent_a"], p["agent_b"]): p for p in summary["pairings"]}
+    lines = ["What a short run and a full run reach (same deals; win rate, 95% interval):", "",
+             "| policy | learner decisions | vs heuristic | vs random |", "|---|---:|---:|---:|"]
+    for name, spec in ((DEMO_NAME, trained), (shipped, shipped)):
+        made = make_agent(spec).metadata.get("decisions")
+        cells = [f"{100 * p['win_rate_a']:.1f}% [{100 * p['ci_low']:.1f}, {100 * p['ci_high']:.1f}]"
+                 for p in (rows[(name, "heuristic")], rows[(name, "random")])]
+        lines.append(f"| `{name}` | {f'{made:,}' if made else 'n/a'} | {cells[0]} | {cells[1]} |")
+    return "\n".join(lines) + "\n"
 
 

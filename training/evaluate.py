@@ -425,10 +425,9 @@ def play_tasks(tasks: list[Task], workers: int = 1, progress: bool = False,
         return _play_tasks_on_ray(tasks, workers, progress)
     if backend != "local":
         raise ValueError(f"backend {backend!r} is not allowed; choose 'local' or 'ray'")
-    from tqdm import tqdm
+    from .progress import progress as progress_bar
 
-    bar = tqdm(total=len(tasks), desc="truco eval", unit="match", file=sys.stderr, disable=None if progress else True,
-               dynamic_ncols=True)
+    bar = progress_bar(len(tasks), "truco eval", "match", progress)
     results: list[dict[str, Any]] = []
     try:
         if workers <= 1 or len(tasks) <= 1:

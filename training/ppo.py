@@ -46,7 +46,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections import deque
 from typing import Annotated, Any, Literal
@@ -649,7 +648,8 @@ def _start_fresh(run_dir: str, overwrite: bool) -> None:
 
 def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> str:
     from torch.utils.tensorboard import SummaryWriter
-    from tqdm import tqdm
+
+    from .progress import progress
 
     if os.path.exists(args.run_dir) and not os.path.isdir(args.run_dir):
         raise ValueError(f"run dir {clip(repr(args.run_dir), 120)} is a file; give a folder for the run")
@@ -688,8 +688,7 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
     # processes: no more than this machine's cores; Ray: one actor per partition, placed by the cluster
     workers = args.partitions if args.backend == "ray" else min(args.partitions, max(1, os.cpu_count() or 1))
     backend = Backend(args.backend, workers)
-    bar = tqdm(total=args.total_decisions, initial=state.decisions, desc="ppo", unit="dec", unit_scale=True,
-               disable=None if progress_bar else True, file=sys.stderr, dynamic_ncols=True)
+    bar = progress(args.total_decisions, "ppo", "dec", progress_bar, initial=state.decisions, unit_scale=True)
     stop = {"requested": False}
 
     def on_sigint(signum: int, frame: Any) -> None:

@@ -50,10 +50,9 @@ class Logger:
 
 
 def _progress(enabled: bool, total: int, initial: int, desc: str, out: TextIO):
-    from tqdm import tqdm
+    from training.progress import progress
 
-    return tqdm(total=total, initial=initial, desc=desc, unit="it", disable=None if enabled else True, file=out,
-                dynamic_ncols=True, mininterval=0.5)
+    return progress(total, desc, "it", enabled, initial=initial, file=out, mininterval=0.5)
 
 
 def average_regret(tree_slot_start: np.ndarray, regrets: np.ndarray, iteration: int) -> float:
