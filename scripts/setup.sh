@@ -63,7 +63,10 @@ fi
 
 echo "setup: installing truco-rl[dev] into $VENV (first run takes a few minutes)" >&2
 "$VENV/bin/python" -m pip install --quiet --upgrade pip
-"$VENV/bin/python" -m pip install --quiet "${pip_args[@]}" -e ".[dev,spiel]"
+# setuptools tells every editable install of a flat layout to beware of same-named folders (11 lines); the
+# project's folders are the packages themselves, so that notice alone is silenced
+PYTHONWARNINGS="ignore:Editable installation" \
+    "$VENV/bin/python" -m pip install --quiet "${pip_args[@]}" -e ".[dev,spiel]"
 
 rm -f "$VENV"/.installed-*
 touch "$stamp"
