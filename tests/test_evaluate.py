@@ -159,7 +159,10 @@ def test_cli_errors_exit_2_with_one_clear_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "unknown agent kind 'bogus'" in err and "'random'" in err
     assert main(["eval", "--agents", "heuristic", "random", "--preset", "nope", "--out", str(tmp_path)]) == 2
-    assert "option 'presets[0]' = 'nope' is not allowed: should be one of ['argentine'" in capsys.readouterr().err
+    assert "unknown preset 'nope'" in capsys.readouterr().err
+    assert main(["eval", "--agents", "heuristic", "random", "--preset", "argentin", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err  # the closest names, and no internal field path ("presets[0]")
+    assert "did you mean 'argentine'" in err and "presets[" not in err and len(err.strip().splitlines()) == 1
     a_file = tmp_path / "file.txt"
     a_file.write_text("x")
     assert main(["eval", "--agents", "heuristic", "random", "--out", str(a_file)]) == 2

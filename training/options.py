@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
-from truco_env.config import PRESETS
+from truco_env.config import PRESETS, unknown_preset
 from truco_env.limits import MAX_CONFIG_BYTES, MAX_DEPTH, clip
 
 O = TypeVar("O", bound="Options")
@@ -26,7 +26,7 @@ O = TypeVar("O", bound="Options")
 
 def _known_preset(value: str) -> str:
     if value not in PRESETS:
-        raise ValueError(f"should be one of {sorted(PRESETS)}")
+        raise ValueError(str(unknown_preset(value)))  # names the closest presets
     return value
 
 
@@ -192,6 +192,6 @@ def _first_error(err: ValidationError) -> str:
         return f"option {where!r} is required"
     if first["type"] == "extra_forbidden":
         return f"unknown option {where!r}"
-    if not where:  # a check of the options together
+    if not where or message.startswith("unknown preset"):  # a check of the options together; a preset's own words
         return message
     return f"option {clip(repr(where))} = {clip(repr(first['input']))} is not allowed: {clip(message, 200)}"
