@@ -21,7 +21,37 @@ const SUIT_NAMES = {
   argentine: { e: "espadas", b: "bastos", o: "oros", c: "copas" },
   paulista: { s: "♠", c: "♣", d: "♦", h: "♥" },
 };
-const SOURCE_NAMES = { envido: "envido", flor: "flor", truco: "hand" };
+// The page speaks the family's language: Spanish at an Argentine table, Portuguese at a Paulista one (the calls
+// and cards come from the server in the same words as `truco play`).
+const WORDS = {
+  argentine: {
+    lang: "es", you: "Vos", bot: "Bot", partner: "Compañero", us: "Nosotros", them: "Ellos",
+    youLower: "vos", theBot: "el bot", yourTeam: "tu equipo", theBots: "los bots",
+    plays: "juega", faceDown: "boca abajo", aFaceDownCard: "una carta boca abajo", trick: "Baza", tied: "parda",
+    hand: "Mano", dealer: "reparte", worth: "vale", noCard: "Todavía no se jugó ninguna carta",
+    nothingYet: "Nada todavía", holds: "tiene", unseen: "sin ver", card: "carta", yourTurn: "te toca",
+    thinking: "está pensando…", over: "Terminó el partido", youWin: "ganaste", teamWins: "ganó tu equipo",
+    win: "ganan", wins: "gana", pressN: "N para un partido nuevo.", leave: "¿Dejar este partido y empezar otro?",
+    loading: "Cargando la política…", yourHand: "Tu mano", thisHand: "Esta mano", newMatch: "Partido nuevo",
+    keys: "Teclas: 1–9 eligen (el número de cada opción), N partido nuevo.", sources: { truco: "mano" },
+    about: (preset, spec, mode) => `${preset}: el bot es ${spec} (${mode}), corre en este navegador con `
+      + "onnxruntime-web; el servidor controla cada jugada.", record: "Registro del partido",
+  },
+  paulista: {
+    lang: "pt-BR", you: "Você", bot: "Bot", partner: "Parceiro", us: "Nós", them: "Eles",
+    youLower: "você", theBot: "o bot", yourTeam: "sua dupla", theBots: "os bots",
+    plays: "joga", faceDown: "coberta", aFaceDownCard: "uma carta coberta", trick: "Rodada", tied: "empatou",
+    hand: "Mão", dealer: "embaralha", worth: "vale", noCard: "Nenhuma carta na mesa ainda",
+    nothingYet: "Nada ainda", holds: "tem", unseen: "sem ver", card: "carta", yourTurn: "sua vez",
+    thinking: "está pensando…", over: "Fim da partida", youWin: "você ganhou", teamWins: "sua dupla ganhou",
+    win: "ganham", wins: "ganha", pressN: "N para uma nova partida.", leave: "Sair desta partida e começar outra?",
+    loading: "Carregando a política…", yourHand: "Sua mão", thisHand: "Esta mão", newMatch: "Nova partida",
+    keys: "Teclas: 1–9 escolhem (o número de cada opção), N nova partida.", sources: { truco: "mão" },
+    about: (preset, spec, mode) => `${preset}: o bot é ${spec} (${mode}), roda neste navegador com `
+      + "onnxruntime-web; o servidor confere cada jogada.", record: "Registro da partida",
+  },
+};
+const w = () => WORDS[game?.family ?? table?.family ?? "argentine"] ?? WORDS.argentine;
 
 let table = null;   // GET /api/table
 let encoder = null;
@@ -60,7 +90,7 @@ function cardParts(text, family) {
 }
 
 function cardName(text, family) {
-  if (!text) return "a face-down card";
+  if (!text) return w().aFaceDownCard;
   const { rank, suitName } = cardParts(text, family);
   return family === "argentine" ? `${rank} de ${suitName}` : `${rank}${suitName}`;
 }
@@ -72,7 +102,7 @@ function cardEl(text, { small = false, vira = false, label = null } = {}) {
   if (vira) classes.push("vira");
   if (!text) {
     classes.push("down");
-    return el("span", { class: classes.join(" "), role: "img", "aria-label": label ?? "a face-down card" },
+    return el("span", { class: classes.join(" "), role: "img", "aria-label": label ?? w().aFaceDownCard },
       el("span", { class: "rank" }, "?"));
   }
   const { rank, suit, suitName } = cardParts(text, family);
@@ -83,31 +113,31 @@ function cardEl(text, { small = false, vira = false, label = null } = {}) {
 }
 
 function seatName(seat) {
-  if (seat === game.seat) return "You";
-  if (game.players === 2) return "Bot";
-  return `${seat % 2 === game.team ? "Partner" : "Bot"} ${seat}`;
+  if (seat === game.seat) return w().you;
+  if (game.players === 2) return w().bot;
+  return `${seat % 2 === game.team ? w().partner : w().bot} ${seat}`;
 }
 
 function teamName(team) {
-  if (game.players === 2) return team === game.team ? "you" : "the bot";
-  return team === game.team ? "your team" : "the bots";
+  if (game.players === 2) return team === game.team ? w().youLower : w().theBot;
+  return team === game.team ? w().yourTeam : w().theBots;
 }
 
 function saidText(entry) {
   if (!entry.card) return entry.text;
-  return entry.text ? `plays ${cardName(entry.text, game.family)}${entry.name.startsWith("cover") ? " face down" : ""}`
-    : "plays a card face down";
+  return entry.text ? `${w().plays} ${cardName(entry.text, game.family)}${entry.name.startsWith("cover") ? ` ${w().faceDown}` : ""}`
+    : `${w().plays} ${w().aFaceDownCard}`;
 }
 
 // ------------------------------------------------------------------ drawing
 
 function trickList(tricks) {
   return tricks.map((trick, i) => el("li", {},
-    el("span", { class: "trick-name" }, `Trick ${i + 1}`),
+    el("span", { class: "trick-name" }, `${w().trick} ${i + 1}`),
     trick.plays.map((play) => el("span", { class: "play" },
       cardEl(play.card, { small: true }), seatName(play.seat))),
     el("span", { class: "winner" }, trick.winner === null ? ""
-      : trick.winner === "tie" ? "→ tied" : `→ ${teamName(trick.winner)}`)));
+      : trick.winner === "tie" ? `→ ${w().tied}` : `→ ${teamName(trick.winner)}`)));
 }
 
 function showdown(shown) {
@@ -129,10 +159,10 @@ function render(g) {
 
   const [mine, theirs] = g.team === 0 ? g.score : [g.score[1], g.score[0]];
   $("score").replaceChildren(
-    el("span", { class: "us" }, `${g.players === 2 ? "You" : "Us"} ${mine}`), " · ",
-    el("span", {}, `${g.players === 2 ? "Bot" : "Them"} ${theirs}`), el("small", {}, ` / ${g.target}`));
+    el("span", { class: "us" }, `${g.players === 2 ? w().you : w().us} ${mine}`), " · ",
+    el("span", {}, `${g.players === 2 ? w().bot : w().them} ${theirs}`), el("small", {}, ` / ${g.target}`));
 
-  const info = [`Hand ${g.hand}`, `dealer: ${seatName(g.dealer)}`, `worth ${g.worth}`];
+  const info = [`${w().hand} ${g.hand}`, `${w().dealer}: ${seatName(g.dealer)}`, `${w().worth} ${g.worth}`];
   if (g.special) info.push(g.special.replaceAll("_", " "));
   const infoNodes = [el("span", {}, info.join(" · "))];
   if (g.vira) {
@@ -141,11 +171,11 @@ function render(g) {
   }
   $("info").replaceChildren(...infoNodes);
 
-  $("tricks").replaceChildren(...(g.tricks.length ? trickList(g.tricks) : [el("li", {}, "No card played yet")]));
+  $("tricks").replaceChildren(...(g.tricks.length ? trickList(g.tricks) : [el("li", {}, w().noCard)]));
 
   const playable = new Map(g.legal.filter((a) => a.name.startsWith("play:")).map((a) => [a.name.slice(5), a]));
   $("hand").replaceChildren(...g.cards.map((c) => {
-    const face = cardEl(c.card, { label: c.card ? null : `card ${c.slot + 1}, unseen` });
+    const face = cardEl(c.card, { label: c.card ? null : `${w().card} ${c.slot + 1}, ${w().unseen}` });
     const action = c.card ? playable.get(c.card) : null;
     if (!action) return face;
     const button = el("button", { type: "button", class: "card-button", tabindex: "-1",
@@ -153,7 +183,7 @@ function render(g) {
     button.addEventListener("click", () => choose(action.id));
     return button;
   }));
-  $("partners").replaceChildren(...g.partners.map((p) => el("p", {}, `${seatName(p.seat)} holds: `,
+  $("partners").replaceChildren(...g.partners.map((p) => el("p", {}, `${seatName(p.seat)} ${w().holds}: `,
     p.cards.map((c) => cardEl(c, { small: true })))));
 
   $("actions").replaceChildren(...g.legal.map((a, i) => {
@@ -171,7 +201,7 @@ function render(g) {
   const said = g.said.map((entry) => el("li", { class: entry.seat === g.seat ? "me" : "" },
     `${seatName(entry.seat)}: `, el("span", { lang: g.family === "argentine" ? "es" : "pt" }, saidText(entry))));
   for (const line of showdown(g.shown)) said.push(el("li", {}, line));
-  $("said").replaceChildren(...(said.length ? said : [el("li", {}, "Nothing yet")]));
+  $("said").replaceChildren(...(said.length ? said : [el("li", {}, w().nothingYet)]));
 
   const previous = $("previous");
   previous.hidden = !g.previous;
@@ -179,9 +209,9 @@ function render(g) {
     const p = g.previous;
     const [a, b] = g.team === 0 ? p.points : [p.points[1], p.points[0]];
     const sources = Object.entries(p.sources).filter(([, pts]) => pts[0] || pts[1])
-      .map(([name, pts]) => `${SOURCE_NAMES[name] ?? name} ${g.team === 0 ? pts[0] : pts[1]}–${g.team === 0 ? pts[1] : pts[0]}`);
+      .map(([name, pts]) => `${w().sources[name] ?? name} ${g.team === 0 ? pts[0] : pts[1]}–${g.team === 0 ? pts[1] : pts[0]}`);
     previous.replaceChildren(
-      el("h2", {}, `Hand ${p.hand}: ${teamName(g.team)} +${a}, ${teamName(1 - g.team)} +${b}`
+      el("h2", {}, `${w().hand} ${p.hand}: ${teamName(g.team)} +${a}, ${teamName(1 - g.team)} +${b}`
         + (sources.length ? ` (${sources.join(", ")})` : "")),
       el("ol", {}, trickList(p.tricks)),
       el("p", {}, [...p.said.filter((e) => !e.card).map((e) => `${seatName(e.seat)}: ${e.text}`),
@@ -191,18 +221,19 @@ function render(g) {
   let status;
   if (g.over) {
     const won = g.winner === g.team;
-    status = `Match over: ${won ? (g.players === 2 ? "you win" : "your team wins") : `${teamName(g.winner)} win${g.players === 2 ? "s" : ""}`} `
-      + `${Math.max(...g.score)}–${Math.min(...g.score)}. Press N for a new match.`;
+    status = `${w().over}: ${won ? (g.players === 2 ? w().youWin : w().teamWins) : `${teamName(g.winner)} ${g.players === 2 ? w().wins : w().win}`} `
+      + `${Math.max(...g.score)}–${Math.min(...g.score)}. ${w().pressN}`;
   } else if (g.to_act === g.seat) {
     const last = g.said[g.said.length - 1];
-    status = (last && last.seat !== g.seat && !last.card ? `${seatName(last.seat)}: ${last.text} — ` : "") + "your turn";
+    status = (last && last.seat !== g.seat && !last.card ? `${seatName(last.seat)}: ${last.text} — ` : "") + w().yourTurn;
   } else {
-    status = `${seatName(g.to_act)} is thinking…`;
+    status = `${seatName(g.to_act)} ${w().thinking}`;
   }
   $("status").textContent = status;
-  $("about").textContent = `${table.preset}: the bot is ${table.policy.spec}, played ${table.policy.mode} in this `
-    + "browser with onnxruntime-web; the server checks every move."
-    + (g.record ? ` Match record: ${g.record} (truco replay ${g.record}).` : "");
+  $("about").textContent = w().about(table.preset, table.policy.spec, table.policy.mode)
+    + (g.record ? ` ${w().record}: ${g.record} (truco replay ${g.record}).` : "");
+  document.documentElement.lang = w().lang;
+  for (const node of document.querySelectorAll("[data-word]")) node.textContent = w()[node.dataset.word];
 }
 
 function showError(message) {
@@ -296,7 +327,7 @@ async function choose(id) {
 
 async function newGame() {
   if (busy) return;
-  if (game && !game.over && game.position > 0 && !confirm("Leave this match and start a new one?")) return;
+  if (game && !game.over && game.position > 0 && !confirm(w().leave)) return;
   $("error").hidden = true;
   await run(async () => advance(await api("POST", "/api/games", {})));
 }
@@ -327,6 +358,9 @@ $("new-game").addEventListener("click", newGame);
 
 run(async () => {
   table = await api("GET", "/api/table");
+  document.documentElement.lang = w().lang;
+  $("status").textContent = w().loading;
+  for (const node of document.querySelectorAll("[data-word]")) node.textContent = w()[node.dataset.word];
   encoder = new TrucoEncoder(await api("GET", "/js/truco_tables.json"));
   if (table.policy.observation_version > encoder.observationVersion) {
     throw new Error("the policy reads a newer observation layout than this encoder computes");
