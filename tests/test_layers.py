@@ -64,3 +64,24 @@ def test_layer_imports_only_downward(layer):
             if name.split(".")[0] in FORBIDDEN[layer]:
                 violations.append(f"{path.relative_to(ROOT)}:{line} imports {name}")
     assert not violations, f"{layer}/ must not import {sorted(FORBIDDEN[layer])}:\n" + "\n".join(violations)
+
+
+def test_the_rules_layer_runs_without_numpy():
+    """truco_env's docstring promises that the rules (cards, config, engine) and the records need no numpy: a
+    match is played, recorded and replayed in a process where numpy cannot be imported."""
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['numpy'] = None\n"
+            "import json, random, truco_env\n"
+            "from truco_env.engine import TrucoState\n"
+            "from truco_env.records import load_record, replay_record\n"
+            "from truco_env.limits import loads_json\n"
+            "state = TrucoState.new(truco_env.make_config('paulista-2v2'), seed=3)\n"
+            "rng = random.Random(0)\n"
+            "while not state.is_over:\n"
+            "    state.apply(rng.choice(state.legal_actions()))\n"
+            "text = json.dumps(state.match_record())\n"
+            "print(replay_record(loads_json(text)).winner == state.winner)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0 and result.stdout.strip() == "True", result.stderr[-1500:]
