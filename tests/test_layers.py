@@ -11,7 +11,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 #: What each layer must never import (by top-level package name).
-FORBIDDEN = {"agents": {"training"}, "truco_env": {"agents", "training"}}
+#: The scripts around the package (benchmarks/, examples/, scripts/) are never imported by it: an installed
+#: wheel has none of them.
+OUTSIDE = {"benchmarks", "examples", "scripts", "tests"}
+FORBIDDEN = {"training": OUTSIDE, "agents": {"training"} | OUTSIDE, "truco_env": {"agents", "training"} | OUTSIDE}
 
 
 def module_name(path: Path) -> str:

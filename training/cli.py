@@ -525,18 +525,18 @@ def _cmd_report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
 
 
 def _cmd_bench(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """Run ``python -m benchmarks.speed`` of the clone this package sits in, as a program: the package never
+    imports the scripts around it (the layers' one-way rule), and an installed wheel has no benchmarks."""
     import os
+    import subprocess
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    if root not in sys.path:
-        sys.path.insert(0, root)
-    try:
-        from benchmarks.speed import run
-    except ImportError as exc:
-        print(f"truco bench: error: the benchmarks/ folder of the repository is needed ({exc})", file=sys.stderr)
+    if not os.path.isfile(os.path.join(root, "benchmarks", "speed.py")):
+        print("truco bench: error: the benchmarks/ folder of a clone of the repository is needed (an installed "
+              "package has none)", file=sys.stderr)
         return 1
-    run(quick=args.quick)
-    return 0
+    command = [sys.executable, "-m", "benchmarks.speed", *(["--quick"] if args.quick else [])]
+    return subprocess.run(command, cwd=root, check=False).returncode
 
 
 def main(argv: Sequence[str] | None = None) -> int:
