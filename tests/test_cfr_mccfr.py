@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from agents.base import make_agent, observation_for
+from agents.base import Agent, make_agent, observation_for
 from agents.cfr_abstraction import (
     abstract_key,
     action_name,
@@ -350,3 +350,22 @@ def test_response_checkpoints_play_greedily_by_default(tmp_path):
     allowed = {f"{kind}:{rank}" for kind in ("play", "cover") for rank in (1, 2, 3)} | set(CALL_CODE)
     names = {name for row in load_json(tmp_path / "p.json")["strategy"].values() for name in row}
     assert names and names <= allowed and "play:1" in names, sorted(names - allowed)
+
+
+def test_the_opponent_models_recorder_passes_a_new_match_on_to_the_agent():
+    """The recorder stands in the agent's seat in every match: the reset that starts a match must reach the agent,
+    or the heuristic's memory of earlier matches (its reading of the opponent) leaks into the next one."""
+    from training.cfr.opponent_model import _Recorder
+
+    seen = []
+
+    class Remembering(Agent):
+        def reset(self, seat=None):
+            seen.append(seat)
+
+        def act(self, observation):
+            return 0
+
+    recorder = _Recorder(Remembering(), make_config("argentine"), "v2", {})
+    recorder.reset(1)
+    assert seen == [1]

@@ -45,6 +45,9 @@ class _Recorder(Agent):
     def seed(self, seed: int | None = None) -> None:
         self.inner.seed(seed)
 
+    def reset(self, seat: int | None = None) -> None:  # a new match: the agent forgets the last (the heuristic's memory)
+        self.inner.reset(seat)
+
     def act(self, observation: dict[str, Any]) -> int:
         action = int(self.inner.act(observation))
         family = self.config.family
