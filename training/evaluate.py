@@ -1,6 +1,6 @@
 """Tournaments between agents: duplicate deals, Wilson intervals, ratings and behaviour statistics.
 
-``truco eval`` (see ``training/cli.py``) is a thin face over :func:`run_tournament`.
+``truco eval`` (see ``training/commands/measure.py``) is a thin face over :func:`run_tournament`.
 
 Duplicate deals
 ---------------
