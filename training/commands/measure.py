@@ -9,6 +9,14 @@ from .args import any_integer, positive_float, positive_int
 
 def add(sub: argparse._SubParsersAction) -> None:
     """The four measuring commands."""
+    _add_evaluate(sub)
+    _add_exploit(sub)
+    _add_gauntlet(sub)
+    _add_report(sub)
+
+
+def _add_evaluate(sub: argparse._SubParsersAction) -> None:
+    """``truco eval``."""
     evaluate = sub.add_parser(
         "eval",
         help="tournaments between agents: duplicate deals, intervals, ratings, behaviour",
@@ -56,6 +64,9 @@ def add(sub: argparse._SubParsersAction) -> None:
                           help="override an option of --config (repeatable; the value is read as YAML)")
     evaluate.set_defaults(func=_cmd_eval)
 
+
+def _add_exploit(sub: argparse._SubParsersAction) -> None:
+    """``truco exploit``."""
     exploit = sub.add_parser(
         "exploit",
         help="approximate exploitability: train a best response against an agent, report its win rate",
@@ -96,6 +107,9 @@ def add(sub: argparse._SubParsersAction) -> None:
     exploit.add_argument("--no-progress", action="store_true", help="no progress bars")
     exploit.set_defaults(func=_cmd_exploit)
 
+
+def _add_gauntlet(sub: argparse._SubParsersAction) -> None:
+    """``truco gauntlet``."""
     gauntlet = sub.add_parser(
         "gauntlet",
         help="duplicate matches against a fixed population of held-out opponents",
@@ -125,6 +139,9 @@ def add(sub: argparse._SubParsersAction) -> None:
     gauntlet.add_argument("--no-progress", action="store_true", help="no progress bars")
     gauntlet.set_defaults(func=_cmd_gauntlet)
 
+
+def _add_report(sub: argparse._SubParsersAction) -> None:
+    """``truco report``."""
     report = sub.add_parser(
         "report",
         help="the strength report of every shipped agent (docs/strength.md)",
