@@ -59,6 +59,8 @@ def test_person_plays_a_hand_with_calls(tmp_path: Path, preset, extra):
     assert split and "envido us" in split.group(1), screen[-600:]
     assert re.search(r"last trick: (you|the opponent|opponent \(seat 1\)): ", screen), screen[-600:]
     assert "(envido)" not in screen and "(truco)" not in screen  # no engine ids beside the words
+    assert "calls: seat" not in screen and "team 0" not in screen  # the table in words, not the engine's drawing
+    assert re.search(r"your hand: [^\n]* de (espadas|bastos|oros|copas)", screen), screen[-600:]
     actions = [name for seat, name in record["hands"][0]["actions"] if seat == 0]
     assert "envido" in actions and "truco" in actions
     from truco_env.records import replay_record

@@ -21,13 +21,13 @@ from rich.panel import Panel
 
 from agents.base import Agent, check_preset, make_agent
 from training.atomic import atomic_write_json
-from training.labels import action_words, card_legend, card_name, manilha_of
+from training.labels import action_words, card_legend, card_name, choice_label, manilha_of
 from truco_env import cards as C
 from truco_env.config import PRESETS, make_config, unknown_preset
-from truco_env.engine import MAO_DE_FERRO, TrucoState
+from truco_env.encoding import partner_cards_visible
+from truco_env.engine import MAO_DE_FERRO, TIE, TrucoState
 from truco_env.limits import clip
 from truco_env.records import StopWatching
-from truco_env.render import render_text
 from truco_env.turns import ask_agent, play_turns
 
 
@@ -225,20 +225,58 @@ def last_trick(state: TrucoState, record: dict, words: Words | None = None) -> s
     return text + (" -> won by us" if team == words.seat % 2 else " -> won by them")
 
 
-def hand_in_words(state: TrucoState, seat: int) -> str:
-    """The seat's unplayed cards by name (and the vira), beneath the drawing that writes them ``3c``."""
+def table_in_words(state: TrucoState, seat: int, words: Words) -> str:
+    """The table as the person at ``seat`` sees it (what the environment's drawing shows, nothing more), in the
+    words of the table: cards by name, seats as you / your partner / the opponent, calls as they are said."""
+    config, family = state.config, state.family
     manilha = manilha_of(state)
-    blind = state.special_hand == MAO_DE_FERRO and state.config.mao_de_ferro_blind  # nobody sees their cards
-    names = ["a card you cannot see"] * len(state.hand_of(seat)) if blind else [
-        card_name(text, state.family, manilha) for text in state.hand_of(seat)]
-    line = "in words: " + (", ".join(names) or "no cards left")
+
+    def name(card: int) -> str:
+        return card_name(C.card_text(card, family), family, manilha)
+
+    lines = [(f"hand {state.hand_index + 1}, {words.who(state.dealer)} dealt, {words.who(state.mano)} "
+              f"{'are' if state.mano == seat else 'is'} mano; score {words.score(state.score)}, "
+              f"{config.target_score} to win")]
     if state.vira is not None:
-        line += f"; vira {card_name(C.card_text(state.vira, state.family), state.family)}"
-    return line
+        lines.append(f"vira: {name(state.vira)}, manilhas: the {manilha}s")
+    if state.special_hand:
+        lines.append("special hand: " + state.special_hand.replace("_", " "))
+    remaining = state.remaining_cards(seat)
+    if state.special_hand == MAO_DE_FERRO and config.mao_de_ferro_blind:  # nobody sees their own cards
+        hand = ", ".join(f"card {i + 1} (unseen)" for i, c in enumerate(state.dealt_cards(seat)) if c in remaining)
+    else:
+        hand = ", ".join(name(c) for c in remaining)
+    lines.append(f"your hand: {hand or 'no cards left'}")
+    if partner_cards_visible(state, seat):
+        for other in state.participants:
+            if other != seat and state.team_of(other) == state.team_of(seat):
+                lines.append(f"{words.who(other)} holds: " + ", ".join(name(c) for c in state.remaining_cards(other)))
+    for t, trick in enumerate([*state.tricks, state.current_trick]):
+        if not trick:
+            continue
+        played = ", ".join(f"{words.who(s)}: {'a face-down card' if covered and s != seat else name(c)}"
+                           for s, c, covered in trick)
+        result = ""
+        if t < len(state.trick_results):
+            won = state.trick_results[t]
+            result = " -> tied" if won == TIE else (" -> ours" if won == state.team_of(seat) else " -> theirs")
+        lines.append(f"trick {t + 1}: {played}{result}")
+    lines.append(f"the hand is worth {state.hand_value}")
+    # each call as said (an answer's words do not depend on the phase it was said in, except a mão de onze's,
+    # which the special-hand line above names)
+    said = [f"{words.who(s)}: {choice_label(a, family, '', manilha)}"
+            for s, a in state.hand_records[-1]["actions"] if not a.startswith(("play", "cover"))]
+    if said:
+        lines.append("said: " + ", ".join(said))
+    for label, shown in (("envido", state.envido_announcements), ("flor", state.flor_announcements)):
+        if shown:
+            lines.append(f"{label} shown: " + ", ".join(
+                f"{words.who(s)}: {'son buenas' if v is None else v}" for s, v in shown))
+    return "\n".join(lines)
 
 
 def _ask(console: Console, state: TrucoState, seat: int, read: Callable[[str], str]) -> str:
-    console.print(Panel(render_text(state, seat) + "\n" + hand_in_words(state, seat), title="your seat",
+    console.print(Panel(table_in_words(state, seat, Words(seat, state.num_players)), title="your turn",
                         expand=False))
     legal = state.legal_actions()
     for i, name in enumerate(legal, start=1):
