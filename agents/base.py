@@ -114,7 +114,7 @@ _REGISTRY: dict[str, Factory] = {}
 #: Kinds whose module registers them on import (so that ``make_agent`` can load them lazily).
 _LAZY_MODULES = {"heuristic": "agents.heuristic", "cfr": "agents.cfr", "ppo": "agents.ppo", "onnx": "agents.onnx",
                  "swap": "agents.swap", "threshold": "agents.scripted", "station": "agents.scripted",
-                 "maniac": "agents.scripted", "best": "agents.best"}
+                 "maniac": "agents.scripted", "best": "agents.best", "exec": "agents.exec"}
 
 
 def register_agent(kind: str, factory: Factory) -> None:
@@ -139,6 +139,8 @@ def parse_spec(spec: str) -> tuple[str, str | None, dict[str, str]]:
     kind, _, rest = spec.strip().partition(":")
     params: dict[str, str] = {}
     arg = None
+    if kind == "exec":  # a command line, taken whole: its own "=" and "," are the program's
+        return kind, rest or None, params
     if rest:
         if "=" in rest.split(",")[0]:
             for item in rest.split(","):

@@ -21,7 +21,7 @@ LIBRARY = ("truco_env", "agents", "training")
 ALLOWED: dict[str, set[str] | str] = {
     "training/cli.py": "*",  # the command line itself
     **{f"training/commands/{name}.py": "*" for name in  # its commands, one module each
-       ("bench", "demo", "export", "measure", "play", "replay", "train")},
+       ("bench", "bot", "demo", "export", "measure", "play", "replay", "train")},
     "training/cfr/bench.py": "*",  # a benchmark (python -m training.cfr.bench): its product is the printed table
     "training/evaluate.py": {"cli_main"},
     "training/exploit.py": {"cli_main"},

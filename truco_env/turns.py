@@ -42,6 +42,11 @@ def observation_for(agent: Any, state: TrucoState, seat: int) -> dict[str, Any]:
         obs["info_state_string"] = information_state_string(state, seat)
     if "info_state" in wants:
         obs["info_state"] = encode_information_state(state, seat)
+    if "protocol" in wants:  # an outside program's messages (truco_env/protocol.py): seat-safe by construction
+        from .protocol import act_message, match_message
+
+        obs["protocol"] = {"match": match_message(state, seat),
+                           "act": act_message(state, seat, obs["observation"])}
     return obs
 
 

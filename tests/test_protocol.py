@@ -1,0 +1,116 @@
+"""``truco-bot/1``: outside programs as agents (``exec:``), this project's agents as programs (``truco bot``), the
+messages' seat-safety, and what a program that misbehaves gets: one line naming it, and no process left behind."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from agents import make_agent
+from agents.exec import BotFailure
+from training.evaluate import run_tournament
+from truco_env import TrucoState, make_config
+from truco_env import cards as C
+from truco_env.protocol import ProtocolError, act_message, read_answer
+
+ROOT = Path(__file__).resolve().parents[1]
+TRUCO_BOT = f"{sys.executable} -m training.cli bot"
+#: A card's text wherever a message can hold one: a string of its own, or after "play:", "cover:" or "=".
+CARD = re.compile(r'[":=]((?:1[0-2]|[1-7AQJK])[ebocsdh])"')
+
+
+def matches_of(summary: dict) -> list[tuple]:
+    return [(m["deal"], m["swapped"], m["score_a"], m["score_b"], m["hands"]) for m in summary["matches"]]
+
+
+def test_an_agent_through_the_protocol_plays_as_the_agent_itself():
+    """`truco bot heuristic` behind `exec:` gives, deal for deal, the matches of the heuristic played directly."""
+    piped, _ = run_tournament([f"exec:{TRUCO_BOT} heuristic", "random"], ["argentine-2v2"], 6, seed=3, workers=1)
+    direct, _ = run_tournament(["heuristic", "random"], ["argentine-2v2"], 6, seed=3, workers=1)
+    assert matches_of(piped) == matches_of(direct)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not installed")
+def test_a_javascript_bot_plays_a_tournament():
+    bot = f"exec:node {ROOT / 'examples' / 'bots' / 'random.mjs'}"
+    summary, _ = run_tournament([bot, "heuristic"], ["paulista"], 4, seed=0, workers=1)
+    again, _ = run_tournament([bot, "heuristic"], ["paulista"], 4, seed=0, workers=1)
+    assert len(summary["matches"]) == 4 and matches_of(summary) == matches_of(again)  # seeded by the match
+
+
+MISBEHAVING = {
+    "silent": ("import sys, time\nfor line in sys.stdin:\n    time.sleep(30)\n", "no answer within 0.5 s"),
+    "exits": ("import sys\nsys.stdin.readline()\nsys.exit(3)\n", "exit code 3"),
+    "garbage": ("import sys\nfor line in sys.stdin:\n    if '\"act\"' in line: print('hello', flush=True)\n",
+                "an answer that is not JSON: 'hello'"),
+    "illegal": (("import sys\nfor line in sys.stdin:\n    if '\"act\"' in line: print('{\"action\": \"flor\"}', "
+                "flush=True)\n"), "an illegal action 'flor'"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(MISBEHAVING))
+def test_a_misbehaving_program_is_one_line_naming_it_and_is_stopped(kind, tmp_path, monkeypatch):
+    import agents.exec
+    from truco_env.turns import observation_for
+
+    script, words = MISBEHAVING[kind]
+    path = tmp_path / f"{kind}.py"
+    path.write_text(script)
+    monkeypatch.setattr(agents.exec, "STARTUP_SECONDS", 0.5)  # the first answer's allowance, which includes start-up
+    agent = make_agent(f"exec:{sys.executable} {path}")
+    agent.reset(0)
+    state = TrucoState.new(make_config("argentine"), seed=1)
+    with pytest.raises(BotFailure) as failure:
+        agent.act(observation_for(agent, state, state.actor))
+    message = str(failure.value)
+    assert words in message and path.name in message and "\n" not in message, message
+    assert agent.process.poll() is not None  # no process left behind
+
+
+def test_a_spec_keeps_the_whole_command_and_an_empty_one_is_refused():
+    agent = make_agent("exec:python bot.py --depth=3,fast")
+    assert agent.argv == ["python", "bot.py", "--depth=3,fast"]
+    with pytest.raises(ValueError, match="needs a command"):
+        make_agent("exec:")
+
+
+def test_answers_are_read_by_name_or_id_and_anything_else_is_refused():
+    legal = [{"name": "play:1e", "id": 0}, {"name": "truco", "id": 83}]
+    assert read_answer('{"action": "truco"}\n', legal) == "truco"
+    assert read_answer('{"action": 0}', legal) == "play:1e"
+    for line, words in [("nope", "not JSON"), ('{"act": 1}', 'without "action"'), ('{"action": 5}', "illegal"),
+                        ('{"action": true}', "illegal"), ("[" * 5000, "characters")]:
+        with pytest.raises(ProtocolError, match=words):
+            read_answer(line, legal)
+
+
+@pytest.mark.parametrize("preset,overrides", [("argentine-2v2", {}), ("argentine-flor", {}),
+                                              ("paulista-2v2", {"covered_card": True})])
+def test_no_message_carries_a_card_its_seat_may_not_see(preset, overrides):
+    """Over many deals and every decision: each card named in an act message is the seat's own, the vira, a
+    card face up on the table, or a partner's shown by a mão de onze; never another seat's hidden card."""
+    rng = random.Random(7)
+    family = make_config(preset).family
+    for deal in range(40):  # face-down cards (covered_card) are what a careless message would give away
+        state = TrucoState.new(make_config(preset, **overrides), seed=deal)
+        while not state.is_over and state.hand_index < 3:
+            seat = state.actor
+            message = act_message(state, seat)
+            visible = {C.card_text(c, family) for c in state.dealt_cards(seat)}
+            if state.vira is not None:
+                visible.add(C.card_text(state.vira, family))
+            for trick in [*state.tricks, state.current_trick]:
+                visible |= {C.card_text(c, family) for s, c, covered in trick if not covered or s == seat}
+            visible |= {card for cards in message["partners"].values() for card in cards}
+            for other in message["partners"]:
+                assert int(other) % 2 == seat % 2  # only a partner's, and only where the rules show them
+            named = set(CARD.findall(json.dumps({k: v for k, v in message.items() if k != "legal"})))
+            named |= {e["name"].split(":")[1] for e in message["legal"] if ":" in e["name"]} - {"0", "1", "2"}
+            assert named <= visible, (preset, deal, seat, sorted(named - visible))
+            state.apply(rng.choice(state.legal_actions()))

@@ -1,0 +1,71 @@
+"""``truco bot SPEC``: any agent of this project as a ``truco-bot/1`` program, so that it can play in other
+people's arenas (docs/protocol.md): JSON Lines on standard input and output, one answer per ``act`` message.
+
+The agent acts from the encoded observation each ``act`` message carries (``observation``, its nonzero entries)
+and the legal actions, exactly as in a tournament: seeded and reset by each ``match`` message, so that the same
+deals give the same decisions as the agent played directly."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    """The ``bot`` command."""
+    bot = sub.add_parser(
+        "bot",
+        help="run an agent as a truco-bot/1 program (JSON Lines on stdin/stdout), for outside arenas",
+        description=("Run an agent spec as a program that speaks the truco-bot/1 line protocol (docs/protocol.md)\n"
+                     "on its standard input and output: a 'match' message seeds and resets it, each 'act' message\n"
+                     "gets one answer line {\"action\": NAME}. Ends when its input closes."),
+        epilog="examples:\n  truco bot heuristic\n  truco eval --agents 'exec:truco bot heuristic' random --matches 20",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    bot.add_argument("spec", metavar="SPEC", help="the agent to run (heuristic, ppo:argentine, cfr:paulista, ...)")
+    bot.set_defaults(func=_cmd_bot)
+
+
+def _cmd_bot(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    import numpy as np
+
+    from agents.base import make_agent
+    from truco_env.actions import NUM_ACTIONS
+    from truco_env.encoding import OBSERVATION_SIZE
+    from truco_env.limits import clip, loads_json
+
+    try:
+        agent = make_agent(args.spec)
+    except ValueError as exc:
+        print(f"truco bot: error: {exc}", file=sys.stderr)
+        return 2
+    if agent.wants:
+        print(f"truco bot: error: agent {args.spec!r} needs {sorted(agent.wants)}, which the protocol does not "
+              "carry; it plays from the observation only where its abstraction reads it", file=sys.stderr)
+        return 2
+    for line in sys.stdin:
+        try:
+            message = loads_json(line, "a message")
+            kind = message.get("type") if isinstance(message, dict) else None
+            if kind == "match":
+                agent.seed(message.get("seed"))
+                agent.reset(message.get("seat"))
+            elif kind == "act":
+                observation = np.zeros(OBSERVATION_SIZE, np.float32)
+                carried = message["observation"]
+                if carried["size"] != OBSERVATION_SIZE:
+                    raise ValueError(f"an observation of {carried['size']} values; this truco-rl reads "
+                                     f"{OBSERVATION_SIZE}")
+                for index, value in carried["nonzero"]:
+                    observation[int(index)] = float(value)
+                mask = np.zeros(NUM_ACTIONS, np.int8)
+                mask[[int(entry["id"]) for entry in message["legal"]]] = 1
+                action = int(agent.act({"observation": observation, "action_mask": mask}))
+                name = next(entry["name"] for entry in message["legal"] if int(entry["id"]) == action)
+                print(json.dumps({"action": name}), flush=True)
+        except (ValueError, KeyError, TypeError, IndexError, StopIteration) as exc:
+            print(f"truco bot: error: a message it cannot read ({type(exc).__name__}: {clip(exc, 120)})",
+                  file=sys.stderr)
+            return 2
+    return 0

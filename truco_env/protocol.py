@@ -1,0 +1,123 @@
+"""``truco-bot/1``: the messages a seat's outside program receives, built from what that seat may see.
+
+A bot in any language plays through JSON Lines on its standard input and output (docs/protocol.md): a ``match``
+message when a match starts, then an ``act`` message at each of its decisions, which it answers with one line
+``{"action": NAME}`` (or the action's id). This module makes those messages from the engine's state and reads the
+answers; :mod:`agents.exec` runs the program, ``truco bot`` is the other end for this project's own agents.
+
+Nothing a seat may not see goes into a message: its own unplayed cards (none in a blind mão de ferro), the vira,
+the cards face up on the table, its partner's cards only where a mão de onze shows them, the public actions of the
+hand (another seat's face-down card is ``cover``), the points announced at a showdown, and the scores.
+``tests/test_protocol.py`` checks it over many deals.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from . import actions as A
+from . import cards as C
+from .engine import MAO_DE_FERRO, TIE, TrucoState
+from .limits import clip
+from .views import public_name
+
+PROTOCOL = "truco-bot/1"
+#: The longest answer line read from a bot (an action name is a few dozen bytes).
+MAX_ANSWER_BYTES = 4096
+
+
+class ProtocolError(ValueError):
+    """An answer that is not one line of JSON naming a legal action (the message says what it was)."""
+
+
+def match_message(state: TrucoState, seat: int, seed: int | None = None, preset: str | None = None) -> dict:
+    """The first message of a match for ``seat``: the protocol, the rules and the seat."""
+    if preset is None:  # the preset whose rules these are, if any
+        from .config import PRESETS
+
+        preset = next((name for name, config in PRESETS.items() if config == state.config), None)
+    return {"type": "match", "protocol": PROTOCOL, "preset": preset, "rules": state.config.to_dict(), "seat": seat,
+            "team": state.team_of(seat), "players": state.num_players, "seed": seed}
+
+
+def _team_word(team: int | str | None, mine: int) -> str | None:
+    if team is None:
+        return None
+    if team == TIE:
+        return "tie"
+    return "us" if team == mine else "them"
+
+
+def act_message(state: TrucoState, seat: int, observation: Any = None) -> dict:
+    """What ``seat`` sees at its decision, in named fields, with its legal actions (docs/protocol.md);
+    ``observation`` (the seat's encoded observation vector, optional) goes along as its nonzero entries, for
+    programs that run this project's networks."""
+    # numpy, loaded on use: the rules layer does without it
+    from .encoding import partner_cards_visible
+
+    config, family = state.config, state.family
+    team = state.team_of(seat)
+    record = state.hand_records[-1]
+    blind = state.special_hand == MAO_DE_FERRO and config.mao_de_ferro_blind
+    remaining = state.remaining_cards(seat)
+    shown = {seat}
+    partners = {}
+    if partner_cards_visible(state, seat):
+        for other in state.participants:
+            if other != seat and state.team_of(other) == team:
+                shown.add(other)
+                partners[str(other)] = [C.card_text(c, family) for c in state.remaining_cards(other)]
+    tricks = []
+    for t, trick in enumerate([*state.tricks, state.current_trick]):
+        if not trick:
+            continue
+        winner = state.trick_results[t] if t < len(state.trick_results) else None
+        tricks.append({"cards": [[s, None if covered and s not in shown else C.card_text(c, family)]
+                                 for s, c, covered in trick], "winner": _team_word(winner, team)})
+    hands = record["deal"]["hands"]
+    manilha = None
+    if state.vira is not None:
+        manilha = C.FRENCH_RANKS[C.manilha_rank_index(state.vira, config.deck, config.deck_ranks)]
+    message = {
+        "type": "act", "seat": seat, "team": team,
+        "hand": None if blind else [C.card_text(c, family) for c in remaining],
+        "cards_left": len(remaining),
+        "vira": None if state.vira is None else C.card_text(state.vira, family), "manilhas": manilha,
+        "score": {"us": state.score[team], "them": state.score[1 - team], "target": config.target_score},
+        "hand_number": state.hand_index + 1, "dealer": state.dealer, "mano": state.mano,
+        "special_hand": state.special_hand or None, "hand_value": state.hand_value, "phase": state.phase,
+        "tricks": tricks,
+        "history": [[s, public_name(a, s, shown, hands)] for s, a in record["actions"]],
+        "envido_shown": [list(a) for a in state.envido_announcements],
+        "flor_shown": [list(a) for a in state.flor_announcements],
+        "partners": partners,
+        "legal": [{"name": name, "id": A.action_id(name, family)} for name in state.legal_actions()],
+    }
+    if observation is not None:
+        message["observation"] = {"size": len(observation),
+                                  "nonzero": [[int(i), float(observation[i])] for i in range(len(observation))
+                                              if observation[i]]}
+    return message
+
+
+def read_answer(line: str | bytes, legal: list[dict]) -> str:
+    """The legal action name an answer line chooses; ProtocolError naming what was wrong and what is allowed."""
+    if isinstance(line, bytes):
+        line = line.decode("utf-8", "replace")
+    if len(line) > MAX_ANSWER_BYTES:
+        raise ProtocolError(f"an answer of {len(line):,} characters (at most {MAX_ANSWER_BYTES:,})")
+    try:
+        answer = json.loads(line)
+    except ValueError:
+        raise ProtocolError(f"an answer that is not JSON: {clip(repr(line.strip()), 80)}") from None
+    if not isinstance(answer, dict) or "action" not in answer:
+        raise ProtocolError(f'an answer without "action": {clip(repr(line.strip()), 80)}')
+    chosen = answer["action"]
+    by_id = {entry["id"]: entry["name"] for entry in legal}
+    names = set(by_id.values())
+    if isinstance(chosen, str) and chosen in names:
+        return chosen
+    if type(chosen) is int and chosen in by_id:
+        return by_id[chosen]
+    raise ProtocolError(f"an illegal action {clip(repr(chosen), 60)}; legal: {sorted(names)}")
