@@ -8,8 +8,8 @@ may not know.
 
 A program that misbehaves (no answer within :data:`DECISION_SECONDS`, an exit, a closed output, a line that is
 not JSON or names an illegal action) raises :class:`BotFailure`, one line naming the program, the seat and what it
-did, and the process is stopped; a tournament then ends with that line, as for any agent that fails. (Scoring
-such a match as the bot's forfeit and playing on is the next step of docs/protocol.md's plan.)
+did, and the process is stopped (the next decision starts it afresh). A tournament scores that match as the bot's
+forfeit and plays on (:func:`training.evaluate.play_match`).
 """
 
 from __future__ import annotations
@@ -138,9 +138,9 @@ class ExecAgent(Agent):
             self.process.stdin.write(json.dumps(message, separators=(",", ":")) + "\n")
             self.process.stdin.flush()
         except (BrokenPipeError, OSError, ValueError):
+            code = self.process.poll()
             self.close()
-            raise BotFailure(f"{self._who()}: its input is closed (the program exited, code "
-                             f"{self.process.poll()})") from None
+            raise BotFailure(f"{self._who()}: its input is closed (the program exited, code {code})") from None
 
     def _read(self, seconds: float) -> str:
         deadline = time.monotonic() + seconds
@@ -156,9 +156,13 @@ class ExecAgent(Agent):
         return line
 
     def close(self) -> None:
-        """Stop the program (also done when the agent is collected)."""
+        """Stop the program (also done when the agent is collected); the next decision starts it again, so a
+        program that failed in one match gets a fresh start in the next."""
         if self.process is not None:
             self._finalizer()
+            self.process = None
+            self.lines = queue.Queue()
+            self.new_match = True
 
 
 def _factory(arg: str | None, params: dict[str, str]) -> Agent:

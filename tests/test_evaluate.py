@@ -68,7 +68,7 @@ def test_duplicate_deals_give_both_sides_the_same_cards(preset):
         for s, agent in enumerate(agents):
             agent.seed(s)
             agent.reset(s)
-        state, _ = play_match(config, agents, seed)
+        state, _, _ = play_match(config, agents, seed)
         records.append(state.match_record())
     first, second = (r["hands"] for r in records)
     common = min(len(first), len(second))
@@ -115,7 +115,7 @@ def test_behaviour_counts_agree_with_the_records():
     agents = [make_agent("heuristic:bluff=0.5"), make_agent("random")]
     for s, agent in enumerate(agents):
         agent.seed(s)
-    state, winners = play_match(config, agents, seed=5)
+    state, winners, _ = play_match(config, agents, seed=5)
     record = state.match_record()
     assert len(winners) == len(record["hands"])
     ladder = ("truco", "retruco", "vale_cuatro")

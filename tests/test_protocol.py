@@ -70,7 +70,7 @@ def test_a_misbehaving_program_is_one_line_naming_it_and_is_stopped(kind, tmp_pa
         agent.act(observation_for(agent, state, state.actor))
     message = str(failure.value)
     assert words in message and path.name in message and "\n" not in message, message
-    assert agent.process.poll() is not None  # no process left behind
+    assert agent.process is None and not agent._finalizer.alive  # its process was stopped: none left behind
 
 
 def test_a_spec_keeps_the_whole_command_and_an_empty_one_is_refused():
@@ -114,3 +114,35 @@ def test_no_message_carries_a_card_its_seat_may_not_see(preset, overrides):
             named |= {e["name"].split(":")[1] for e in message["legal"] if ":" in e["name"]} - {"0", "1", "2"}
             assert named <= visible, (preset, deal, seat, sorted(named - visible))
             state.apply(rng.choice(state.legal_actions()))
+
+
+def test_a_failing_program_forfeits_its_match_and_the_tournament_plays_on(tmp_path):
+    """A bot that plays quietly (a card, or no to a call) and names an illegal action at its third decision of every
+    match: each match stops there as its
+    forfeit (the other side wins), with the reason in the results and the record, which replays; the program is
+    started afresh for the next match, and the tournament finishes."""
+    from training.evaluate import make_tasks, play_tasks
+    from truco_env.records import replay_record
+
+    path = tmp_path / "third.py"
+    path.write_text("import json, sys\nn = 0\nfor line in sys.stdin:\n    m = json.loads(line)\n"
+                    "    if m['type'] == 'match': n = 0\n    if m['type'] != 'act': continue\n    n += 1\n"
+                    "    names = [e['name'] for e in m['legal']]\n"
+                    "    quiet = [x for x in names if x.startswith('play') or x == 'no_quiero'] or names\n"
+                    "    name = quiet[0] if n < 3 else 'not-an-action'\n"
+                    "    print(json.dumps({'action': name}), flush=True)\n")
+    bot = f"exec:{sys.executable} {path}"
+    tasks = make_tasks([bot, "random"], ["argentine"], 4, seed=1, pairs=[(bot, "random")], keep_records=True)
+    results = play_tasks(tasks, workers=1)
+    assert len(results) == 4
+    for result in results:
+        forfeit = result["forfeit"]
+        assert result["winner"] == "b" and forfeit["side"] == "a" and "not-an-action" in forfeit["reason"]
+        record = result["record"]
+        assert record["forfeit"]["seat"] == forfeit["seat"] and record["winner"] != record["forfeit"]["team"]
+        replay_record(record)  # the record of a forfeited match replays, up to the forfeit
+    record = dict(results[0]["record"], winner=results[0]["record"]["forfeit"]["team"])
+    from truco_env.records import ReplayError
+
+    with pytest.raises(ReplayError, match="forfeited"):
+        replay_record(record)

@@ -50,7 +50,7 @@ def match(preset: str, specs: list[str], seed: int, agent_seed: int = 0):
         agent.seed(agent_seed * 100 + seat)
         agent.reset(seat)
         agents.append(agent)
-    state, _ = play_match(config, agents, seed)
+    state, _, _ = play_match(config, agents, seed)
     return state, agents
 
 

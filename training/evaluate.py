@@ -146,9 +146,14 @@ def _weak_hand_cutoff(family: str, paulista_deck: str, deck_ranks: tuple | None,
 # playing one match
 
 
-def play_match(config: TrucoConfig, agents: list[Agent], seed: int) -> tuple[TrucoState, list[int | None]]:
-    """Play one match with ``agents[seat]`` at each seat; returns the final state and, per hand record, the team
-    that won the hand's value (None when nobody did, e.g. an all-tied Paulista hand or a match ended by envido)."""
+def play_match(config: TrucoConfig, agents: list[Agent], seed: int
+               ) -> tuple[TrucoState, list[int | None], dict[str, Any] | None]:
+    """Play one match with ``agents[seat]`` at each seat; returns the final state, per hand record the team that
+    won the hand's value (None when nobody did, e.g. an all-tied Paulista hand or a match ended by envido), and the
+    forfeit, if an outside program broke the protocol (``{"seat", "team", "reason"}``: its team loses the match,
+    which stops there; docs/protocol.md), else None."""
+    from agents.exec import BotFailure
+
     state = TrucoState.new(config, seed=seed)
     winners: list[int | None] = []
 
@@ -156,8 +161,12 @@ def play_match(config: TrucoConfig, agents: list[Agent], seed: int) -> tuple[Tru
         gained = [t for t in (0, 1) if state.score[t] > before[t]]
         winners.append(gained[0] if len(gained) == 1 else None)
 
-    play_turns(state, lambda seat: ask_agent(agents[seat], state, seat), on_hand_end=hand_won)
-    return state, winners
+    try:
+        play_turns(state, lambda seat: ask_agent(agents[seat], state, seat), on_hand_end=hand_won)
+    except BotFailure as failure:
+        seat = state.actor
+        return state, winners, {"seat": seat, "team": state.team_of(seat), "reason": str(failure)}
+    return state, winners, None
 
 
 def _participants(record: dict, n: int) -> list[int]:
@@ -321,8 +330,12 @@ def run_task(task: Task) -> dict[str, Any]:
         agent.seed(agent_seed_for(task, seat))
         agent.reset(seat)
         agents.append(agent)
-    state, hand_winners = play_match(config, agents, task.match_seed)
+    state, hand_winners, forfeit = play_match(config, agents, task.match_seed)
     record = state.match_record()
+    winner = state.winner
+    if forfeit is not None:  # the match stops where the program failed; the other team wins it
+        winner = 1 - forfeit["team"]
+        record = {**record, "winner": winner, "forfeit": forfeit}
     hands = record["hands"]
     score = state.score
     points_a = sum(h["points"][team_a] for h in hands)
@@ -330,7 +343,9 @@ def run_task(task: Task) -> dict[str, Any]:
     return {
         "preset": task.preset, "pairing": task.pairing, "deal": task.deal, "swapped": task.swapped,
         "match_seed": task.match_seed,
-        "winner": None if state.winner is None else ("a" if state.winner == team_a else "b"),
+        "winner": None if winner is None else ("a" if winner == team_a else "b"),
+        **({"forfeit": {"side": "a" if forfeit["team"] == team_a else "b", "seat": forfeit["seat"],
+                        "reason": forfeit["reason"]}} if forfeit else {}),
         "score_a": score[team_a], "score_b": score[1 - team_a],
         "hands": len(hands), "points_a": points_a, "points_b": points_b,
         "hands_won_a": sum(1 for w in hand_winners if w == team_a),

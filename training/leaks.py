@@ -65,7 +65,7 @@ def leak_table(preset: str, agent_a: str, agent_b: str, matches: int, seed: int 
             for seat, agent in enumerate(agents):
                 agent.seed(seed * 1_000_003 + 2 * deal + seat)
                 agent.reset(seat)
-            state, _ = play_match(config, agents, match_seed_for(seed, deal))
+            state, _, _ = play_match(config, agents, match_seed_for(seed, deal))
             wins += state.winner == team_a
             for hand in state.match_record()["hands"]:
                 category = hand_category(hand, team_a, config.target_score)

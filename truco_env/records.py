@@ -59,6 +59,11 @@ def validate_record(record: Any) -> None:
     winner = record.get("winner")
     _expect(winner is None or winner in (0, 1) and _is_int(winner),
             f"record.winner: expected 0, 1 or null, got {_short(winner)}")
+    if "forfeit" in record:  # an outside program broke the protocol (docs/protocol.md)
+        forfeit = record["forfeit"]
+        _expect(isinstance(forfeit, dict) and _is_int(forfeit.get("seat")) and 0 <= forfeit["seat"] < 6
+                and isinstance(forfeit.get("reason"), str) and len(forfeit["reason"]) <= 2000,
+                f"record.forfeit: expected {{'seat': 0..5, 'team': 0 or 1, 'reason': text}}, got {_short(forfeit)}")
     for i, hand in enumerate(hands):
         where = f"hands[{i}]"
         _expect(isinstance(hand, dict), f"{where}: expected an object")
@@ -157,7 +162,14 @@ def replay_record(record: Any, watch: Any = None) -> TrucoState:
             _expect(done[key] == hand[key], f"{where}.{key}: recorded {hand[key]}, replay has {done[key]}")
         if watch is not None:
             watch.hand_end(state, i)
-    if "winner" in record:
+    forfeit = record.get("forfeit")
+    if forfeit is not None:  # the match stopped at the forfeiting seat's decision; the other team won it
+        _expect(not state.is_over and state.actor == forfeit["seat"],
+                f"record.forfeit: seat {forfeit['seat']} forfeited, but the replay has "
+                + ("the match over" if state.is_over else f"seat {state.actor} to act"))
+        _expect(record.get("winner") == 1 - state.team_of(forfeit["seat"]),
+                f"record.winner: recorded {record.get('winner')}, but seat {forfeit['seat']} forfeited")
+    elif "winner" in record:
         _expect(record["winner"] == state.winner,
                 f"record.winner: recorded {record['winner']}, replay has {state.winner}")
     return state

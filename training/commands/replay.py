@@ -67,5 +67,7 @@ def _cmd_replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
         return 1
     hands = len(record["hands"])  # the engine may have dealt one more hand after the last recorded action
     status = f"team {state.winner} won" if state.is_over else "match in progress"
+    if record.get("forfeit"):
+        status = f"team {record['winner']} won: seat {record['forfeit']['seat']} forfeited"
     print(f"truco replay: {args.file}: OK, {hands} hand(s) reproduced, score {_format_score(state.score)}, {status}")
     return 0
