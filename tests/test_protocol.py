@@ -36,12 +36,29 @@ def test_an_agent_through_the_protocol_plays_as_the_agent_itself():
     assert matches_of(piped) == matches_of(direct)
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not installed")
-def test_a_javascript_bot_plays_a_tournament():
-    bot = f"exec:node {ROOT / 'examples' / 'bots' / 'random.mjs'}"
-    summary, _ = run_tournament([bot, "heuristic"], ["paulista"], 4, seed=0, workers=1)
-    again, _ = run_tournament([bot, "heuristic"], ["paulista"], 4, seed=0, workers=1)
-    assert len(summary["matches"]) == 4 and matches_of(summary) == matches_of(again)  # seeded by the match
+@pytest.mark.skipif(shutil.which("node") is None or shutil.which("javac") is None or shutil.which("java") is None,
+                    reason="Node.js or a Java development kit is not installed")
+def test_bots_in_javascript_and_java_play_truco_eval_against_the_heuristic(tmp_path, capsys):
+    """The two example bots, each in its own language and with no dependency on this project, in one real
+    tournament with the heuristic: every match played to its end, none forfeited, the JavaScript bot seeded by the
+    match (the same command, the same results)."""
+    import subprocess
+
+    from training.cli import main
+
+    subprocess.run(["javac", "-d", str(tmp_path / "java"), str(ROOT / "examples" / "bots" / "FirstCard.java")],
+                   check=True, timeout=300)
+    node = f"exec:node {ROOT / 'examples' / 'bots' / 'random.mjs'}"
+    java = f"exec:java -cp {tmp_path / 'java'} FirstCard"
+    runs = []
+    for out in ("a", "b"):
+        assert main(["eval", "--agents", node, java, "heuristic", "--preset", "argentine", "--matches", "4",
+                     "--workers", "1", "--no-plots", "--no-progress", "--out", str(tmp_path / out)]) == 0
+        runs.append(json.loads((tmp_path / out / "results.json").read_text())["matches"])
+    capsys.readouterr()
+    assert len(runs[0]) == 12 and not any("forfeit" in m for m in runs[0])
+    assert all(max(m["score_a"], m["score_b"]) >= 30 for m in runs[0])  # every match played to its end
+    assert [m["winner"] for m in runs[0]] == [m["winner"] for m in runs[1]]
 
 
 MISBEHAVING = {
