@@ -18,6 +18,7 @@ from typing import Any
 
 from . import actions as A
 from . import cards as C
+from .config import TrucoConfig
 from .engine import MAO_DE_FERRO, TIE, TrucoState
 from .limits import clip
 from .views import public_name
@@ -31,14 +32,28 @@ class ProtocolError(ValueError):
     """An answer that is not one line of JSON naming a legal action (the message says what it was)."""
 
 
-def match_message(state: TrucoState, seat: int, seed: int | None = None, preset: str | None = None) -> dict:
+def match_message(state: TrucoState, seat: int, seed: int | None = None) -> dict:
     """The first message of a match for ``seat``: the protocol, the rules and the seat."""
-    if preset is None:  # the preset whose rules these are, if any
+    return {**_rules_part(state.config), "seat": seat, "team": state.team_of(seat), "players": state.num_players,
+            "seed": seed}
+
+
+_RULES_PARTS: dict[int, tuple[TrucoConfig, dict]] = {}
+
+
+def _rules_part(config: TrucoConfig) -> dict:
+    """The part of a match message every seat of these rules shares, made once per rules object (a match loop
+    asks at every decision; a config holds a dict, so it cannot be a cache key itself)."""
+    cached = _RULES_PARTS.get(id(config))
+    if cached is None or cached[0] is not config:
         from .config import PRESETS
 
-        preset = next((name for name, config in PRESETS.items() if config == state.config), None)
-    return {"type": "match", "protocol": PROTOCOL, "preset": preset, "rules": state.config.to_dict(), "seat": seat,
-            "team": state.team_of(seat), "players": state.num_players, "seed": seed}
+        preset = next((name for name, rules in PRESETS.items() if rules == config), None)  # the preset, if any
+        if len(_RULES_PARTS) > 256:
+            _RULES_PARTS.clear()
+        cached = _RULES_PARTS[id(config)] = (config, {"type": "match", "protocol": PROTOCOL, "preset": preset,
+                                                      "rules": config.to_dict()})
+    return cached[1]
 
 
 def _team_word(team: int | str | None, mine: int) -> str | None:
@@ -95,9 +110,10 @@ def act_message(state: TrucoState, seat: int, observation: Any = None) -> dict:
         "legal": [{"name": name, "id": A.action_id(name, family)} for name in state.legal_actions()],
     }
     if observation is not None:
+        indices = observation.nonzero()[0] if hasattr(observation, "nonzero") else [
+            i for i, value in enumerate(observation) if value]  # a numpy vector, or a plain list
         message["observation"] = {"size": len(observation),
-                                  "nonzero": [[int(i), float(observation[i])] for i in range(len(observation))
-                                              if observation[i]]}
+                                  "nonzero": [[int(i), float(observation[i])] for i in indices]}
     return message
 
 
