@@ -8,11 +8,12 @@ from .args import any_integer, positive_float, positive_int
 
 
 def add(sub: argparse._SubParsersAction) -> None:
-    """The four measuring commands."""
+    """The measuring commands."""
     _add_evaluate(sub)
     _add_exploit(sub)
     _add_gauntlet(sub)
     _add_report(sub)
+    _add_leaderboard(sub)
 
 
 def _add_evaluate(sub: argparse._SubParsersAction) -> None:
@@ -188,5 +189,33 @@ def _cmd_gauntlet(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
 
 def _cmd_report(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from training.report import cli_main
+
+    return cli_main(args)
+
+
+def _add_leaderboard(sub: argparse._SubParsersAction) -> None:
+    """``truco leaderboard``."""
+    board = sub.add_parser(
+        "leaderboard",
+        help="a leaderboard over a YAML list of entrants: every pairing once, new entrants play only theirs",
+        description=("Play duplicate matches between every pair of the entrants listed in CONFIG.yaml (any agent\n"
+                     "specs, outside programs as exec:COMMAND included), store each pairing's results under\n"
+                     "OUT/pairings, and write the board (OUT/board: report.md, results.json, CSV, plots) with\n"
+                     "win rates, 95% intervals and OpenSkill ratings. A new entrant plays only its new pairings;\n"
+                     "Ctrl-C keeps the pairings already played."),
+        epilog=("example CONFIG.yaml:\n  entrants: [heuristic, random, \"exec:node examples/bots/random.mjs\"]\n"
+                "  preset: argentine\n  matches: 200\n\nexample:\n  truco leaderboard board.yaml --out runs/board"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    board.add_argument("config", metavar="CONFIG.yaml", help="entrants, preset, matches, seed")
+    board.add_argument("--out", default="runs/leaderboard", metavar="DIR",
+                       help="where the pairings and the board go (default: runs/leaderboard)")
+    board.add_argument("--workers", type=positive_int, default=2, metavar="N", help="processes (default: 2)")
+    board.add_argument("--no-progress", action="store_true", help="no progress bars")
+    board.set_defaults(func=_cmd_leaderboard)
+
+
+def _cmd_leaderboard(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from training.leaderboard import cli_main
 
     return cli_main(args)
