@@ -12,8 +12,8 @@ stored pairings, with OpenSkill ratings over every match in a fixed order, so th
 from __future__ import annotations
 
 import hashlib
-import logging
 import json
+import logging
 import time
 from pathlib import Path
 from typing import Annotated, Any
