@@ -163,3 +163,28 @@ def test_a_failing_program_forfeits_its_match_and_the_tournament_plays_on(tmp_pa
 
     with pytest.raises(ReplayError, match="forfeited"):
         replay_record(record)
+
+
+def test_every_message_follows_its_published_schema():
+    """docs/protocol/*.schema.json are what a stranger codes against: real messages of every kind of hand
+    (Argentine with flor, Paulista teams with its mão de onze and blind mão de ferro) follow them."""
+    jsonschema = pytest.importorskip("jsonschema")
+    from truco_env.encoding import encode_observation
+    from truco_env.protocol import match_message
+
+    schemas = {name: json.loads((ROOT / "docs" / "protocol" / f"{name}.schema.json").read_text())
+               for name in ("match", "act", "answer")}
+    rng = random.Random(3)
+    special = set()
+    for preset in ("argentine-flor", "paulista-2v2", "argentine-3v3"):
+        for deal in range(6):
+            state = TrucoState.new(make_config(preset), seed=deal, score=[10, 10] if preset == "paulista-2v2" else None)
+            jsonschema.validate(match_message(state, 1, seed=7), schemas["match"])
+            while not state.is_over:
+                message = act_message(state, state.actor, encode_observation(state, state.actor))
+                jsonschema.validate(json.loads(json.dumps(message)), schemas["act"])
+                special.add(message["special_hand"])
+                name = rng.choice(state.legal_actions())
+                jsonschema.validate({"action": name}, schemas["answer"])
+                state.apply(name)
+    assert {"mao_de_onze", None} <= special
