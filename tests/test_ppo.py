@@ -76,7 +76,7 @@ def test_the_magnet_holds_the_policy_near_where_it_started(tmp_path):
     their start by different amounts, the regularised one less (KL measured on observations neither trained on)."""
     from agents.network import PolicyNet, load_policy
 
-    changes = {"learning_rate": 1e-2, "anneal_lr": False, "ent_coef": 0.0, "total_decisions": 9000}
+    changes = {"learning_rate": 1e-2, "ent_coef": 0.0, "total_decisions": 9000}
     free = train(tiny(tmp_path, "free", **changes), progress_bar=False)
     held = train(tiny(tmp_path, "held", magnet_coef=20.0, **changes), progress_bar=False)
     start = PolicyNet(hidden=(32,), features="card_strength")  # the magnet: where both runs started (no warm start)
@@ -151,9 +151,9 @@ def test_resume_from_a_malformed_checkpoint_is_one_line_naming_it(tmp_path, brea
 
 
 def test_resume_takes_the_optimizer_settings_from_the_options_not_the_checkpoint(tmp_path):
-    """A checkpoint's recorded param_groups (a learning rate of 1e9, a negative eps) would train on nonsense when
-    the learning rate is not annealed: the run's own settings are used."""
-    args = tiny(tmp_path, "run", total_decisions=1500, anneal_lr=False)
+    """A checkpoint's recorded param_groups (a learning rate of 1e9, a negative eps) are not trusted: the run's own
+    settings are used."""
+    args = tiny(tmp_path, "run", total_decisions=1500)
     train(args, progress_bar=False)
     path = tmp_path / "run" / "checkpoint.safetensors"
     rewrite_checkpoint(path, lambda meta, t: [g.update(lr=1e9, eps=-1.0) for g in meta["param_groups"]])
@@ -165,15 +165,24 @@ def test_resume_takes_the_optimizer_settings_from_the_options_not_the_checkpoint
     assert optimizer.state  # the moments did come back
 
 
-def test_the_play_mode_is_metadata_only(tmp_path):
-    """``play`` is recorded in the policy file and changes nothing a run trains, evaluations along the way included."""
-    greedy, sample = (train(tiny(tmp_path, mode, play=mode, eval_every=2), progress_bar=False)
-                      for mode in ("greedy", "sample"))
-    a, b = weights(greedy), weights(sample)
-    assert all(torch.equal(a[k], b[k]) for k in a)
+def test_a_policy_plays_greedily_and_a_checkpoint_with_a_retired_option_resumes_only_if_it_behaved_alike(tmp_path):
+    """``play`` and ``anneal_lr`` are gone (a policy plays greedily unless its spec says ``,sample``; the learning
+    rate always decays): a checkpoint that recorded them resumes when they held today's behaviour, and one that
+    did not is refused in one line."""
     from agents.network import load_policy
 
-    assert load_policy(greedy)[1]["play"] == "greedy" and load_policy(sample)[1]["play"] == "sample"
+    args = tiny(tmp_path, "run", total_decisions=3000)
+    policy = train(args, progress_bar=False)
+    assert load_policy(policy)[1]["play"] == "greedy"
+    path = tmp_path / "run" / "checkpoint.safetensors"
+    rewrite_checkpoint(path, lambda meta, t: meta["args"].update(anneal_lr=True, play="greedy"))
+    net = PolicyNet(hidden=args.hidden, features=args.features, tally_film=args.tally_film)
+    critic = DealCritic(args.hidden)
+    optimizer = torch.optim.Adam(list(net.parameters()) + list(critic.parameters()), lr=args.learning_rate, eps=1e-5)
+    ppo.load_checkpoint(str(path), args, net, critic, optimizer, ppo.League(), np.random.default_rng(0))
+    rewrite_checkpoint(path, lambda meta, t: meta["args"].update(anneal_lr=False))
+    with pytest.raises(ValueError, match="anneal_lr=False, an option this truco-rl no longer has"):
+        ppo.load_checkpoint(str(path), args, net, critic, optimizer, ppo.League(), np.random.default_rng(0))
 
 
 def test_the_processes_backend_trains_the_same_weights_as_local(tmp_path):

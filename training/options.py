@@ -100,7 +100,7 @@ def read_yaml(path: str) -> dict[str, Any]:
 
 
 def parse_overrides(items: list[str]) -> dict[str, Any]:
-    """``["key=value", ...]`` with each value read as YAML (``hidden=[128,128]``, ``anneal_lr=false``), through the
+    """``["key=value", ...]`` with each value read as YAML (``hidden=[128,128]``, ``magnet_coef=0.2``), through the
     same bounded loader as option files."""
     data: dict[str, Any] = {}
     for item in items:

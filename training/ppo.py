@@ -109,9 +109,7 @@ class PPOArgs(Options):
     a pathway for reading the opponent's style so far. It won head to head on argentine and lost on paulista
     (docs/research.md, "A pathway for the match tally"), so a config opts in."""
     learning_rate: Annotated[float, Field(gt=0)] = 3e-4
-    """Adam's initial step size."""
-    anneal_lr: bool = True
-    """Decay the learning rate linearly to 0 over ``total_decisions``."""
+    """Adam's initial step size, decayed linearly to 0 over ``total_decisions``."""
     update_epochs: PositiveInt = 2
     """Passes over each batch."""
     minibatch_size: PositiveInt = 2048
@@ -159,11 +157,6 @@ class PPOArgs(Options):
     """Agent specs the policy is evaluated against (logged only; never a training opponent by this option)."""
     checkpoint_every: PositiveInt = 10
     """Updates between checkpoints."""
-    play: Literal["greedy", "sample"] = "greedy"
-    """How the saved policy plays by default (recorded in its metadata; never changes the weights). Greedy: the
-    entropy bonus keeps the training policy mixed so that its league can punish it, and the most probable action
-    is the stronger one to play (docs/research.md: 6 to 11 points more against the heuristic in every preset,
-    1 to 5 points more for a best response)."""
 
     @field_validator("scripted", "eval_opponents")
     @classmethod
@@ -516,11 +509,27 @@ def save_checkpoint(path: str, args: PPOArgs, net: PolicyNet, critic: DealCritic
     atomic_save_tensors(tensors, meta, path)
 
 
+#: Options this trainer no longer has, with the one behaviour left: a checkpoint made with that value resumes
+#: (the option is dropped from its record); one made with another value is refused, since it cannot go on alike.
+RETIRED_OPTIONS = {"anneal_lr": True, "play": "greedy"}
+
+
+def retired_options_dropped(recorded: dict[str, Any]) -> dict[str, Any]:
+    """``recorded`` options without the retired ones; ValueError when one held a value the trainer cannot keep."""
+    if not isinstance(recorded, dict):
+        raise TypeError("the recorded options are not a mapping")
+    for name, kept in RETIRED_OPTIONS.items():
+        if name in recorded and recorded[name] != kept:
+            raise ValueError(f"it was trained with {name}={clip(repr(recorded[name]))}, an option this truco-rl no "
+                             f"longer has (it always behaves as {name}={kept!r})")
+    return {k: v for k, v in recorded.items() if k not in RETIRED_OPTIONS}
+
+
 def load_checkpoint(path: str, args: PPOArgs, net: PolicyNet, critic: DealCritic, optimizer: torch.optim.Optimizer,
                     league: League, rng: np.random.Generator, magnet: PolicyNet | None = None) -> Progress:
     tensors, meta = load_tensors(path, CHECKPOINT_FORMAT)
     try:
-        saved = PPOArgs(**meta["args"])
+        saved = PPOArgs(**retired_options_dropped(meta["args"]))
     except (KeyError, TypeError, ValueError) as exc:  # a checkpoint from a stranger, or edited by hand
         raise ValueError(f"{path}: the checkpoint's recorded options are unusable "
                          f"({clip(str(exc).splitlines()[0], 120)})") from None
@@ -682,7 +691,9 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
             magnet.load_state_dict(net.state_dict())
     if magnet is not None:
         magnet.requires_grad_(False)
-    meta = {"presets": [args.preset], "play": args.play, "config": args.model_dump(mode="json"),
+    # a policy plays greedily by default (`ppo:PATH,sample` to draw): the entropy bonus keeps the training policy
+    # mixed so that its league can punish it, and its most probable action is the stronger one to play
+    meta = {"presets": [args.preset], "play": "greedy", "config": args.model_dump(mode="json"),
             "config_hash": config_hash(args), "commit": git_commit()}
     writer = SummaryWriter(os.path.join(args.run_dir, "tb"))
     # processes: no more than this machine's cores; Ray: one actor per partition, placed by the cluster
@@ -703,8 +714,7 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
         while state.decisions < args.total_decisions and not stop["requested"]:
             tick = time.perf_counter()
             state.update += 1
-            if args.anneal_lr:
-                optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - state.decisions / args.total_decisions)
+            optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - state.decisions / args.total_decisions)
 
             # --- collect ------------------------------------------------------------------------------------
             names, weights = league.opponents(args)
