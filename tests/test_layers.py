@@ -88,3 +88,45 @@ def test_the_rules_layer_runs_without_numpy():
             "print(replay_record(loads_json(text)).winner == state.winner)\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 0 and result.stdout.strip() == "True", result.stderr[-1500:]
+
+
+def import_graph(layers: tuple[str, ...] = ("truco_env", "agents", "training")) -> dict[str, set[str]]:
+    """Module -> the project's modules it imports (every import statement, as the layer rule counts them)."""
+    modules = {module_name(p): p for layer in layers for p in (ROOT / layer).rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        targets = set()
+        for name, _ in imported_modules(path.read_text(encoding="utf-8"), module, path.name == "__init__.py"):
+            while name and name not in modules:  # "from pkg.mod import function": the module is the prefix
+                name = name.rpartition(".")[0]
+            if name and name != module:
+                targets.add(name)
+        graph[module] = targets
+    return graph
+
+
+def test_no_module_imports_itself_round_a_circle():
+    """A circle of imports (a trainer importing the gauntlet that imports the trainer) makes a change anywhere on it
+    a change everywhere on it; the modules of the package import one way (package __init__ files, which gather
+    their submodules, aside)."""
+    graph = {m: {t for t in ts if not t.endswith("__init__") and t not in ("agents", "training", "truco_env",
+                                                                          "training.cfr", "training.commands")}
+             for m, ts in import_graph().items()}
+    state: dict[str, int] = {}
+    circle: list[str] = []
+
+    def visit(node: str, path: list[str]) -> bool:
+        state[node] = 1
+        for target in sorted(graph.get(node, ())):
+            if state.get(target) == 1:
+                circle.extend(path[path.index(target):] + [node, target] if target in path else [node, target])
+                return True
+            if state.get(target) is None and visit(target, [*path, node]):
+                return True
+        state[node] = 2
+        return False
+
+    for module in sorted(graph):
+        if state.get(module) is None and visit(module, []):
+            break
+    assert not circle, "import circle: " + " -> ".join(dict.fromkeys(circle)) + f" -> {circle[-1]}"

@@ -30,7 +30,6 @@ from __future__ import annotations
 import math
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,46 +39,7 @@ from truco_env.limits import clip
 from .atomic import atomic_write, atomic_write_json
 from .evaluate import OKABE_ITO, Z95, display_name, run_tournament, write_outputs
 from .outputs import output_folder
-
-#: The presets the gauntlet is made for: the four main ones.
-MAIN_PRESETS = ("argentine", "argentine-2v2", "paulista", "paulista-2v2")
-
-
-@dataclass(frozen=True)
-class Opponent:
-    name: str
-    family: str
-    spec: str  # "{preset}" is replaced by the preset's name
-    about: str
-
-    def spec_for(self, preset: str) -> str:
-        return self.spec.replace("{preset}", preset)
-
-
-OPPONENTS = (
-    Opponent("bluffer", "heuristic variants", "heuristic:bluff=0.35",
-             "the heuristic bluffing a third of its weak hands"),
-    Opponent("tight", "heuristic variants", "heuristic:bluff=0,respect=0.9",
-             "the heuristic never bluffing, reading every call as strength"),
-    Opponent("threshold", "threshold rules", "threshold", "card-strength thresholds, its own envido and truco rules"),
-    Opponent("threshold-loose", "threshold rules", "threshold:bet=0.6,call=0.4",
-             "the threshold bot betting and calling with weaker hands"),
-    Opponent("station", "archetypes", "station", "a calling station: never bets, accepts every call"),
-    Opponent("maniac", "archetypes", "maniac", "raises and calls envido whenever it can, never refuses"),
-    Opponent("br-heuristic", "trained best responses", "ppo:gauntlet/{preset}-br-heuristic",
-             "the best response truco exploit trains against the default heuristic (seed 0)"),
-    Opponent("br-threshold", "trained best responses", "ppo:gauntlet/{preset}-br-threshold",
-             "the best response truco exploit trains against threshold (seed 0)"),
-)
-
-
-def gauntlet_specs(preset: str) -> list[str]:
-    return [o.spec_for(preset) for o in OPPONENTS]
-
-
-def all_gauntlet_specs() -> set[str]:
-    """Every spec of every preset's gauntlet (what training configs may never name)."""
-    return {spec for preset in MAIN_PRESETS for spec in gauntlet_specs(preset)}
+from .population import MAIN_PRESETS, OPPONENTS, Opponent, all_gauntlet_specs, gauntlet_specs  # noqa: F401
 
 
 def make_trained_opponents(preset: str, workers: int = 2, progress: bool = True) -> list[str]:

@@ -161,7 +161,7 @@ class PPOArgs(Options):
     @field_validator("scripted", "eval_opponents")
     @classmethod
     def _not_the_gauntlet(cls, value: Any) -> Any:
-        from .gauntlet import all_gauntlet_specs
+        from .population import all_gauntlet_specs
 
         named = sorted(set(value) & all_gauntlet_specs())
         if named:

@@ -41,7 +41,7 @@ from truco_env import actions as A
 from truco_env.config import TrucoConfig
 
 from .checkpoint import check_compatible, save_checkpoint
-from .runconfig import KERNEL_ABSTRACTIONS, OpponentModelOptions, RunConfig
+from .runconfig import KERNEL_ABSTRACTIONS, UTILITIES, OpponentModelOptions, RunConfig
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +49,6 @@ CARD_KINDS = ("play", "cover", "play_slot")
 #: What a hand is worth to the traverser: ``points`` (own hand points minus the opponent's) or ``match_equity``
 #: (the change in the probability of winning the match, from the score before the hand to the score after it,
 #: by :func:`agents.heuristic.match_equity_table`; x 100, so in percentage points).
-UTILITIES = ("points", "match_equity")
 
 
 class MCCFR:
@@ -287,8 +286,8 @@ class MCCFR:
 def train_mccfr(cfg: RunConfig, out: TextIO = sys.stderr, max_new_iterations: int | None = None) -> dict:
     """Run (or resume) MCCFR as configured; returns a summary dict. The progress bars go to ``out``; the status
     lines (opponent model, resume, final iteration, evaluation) to this module's logger."""
+    from .logs import Logger, _progress
     from .opponent_model import OpponentModel
-    from .train import Logger, _progress
 
     rules = cfg.rules()
     t0 = time.perf_counter()

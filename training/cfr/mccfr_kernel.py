@@ -8,7 +8,7 @@ the update are the Python walk's: each iteration draws a starting score (uniform
 ``single_hand`` copy of the rules for the traverser (alternating by iteration): every action at the traverser's
 nodes, one action sampled from the current strategy at the opponent's, where the average strategy is
 accumulated with linear (iteration) weights. Regret matching floors negative regrets at 0 (as CFR+). The utility
-is the hand's point difference or the change in match-winning probability (:data:`training.cfr.mccfr.UTILITIES`).
+is the hand's point difference or the change in match-winning probability (:data:`training.cfr.runconfig.UTILITIES`).
 Both seats share one table. External rather than outcome sampling: it is the Python walk's scheme, so the two
 engines learn the same thing, and its variance is far lower on this shallow game.
 
@@ -49,7 +49,7 @@ from truco_env import _kernel as K
 from truco_env.config import TrucoConfig
 from truco_env.fast import config_array
 
-from .mccfr import UTILITIES
+from .runconfig import UTILITIES
 
 
 @njit(cache=True)

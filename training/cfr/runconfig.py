@@ -44,6 +44,8 @@ TRAINERS = ("exact", "mccfr")
 KERNEL_ABSTRACTIONS = ("v3", "v4", "lossless")
 EXACT = {"algorithm", "alternating", "averaging_delay", "alpha", "beta", "gamma", "target_nash_conv", "eval_every",
          "checkpoint_every"}
+#: The utilities MCCFR can maximise: the hand's point difference, or the change in match-winning probability.
+UTILITIES = ("points", "match_equity")
 MCCFR = {"time_limit_s", "checkpoint_every_s", "log_every", "abstraction", "eval", "opponent_model", "utility"}
 PositiveInt = Annotated[int, Field(ge=1)]
 NonNegative = Annotated[float, Field(ge=0)]

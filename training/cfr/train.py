@@ -21,38 +21,12 @@ import numpy as np
 from agents.cfr_table import Checkpoint, load_checkpoint
 
 from .checkpoint import check_compatible, save_checkpoint
+from .logs import Logger, _progress
 from .runconfig import RunConfig
 from .solver import CFRSolver
 from .tree import GameTree, tree_for
 
 logger = logging.getLogger(__name__)
-
-
-class Logger:
-    """TensorBoard scalars when ``logdir`` is set (torch's SummaryWriter), otherwise nothing."""
-
-    def __init__(self, logdir: str | None):
-        self.writer = None
-        if logdir:
-            from torch.utils.tensorboard import SummaryWriter
-
-            self.writer = SummaryWriter(log_dir=logdir)
-
-    def scalars(self, step: int, values: dict) -> None:
-        if self.writer is not None:
-            for name, value in values.items():
-                self.writer.add_scalar(name, float(value), step)
-
-    def close(self) -> None:
-        if self.writer is not None:
-            self.writer.flush()
-            self.writer.close()
-
-
-def _progress(enabled: bool, total: int, initial: int, desc: str, out: TextIO):
-    from training.progress import progress
-
-    return progress(total, desc, "it", enabled, initial=initial, file=out, mininterval=0.5)
 
 
 def average_regret(tree_slot_start: np.ndarray, regrets: np.ndarray, iteration: int) -> float:
