@@ -185,7 +185,7 @@ class PolicyNet(nn.Module):
     Measured in docs/research.md ("A pathway for the match tally"). It starts as the identity (scale 1, shift 0)."""
 
     def __init__(self, obs_size: int = OBSERVATION_SIZE, num_actions: int = A.NUM_ACTIONS,
-                 hidden: tuple[int, ...] = (256, 256), features: str = "none", tally_film: bool = False):
+                 hidden: tuple[int, ...] = (256, 256), features: str = "card_strength", tally_film: bool = False):
         super().__init__()
         if features not in FEATURES:
             raise ValueError(f"network features {features!r} are not known; choose one of {list(FEATURES)}")

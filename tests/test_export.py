@@ -93,7 +93,7 @@ def test_a_version_1_policy_exports_and_an_old_1068_input_model_still_plays(tmp_
     from training import export
 
     torch.manual_seed(5)
-    net = PolicyNet(obs_size=1068, hidden=(32,))
+    net = PolicyNet(obs_size=1068, hidden=(32,), features="none")  # an old file's network
     for param in net.parameters():
         param.data.mul_(4)
     save_policy(net, str(tmp_path / "v1.safetensors"), presets=["argentine"], observation_version=1)

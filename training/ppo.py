@@ -57,7 +57,6 @@ from torch import nn
 
 from agents.base import act_many, check_preset, make_agent
 from agents.network import (
-    FEATURES,
     STRENGTH_LEVELS,
     CardStrength,
     PolicyNet,
@@ -102,8 +101,6 @@ class PPOArgs(Options):
     """Where the partitions run: this process, one worker process per partition, or Ray actors."""
     hidden: tuple[PositiveInt, ...] = (128, 128)
     """Hidden layer sizes of the policy network and of the critic."""
-    features: Literal[FEATURES] = "card_strength"  # type: ignore[valid-type]
-    """``card_strength``: the network also reads each visible card's trick strength under the vira."""
     tally_film: bool = False
     """A small network of the match tally scales and shifts the trunk's features (``agents.network.PolicyNet``):
     a pathway for reading the opponent's style so far. It won head to head on argentine and lost on paulista
@@ -157,6 +154,12 @@ class PPOArgs(Options):
     """Agent specs the policy is evaluated against (logged only; never a training opponent by this option)."""
     checkpoint_every: PositiveInt = 10
     """Updates between checkpoints."""
+
+    @property
+    def features(self) -> str:
+        """The network's input features: every policy this trainer makes also reads each visible card's trick
+        strength under the vira (``agents.network.FEATURES``; ``none`` remains only to read older files)."""
+        return "card_strength"
 
     @field_validator("scripted", "eval_opponents")
     @classmethod
@@ -511,7 +514,7 @@ def save_checkpoint(path: str, args: PPOArgs, net: PolicyNet, critic: DealCritic
 
 #: Options this trainer no longer has, with the one behaviour left: a checkpoint made with that value resumes
 #: (the option is dropped from its record); one made with another value is refused, since it cannot go on alike.
-RETIRED_OPTIONS = {"anneal_lr": True, "play": "greedy"}
+RETIRED_OPTIONS = {"anneal_lr": True, "play": "greedy", "features": "card_strength"}
 
 
 def retired_options_dropped(recorded: dict[str, Any]) -> dict[str, Any]:

@@ -467,7 +467,7 @@ def model_card(row: dict[str, Any], meta: dict[str, Any], settings: dict[str, An
         "```", "",
         (f"* {meta.get('decisions', 0):,} learner decisions in {meta.get('updates', 0):,} updates, "
         f"{meta.get('seconds', 0) / 3600:.2f} h on the training machine;"),
-        (f"* network: hidden layers {config['hidden']}, features `{config['features']}`"
+        (f"* network: hidden layers {config['hidden']}, features `{config.get('features', 'card_strength')}`"
          f"{', the match tally scaling and shifting its features (`tally_film`)' if config.get('tally_film') else ''}"
          f"; plays `{meta.get('play')}` "
         "by default (`ppo:PATH,greedy` or `,sample` to choose);"),
