@@ -29,6 +29,7 @@ from truco_env.engine import MAO_DE_FERRO, TIE, TrucoState
 from truco_env.limits import clip
 from truco_env.records import StopWatching
 from truco_env.turns import ask_agent, play_turns
+from truco_env.views import visible_tricks
 
 
 def save_record(state: TrucoState, path: str, hands: int | None = None) -> None:
@@ -251,15 +252,10 @@ def table_in_words(state: TrucoState, seat: int, words: Words) -> str:
         for other in state.participants:
             if other != seat and state.team_of(other) == state.team_of(seat):
                 lines.append(f"{words.who(other)} holds: " + ", ".join(name(c) for c in state.remaining_cards(other)))
-    for t, trick in enumerate([*state.tricks, state.current_trick]):
-        if not trick:
-            continue
-        played = ", ".join(f"{words.who(s)}: {'a face-down card' if covered and s != seat else name(c)}"
-                           for s, c, covered in trick)
-        result = ""
-        if t < len(state.trick_results):
-            won = state.trick_results[t]
-            result = " -> tied" if won == TIE else (" -> ours" if won == state.team_of(seat) else " -> theirs")
+    for t, (plays, won) in enumerate(visible_tricks(state, seat)):
+        played = ", ".join(f"{words.who(s)}: {'a face-down card' if c is None else name(c)}" for s, c in plays)
+        result = "" if won is None else (" -> tied" if won == TIE else
+                                         " -> ours" if won == state.team_of(seat) else " -> theirs")
         lines.append(f"trick {t + 1}: {played}{result}")
     lines.append(f"the hand is worth {state.hand_value}")
     # each call as said (an answer's words do not depend on the phase it was said in, except a mão de onze's,

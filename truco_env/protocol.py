@@ -21,7 +21,7 @@ from . import cards as C
 from .config import TrucoConfig
 from .engine import MAO_DE_FERRO, TIE, TrucoState
 from .limits import clip
-from .views import public_name
+from .views import public_name, visible_tricks
 
 PROTOCOL = "truco-bot/1"
 #: The longest answer line read from a bot (an action name is a few dozen bytes).
@@ -83,13 +83,8 @@ def act_message(state: TrucoState, seat: int, observation: Any = None) -> dict:
             if other != seat and state.team_of(other) == team:
                 shown.add(other)
                 partners[str(other)] = [C.card_text(c, family) for c in state.remaining_cards(other)]
-    tricks = []
-    for t, trick in enumerate([*state.tricks, state.current_trick]):
-        if not trick:
-            continue
-        winner = state.trick_results[t] if t < len(state.trick_results) else None
-        tricks.append({"cards": [[s, None if covered and s not in shown else C.card_text(c, family)]
-                                 for s, c, covered in trick], "winner": _team_word(winner, team)})
+    tricks = [{"cards": [[s, None if c is None else C.card_text(c, family)] for s, c in plays],
+               "winner": _team_word(winner, team)} for plays, winner in visible_tricks(state, seat, shown)]
     hands = record["deal"]["hands"]
     manilha = None
     if state.vira is not None:

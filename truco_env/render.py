@@ -7,6 +7,7 @@ from __future__ import annotations
 from . import cards as C
 from .encoding import partner_cards_visible, public_action_name
 from .engine import MAO_DE_FERRO, TIE, TrucoState
+from .views import visible_tricks
 
 
 def card_str(state: TrucoState, card: int) -> str:
@@ -40,15 +41,9 @@ def render_text(state: TrucoState, viewer: int | None = None) -> str:
             if seat != viewer and state.team_of(seat) == team:
                 cards = " ".join(card_str(state, c) for c in state.remaining_cards(seat))
                 lines.append(f"partner seat {seat}: {cards}")
-    for t, trick in enumerate([*state.tricks, state.current_trick]):
-        if not trick:
-            continue
-        played = ", ".join(f"seat {s}: {'(covered)' if covered and s != viewer else card_str(state, c)}"
-                           for s, c, covered in trick)
-        result = ""
-        if t < len(state.trick_results):
-            r = state.trick_results[t]
-            result = " -> tied" if r == TIE else f" -> team {r}"
+    for t, (plays, winner) in enumerate(visible_tricks(state, viewer)):
+        played = ", ".join(f"seat {s}: {'(covered)' if c is None else card_str(state, c)}" for s, c in plays)
+        result = "" if winner is None else (" -> tied" if winner == TIE else f" -> team {winner}")
         lines.append(f"trick {t + 1}: {played}{result}")
     ladder = state.truco_level
     lines.append(f"hand worth {state.hand_value}" + (f" (bet level {ladder})" if ladder else ""))

@@ -36,6 +36,21 @@ def _hand_view(record: dict, seat: int, shown: set[int], blind: bool) -> dict:
     return out
 
 
+def visible_tricks(state: TrucoState, viewer: int, shown: set[int] | None = None
+                   ) -> list[tuple[list[tuple[int, int | None]], int | str | None]]:
+    """The current hand's tricks as ``viewer`` sees them: per trick, its plays as ``(seat, card index)``, the card
+    None where it went face down from a seat whose cards the viewer does not see (``shown``, by default the viewer
+    alone), and the winning team (``TIE``, or None while the trick is unfinished). Every drawing of the table
+    (the environment's, ``truco play``'s, the line protocol's) reads the tricks through this one function."""
+    shown = {viewer} if shown is None else shown
+    out = []
+    for t, trick in enumerate([*state.tricks, state.current_trick]):
+        if trick:
+            winner = state.trick_results[t] if t < len(state.trick_results) else None
+            out.append(([(s, None if covered and s not in shown else c) for s, c, covered in trick], winner))
+    return out
+
+
 def hand_was_blind(config, score_before) -> bool:
     """Whether a hand that began at ``score_before`` was a blind mão de ferro (nobody saw their own cards)."""
     eleven = config.target_score - 1
