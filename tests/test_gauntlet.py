@@ -102,15 +102,17 @@ def test_the_check_of_tests_would_catch_a_gauntlet_league():
     assert {"station", "threshold", "maniac"} <= set(_trained_with(ast.parse(source)))
 
 
-def test_the_ppo_trainer_refuses_to_train_or_evaluate_against_the_gauntlet():
-    from training.options import build
-    from training.ppo import PPOArgs
+def test_truco_train_ppo_refuses_to_train_or_evaluate_against_the_gauntlet(tmp_path, capsys):
+    """The rule is the command's: a best response is the same trainer and may take any agent as its target."""
+    from training.cli import main
 
     for spec in ("threshold", "station", "heuristic:bluff=0.35", "ppo:gauntlet/argentine-br-heuristic"):
-        with pytest.raises(ValueError, match="held-out gauntlet"):
-            build(PPOArgs, {"preset": "argentine", "scripted": {spec: 0.1}})
-        with pytest.raises(ValueError, match="held-out gauntlet"):
-            build(PPOArgs, {"preset": "argentine", "eval_opponents": [spec]})
+        for option in (f"scripted={{'{spec}': 0.1}}", f"eval_opponents=['{spec}']"):
+            code = main(["train", "ppo", "--set", "preset=argentine", "--set", option, "--run-dir",
+                         str(tmp_path / "run"), "--quiet"])
+            err = capsys.readouterr().err
+            assert code == 2 and "held-out gauntlet" in err and "Traceback" not in err, (spec, option)
+    assert not (tmp_path / "run").exists()
 
 
 def test_summary_mean_and_worst_case():

@@ -13,9 +13,10 @@ from training.fingerprint import digest, learner_fingerprint, weights_summary
 from training.options import build
 from training.ppo import PPOArgs, train
 
-#: Recorded 2026-12-06 on the code of the commit that added this file.
-LEARNER = {"argentine": "7904e963611520b4", "argentine-2v2": "1672618b7b713c9d", "paulista": "83d344b30b44b82f",
-           "paulista-2v2": "9e4ada6f9ccfa184"}
+#: Recorded 2026-12-06 when the best response became the PPO trainer with a league of its target alone (its path
+#: moved then: the old learner had collectors of its own; the PPO trainer's digests below held).
+LEARNER = {"argentine": "5b7798541febcbd2", "argentine-2v2": "1d1a9a9429579569", "paulista": "6904f32dbb65f1cc",
+           "paulista-2v2": "1b1ef4af106d5b92"}
 TINY = {"preset": "paulista", "total_decisions": 6000, "batch_decisions": 1500, "tables": 16, "hidden": [32],
         "snapshot_every": 1, "scripted": {"random": 0.3}, "eval_every": 0, "eval_matches": 10,
         "eval_opponents": ["random"], "checkpoint_every": 1}

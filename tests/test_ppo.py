@@ -239,7 +239,7 @@ def test_advantages_follow_each_trajectory_in_playing_order():
     ({"preset": "chess"}, "unknown preset 'chess'"),
     ({"backend": "gpu"}, "option 'backend' = 'gpu' is not allowed: should be 'local', 'processes' or 'ray'"),
     ({"scripted": {"heuristic": 0}}, "option 'scripted.heuristic' = 0 is not allowed: should be greater than 0"),
-    ({"scripted": {"wizard": 1}}, "option 'scripted' = {'wizard': 1} is not allowed"),
+    ({"scripted": {"wizard": 1}}, "unknown agent kind 'wizard'"),
     ({"self_play": 0, "snapshots": 0}, "the learner has no opponent"),
     ({"eval_matches": 3}, "eval_matches should be even"),
     # issue 30: 0 used to divide by zero after the first update / fail inside torch.set_num_threads

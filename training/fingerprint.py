@@ -49,9 +49,13 @@ def weights_summary(state_dict: dict[str, Any]) -> dict[str, list[str]]:
 @cache
 def learner_fingerprint(preset: str) -> str:
     """The best-response learner's path on ``preset`` (:data:`FINGERPRINT_RECIPE`), as 16 hex digits."""
+    import tempfile
+
     from .best_response import BRArgs, train_best_response
 
-    net, _state = train_best_response(BRArgs(preset=preset, **FINGERPRINT_RECIPE), progress=False)
+    with tempfile.TemporaryDirectory(prefix="truco-fingerprint-") as run_dir:
+        net, _state, _status = train_best_response(BRArgs(preset=preset, **FINGERPRINT_RECIPE), run_dir,
+                                                   progress=False)
     return digest(weights_summary(net.state_dict()))
 
 

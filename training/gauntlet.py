@@ -2,7 +2,7 @@
 
 A win rate against the opponents a policy trained with says how well it fitted them. The gauntlet is the
 held-out test: a fixed, documented population per preset, in four families, none of them a training or
-evaluation opponent of any training config (``PPOArgs`` refuses them, and ``tests/test_gauntlet.py`` compares
+evaluation opponent of any training config (``truco train ppo`` refuses them, and ``tests/test_gauntlet.py`` compares
 the spec strings of every config with this list). Strength in Truco is not transitive (a policy that exploits one style can lose to another), so
 the families differ in kind, not only in parameters:
 

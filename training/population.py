@@ -1,9 +1,9 @@
 """The held-out gauntlet's population: which opponents, per preset (data only).
 
-Why a module of its own: the trainer must refuse these opponents in a config (``PPOArgs``), and the gauntlet's
-runner (:mod:`training.gauntlet`) trains and plays them; with the list apart, the trainer reads it without importing
-the runner, which itself imports the trainer (the import would run in a circle). docs/exploitability.md tells
-why these families.
+Why a module of its own: ``truco train ppo`` must refuse these opponents in a config
+(:func:`refuse_gauntlet_opponents`), and the gauntlet's runner (:mod:`training.gauntlet`) trains and plays them
+with the trainer; the rule is the command's, not the trainer's, since a best response (the same trainer) may take
+any agent as its target. docs/exploitability.md tells why these families.
 """
 
 from __future__ import annotations
@@ -49,3 +49,12 @@ def gauntlet_specs(preset: str) -> list[str]:
 def all_gauntlet_specs() -> set[str]:
     """Every spec of every preset's gauntlet (what training configs may never name)."""
     return {spec for preset in MAIN_PRESETS for spec in gauntlet_specs(preset)}
+
+
+def refuse_gauntlet_opponents(league: dict[str, float], eval_opponents: tuple[str, ...]) -> None:
+    """ValueError when a training config names a held-out opponent as a league member or an evaluation opponent:
+    a policy judged against opponents it trained against makes a number, not a player."""
+    named = sorted((set(league) | set(eval_opponents)) & all_gauntlet_specs())
+    if named:
+        raise ValueError(f"{named} belong to the held-out gauntlet (training/gauntlet.py), which no training run "
+                         "may name")

@@ -52,13 +52,14 @@ from typing import Annotated, Any, Literal
 
 import numpy as np
 import torch
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 from torch import nn
 
 from agents.base import act_many, check_preset, make_agent
 from agents.network import (
     STRENGTH_LEVELS,
     CardStrength,
+    PolicyFileError,
     PolicyNet,
     Ragged,
     SparseRows,
@@ -135,7 +136,8 @@ class PPOArgs(Options):
     snapshots: Annotated[float, Field(ge=0)] = 0.5
     """Share of matches against frozen past snapshots (self-play until the first one exists)."""
     scripted: dict[str, Annotated[float, Field(gt=0)]] = Field(default_factory=dict)
-    """Share of matches against scripted agents, by agent spec, e.g. ``{heuristic: 0.1}``."""
+    """Share of matches against fixed agents, by agent spec, e.g. ``{heuristic: 0.1}`` (a best response's league
+    is its target alone: ``training/best_response.py``)."""
     snapshot_every: PositiveInt = 10
     """Updates between snapshots joining the league."""
     max_snapshots: PositiveInt = 20
@@ -160,27 +162,6 @@ class PPOArgs(Options):
         """The network's input features: every policy this trainer makes also reads each visible card's trick
         strength under the vira (``agents.network.FEATURES``; ``none`` remains only to read older files)."""
         return "card_strength"
-
-    @field_validator("scripted", "eval_opponents")
-    @classmethod
-    def _not_the_gauntlet(cls, value: Any) -> Any:
-        from .population import all_gauntlet_specs
-
-        named = sorted(set(value) & all_gauntlet_specs())
-        if named:
-            raise ValueError(f"{named} belong to the held-out gauntlet (training/gauntlet.py), which no training "
-                             "run may name")
-        return value
-
-    @field_validator("scripted")
-    @classmethod
-    def _playable_agents(cls, value: dict[str, float]) -> dict[str, float]:
-        for spec in value:
-            agent = make_agent(spec)
-            if agent.wants:
-                raise ValueError(f"agent {spec!r} needs the reference engine (it reads {sorted(agent.wants)}); "
-                                 "league agents must act from the observation alone")
-        return value
 
     @model_validator(mode="after")
     def _consistent(self) -> PPOArgs:
@@ -487,9 +468,16 @@ def save_policy(net: PolicyNet, path: str, **metadata: Any) -> None:
 
 @dataclasses.dataclass
 class Progress:
+    """How far a run is; ``curve`` has a row per update: ``[decisions, seconds, matches, score]``, the matches
+    finished against fixed opponents and snapshots in that update and the learner's score in them (1 a win, 0.5
+    a draw), so that a best response can plot its win rate against its target as it trains."""
+
     update: int = 0
     decisions: int = 0
     seconds: float = 0.0
+    matches: int = 0
+    curve: list[list[float]] = dataclasses.field(default_factory=list)
+    stopped: bool = False  # Ctrl-C came during the last update (which may have spent the budget); not saved
 
 
 def save_checkpoint(path: str, args: PPOArgs, net: PolicyNet, critic: DealCritic, optimizer: torch.optim.Optimizer,
@@ -505,7 +493,8 @@ def save_checkpoint(path: str, args: PPOArgs, net: PolicyNet, critic: DealCritic
     for sid, weights in league.weights.items():
         tensors.update({f"snap.{sid}.{k}": torch.from_numpy(v) for k, v in weights.items()})
     meta = {"format": CHECKPOINT_FORMAT, "args": args.model_dump(mode="json"),
-            "progress": dataclasses.asdict(progress), "param_groups": opt["param_groups"],
+            "progress": {k: v for k, v in dataclasses.asdict(progress).items() if k != "stopped"},
+            "param_groups": opt["param_groups"],
             "league": {"next_id": league.next_id, "ids": sorted(league.weights),
                        "scores": {k: list(v) for k, v in league.scores.items()}},
             "rng": rng.bit_generator.state}
@@ -528,18 +517,43 @@ def retired_options_dropped(recorded: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in recorded.items() if k not in RETIRED_OPTIONS}
 
 
-def load_checkpoint(path: str, args: PPOArgs, net: PolicyNet, critic: DealCritic, optimizer: torch.optim.Optimizer,
-                    league: League, rng: np.random.Generator, magnet: PolicyNet | None = None) -> Progress:
-    tensors, meta = load_tensors(path, CHECKPOINT_FORMAT)
+def _recorded_options(path: str, meta: dict[str, Any]) -> PPOArgs:
     try:
-        saved = PPOArgs(**retired_options_dropped(meta["args"]))
+        return PPOArgs(**retired_options_dropped(meta["args"]))
     except (KeyError, TypeError, ValueError) as exc:  # a checkpoint from a stranger, or edited by hand
         raise ValueError(f"{path}: the checkpoint's recorded options are unusable "
                          f"({clip(str(exc).splitlines()[0], 120)})") from None
+
+
+def _changed_option(saved: PPOArgs, args: PPOArgs) -> str | None:
+    """The first option of ``args`` a run of ``saved`` did not have (where it runs aside), or None."""
     for name in PPOArgs.model_fields:
         if name not in ("backend", "run_dir") and getattr(saved, name) != getattr(args, name):
-            raise ValueError(f"--resume: option {name!r} is {getattr(args, name)!r} but the checkpoint was trained "
-                             f"with {getattr(saved, name)!r}; resume with the same options")
+            return name
+    return None
+
+
+def resumable(args: PPOArgs) -> bool:
+    """Whether ``args.run_dir`` holds a checkpoint of a run of ``args``, which ``resume=True`` continues exactly
+    (False for no checkpoint, another run's or an unreadable one)."""
+    path = os.path.join(args.run_dir, "checkpoint.safetensors")
+    if not os.path.isfile(path):
+        return False
+    try:
+        _, meta = load_tensors(path, CHECKPOINT_FORMAT)
+        return _changed_option(_recorded_options(path, meta), args) is None
+    except (PolicyFileError, ValueError, OSError):
+        return False
+
+
+def load_checkpoint(path: str, args: PPOArgs, net: PolicyNet, critic: DealCritic, optimizer: torch.optim.Optimizer,
+                    league: League, rng: np.random.Generator, magnet: PolicyNet | None = None) -> Progress:
+    tensors, meta = load_tensors(path, CHECKPOINT_FORMAT)
+    saved = _recorded_options(path, meta)
+    changed = _changed_option(saved, args)
+    if changed is not None:
+        raise ValueError(f"--resume: option {changed!r} is {getattr(args, changed)!r} but the checkpoint was trained "
+                         f"with {getattr(saved, changed)!r}; resume with the same options")
     try:
         return _restore(tensors, meta, net, critic, optimizer, league, rng, magnet)
     except (KeyError, TypeError, ValueError, RuntimeError, AttributeError, IndexError) as exc:
@@ -601,6 +615,11 @@ def _restore(tensors: dict[str, torch.Tensor], meta: dict[str, Any], net: Policy
             type(progress.get(k)) is int and progress[k] >= 0 for k in ("update", "decisions")) or not (
             type(progress.get("seconds")) in (int, float) and 0 <= progress["seconds"] < float("inf")):
         raise ValueError("progress must give update and decisions as integers >= 0 and seconds >= 0")
+    curve = progress.get("curve", [])
+    if set(progress) - {"update", "decisions", "seconds", "matches", "curve"} or type(progress.get("matches", 0)) is not int or not isinstance(curve, list) or not all(
+            isinstance(row, list) and len(row) == 4 and all(type(x) in (int, float) and 0 <= x < float("inf")
+                                                            for x in row) for row in curve):
+        raise ValueError("progress must give matches as an integer and its curve as rows of four numbers >= 0")
     league.next_id = next_id
     league.weights = {sid: {k: v.numpy() for k, v in part(f"snap.{sid}.").items()} for sid in ids}
     league.scores = {k: deque(v, maxlen=200) for k, v in scores.items()}
@@ -628,17 +647,24 @@ class TrainingInterrupted(KeyboardInterrupt):
     """A run stopped by Ctrl-C before its budget was spent: ``checkpoint`` holds its resumable state (None when
     it stopped before the first one), ``decisions`` how far it got; no policy file was written."""
 
-    def __init__(self, checkpoint: str | None, decisions: int, total: int):
+    def __init__(self, checkpoint: str | None, decisions: int, total: int, progress: Progress | None = None):
         super().__init__(f"interrupted at {decisions:,} of {total:,} decisions")
-        self.checkpoint, self.decisions, self.total = checkpoint, decisions, total
+        self.checkpoint, self.decisions, self.total, self.progress = checkpoint, decisions, total, progress
 
 
 def train(args: PPOArgs, resume: bool = False, progress_bar: bool = True, overwrite: bool = False) -> str:
     """Run PPO until ``total_decisions`` and return the path of the policy file, which only a finished run
-    writes. Ctrl-C stops after the current update with a checkpoint and raises :class:`TrainingInterrupted`;
+    writes (:func:`train_run` returns the run's :class:`Progress` as well). Ctrl-C stops after the current update with a checkpoint and raises :class:`TrainingInterrupted`;
     ``resume=True`` continues it. ``run_dir`` is held for the run (:func:`training.outputs.hold`: a second run on
     it is refused); a fresh run into a ``run_dir`` that already holds a run is refused unless ``overwrite``, which
     deletes that run's checkpoint, policy and logs first."""
+    return train_run(args, resume, progress_bar, overwrite)[0]
+
+
+def train_run(args: PPOArgs, resume: bool = False, progress_bar: bool = True, overwrite: bool = False
+              ) -> tuple[str, Progress]:
+    """:func:`train`, returning the policy's path and the run's progress (its ``stopped`` says whether a Ctrl-C
+    came during the last update); :class:`TrainingInterrupted` carries the progress too."""
     with hold(args.run_dir, f"run dir {args.run_dir!r}"):
         return _train(args, resume, progress_bar, overwrite)
 
@@ -658,7 +684,7 @@ def _start_fresh(run_dir: str, overwrite: bool) -> None:
         shutil.rmtree(logs)
 
 
-def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> str:
+def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> tuple[str, Progress]:
     from torch.utils.tensorboard import SummaryWriter
 
     from .progress import progress
@@ -725,8 +751,11 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
             tasks = [Task(args.preset, int(np.random.SeedSequence([args.seed, state.update, p]).generate_state(1)[0]),
                           args.tables, quota, args.shaping, names, weights) for p in range(args.partitions)]
             parts = backend.run(net, league.weights, tasks)
+            matches, score = 0, 0.0
             for p, part in enumerate(parts):
-                league.record(names, part.pop("results"))
+                results = part.pop("results")
+                league.record(names, results)
+                matches, score = matches + len(results), score + float(results[:, 1].sum())
                 part["traj"] = part["traj"] + (p << 40)  # trajectory ids unique over the partitions
             collected = time.perf_counter()
 
@@ -752,10 +781,12 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
                 magnet.load_state_dict(net.state_dict())
 
             # --- league, CleanRL's TensorBoard tags, evaluation, checkpoint -----------------------------------
-            if state.update % args.snapshot_every == 0:
+            if args.snapshots > 0 and state.update % args.snapshot_every == 0:  # no share: no snapshots to keep
                 league.add(net, args.max_snapshots)
             state.decisions += size
+            state.matches += matches
             state.seconds = time.perf_counter() - started
+            state.curve.append([state.decisions, round(state.seconds, 3), matches, score])
             step = state.decisions
             var_y = float(np.var(returns))
             explained = float("nan") if var_y == 0 else 1 - float(np.var(returns - values)) / var_y
@@ -773,6 +804,7 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
                 scalars["losses/magnet_kl"] = stats["magnet_kl"].item()
             complete = state.decisions >= args.total_decisions
             done = complete or stop["requested"]
+            state.stopped = stop["requested"]
             if complete or (args.eval_every and state.update % args.eval_every == 0 and not done):
                 evaluated = policy_path if complete else eval_path
                 save_policy(net, evaluated, **meta, decisions=state.decisions, updates=state.update,
@@ -796,8 +828,8 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
         writer.close()
     if state.decisions < args.total_decisions:
         raise TrainingInterrupted(checkpoint if os.path.exists(checkpoint) else None, state.decisions,
-                                  args.total_decisions)
+                                  args.total_decisions, state)
     if not os.path.exists(policy_path):  # a finished checkpoint whose run was killed before writing the policy
         save_policy(net, policy_path, **meta, decisions=state.decisions, updates=state.update,
                     seconds=round(state.seconds), complete=True)
-    return policy_path
+    return policy_path, state

@@ -106,13 +106,21 @@ def _safe(spec: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in spec)
 
 
+def _settings(stage: dict[str, Any]) -> Any:
+    """A stored stage's settings, its best-response recipe read as today's (:func:`training.exploit.recipe_key`)."""
+    settings = stage.get("settings")
+    if isinstance(settings, dict) and isinstance(settings.get("recipe"), dict):
+        return {**settings, "recipe": recipe_key(settings["recipe"])}
+    return settings
+
+
 def _cached(path: Path, settings: dict[str, Any]) -> dict[str, Any] | None:
     """A stage's stored result when it is complete and was made with ``settings``."""
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    if data.get("status") != "complete" or data.get("settings") != settings:
+    if data.get("status") != "complete" or _settings(data) != settings:
         return None
     # a stage written before stages were dated: the file's own date is when it was measured
     data.setdefault("measured", time.strftime("%Y-%m-%d", time.localtime(path.stat().st_mtime)))
@@ -127,7 +135,7 @@ def _stage(path: Path, settings: dict[str, Any], run: Any, log: Any,
     if found is not None:
         log(f"  reuse {path}")
         return found
-    if stored and stored.get("status") == "complete" and stored.get("settings") == settings:
+    if stored and stored.get("status") == "complete" and _settings(stored) == settings:
         log(f"  reuse {path.parent.name}/{path.stem} from the report's data file")
         return stored
     log(f"  run   {path.parent.name}/{path.name}")

@@ -2,11 +2,14 @@
 
 An update's collection is split into partitions (:class:`Task`): each plays ``tables`` matches at once on the
 compiled :class:`truco_env.vector.VectorEnv`, every match against an opponent drawn from the league (the learner
-itself, a frozen snapshot, a scripted agent), until it holds its share of learner decisions; then each table
+itself, a frozen snapshot, any agent: a best response's league is its target alone), until it holds its share of
+learner decisions; then each table
 idles, so no match is left half played and a checkpoint between updates holds the whole state. One batched
 forward pass per step serves every table where the learner acts, and one per snapshot in play. A partition is
 plain data seeded on its own, so it gives the same decisions in this process, in a worker process or on a Ray
-actor (:class:`Backend`).
+actor (:class:`Backend`). An opponent that needs more than its seat's observation (a tabular CFR policy reads its
+information-state key) is served from reference-engine tables (:class:`truco_env.vector.EngineVectorEnv`), as
+tournaments serve it, at the reference engine's speed.
 
 Why the networks' inputs are kept as sparse rows: an observation has about 50 nonzero entries of 1,086, so a
 first layer read as sparse rows costs a twentieth of the multiplications, and a batch stored that way a
@@ -22,11 +25,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.base import Agent, act_many, make_agent
+from agents.base import Agent, act_many, make_agent, observation_for
 from agents.network import CardStrength, PolicyNet, Ragged, SparseRows
 from truco_env import _kernel as K
 from truco_env import cards as C
-from truco_env.vector import VectorEnv
+from truco_env.vector import EngineVectorEnv, VectorEnv
 
 _STRENGTH = CardStrength()  # no weights: one instance serves every batch
 
@@ -100,7 +103,7 @@ class Partition:
     ``buffers``, valid until they are filled again), their rewards and trajectory ids, and the learner's score
     against each league opponent."""
 
-    def __init__(self, task: Task, env: VectorEnv, learner: PolicyNet, snapshots: dict[int, PolicyNet],
+    def __init__(self, task: Task, env: VectorEnv | EngineVectorEnv, learner: PolicyNet, snapshots: dict[int, PolicyNet],
                  agents: dict[tuple[str, int, int], Agent], buffers: Buffers):
         self.task, self.env, self.learner, self.snapshots, self.agents = task, env, learner, snapshots, agents
         self.buffers = buffers
@@ -125,7 +128,7 @@ class Partition:
         try:
             self.obs, self.mask, self.actor = self.env.reset(seed=int(self.rng.integers(2 ** 62)))
             for name in self.task.opponents:  # one instance of a batched agent serves every table
-                if name != "self" and not name.startswith("snapshot:") and make_agent_batched(name):
+                if name != "self" and not name.startswith("snapshot:") and traits(name).batched:
                     self._agent(name, -1, -1).seed(int(self.rng.integers(2 ** 31)))
             self._start(np.arange(self.rows))
             while (self.opponent >= 0).any():
@@ -149,7 +152,7 @@ class Partition:
             self.traj[r] = np.arange(self.next_traj, self.next_traj + self.n)
             self.next_traj += self.n
             self.last[r] = -1
-            if name != "self" and not name.startswith("snapshot:") and not make_agent_batched(name):
+            if name != "self" and not name.startswith("snapshot:") and not traits(name).batched:
                 for seat in np.flatnonzero(~self.learner_seat[r]):
                     agent = self._agent(name, int(r), int(seat))
                     agent.seed(int(self.rng.integers(2 ** 31)))
@@ -201,8 +204,12 @@ class Partition:
                 with torch.no_grad():
                     probs = net.probabilities(torch.from_numpy(obs[at]), torch.from_numpy(mask[at].astype(bool)))
                 actions[at] = sample(probs, self.generator).numpy()
-            elif make_agent_batched(name):
+            elif traits(name).batched:
                 actions[at] = self._agent(name, -1, -1).act_batch(obs[at], mask[at])
+            elif traits(name).wants:  # extras from each table's engine state, one table at a time
+                for i in at:
+                    agent = self._agent(name, int(i), int(actor[i]))
+                    actions[i] = agent.act(observation_for(agent, self.env.state(int(i)), int(actor[i])))
             else:  # one agent per table and seat; a heuristic's tables take one compiled call
                 actions[at] = act_many([self._agent(name, int(i), int(actor[i])) for i in at], obs[at], mask[at])
         self.obs, self.mask, points, self.actor, done = self.env.step(actions)
@@ -265,14 +272,29 @@ def sample(probs: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     return torch.searchsorted(cdf, draws, right=True).squeeze(1)
 
 
-_BATCHED: dict[str, bool] = {}
+@dataclasses.dataclass(frozen=True)
+class Traits:
+    """How a league agent is served: ``batched``, one instance plays many tables through one ``act_batch``;
+    ``wants``, it reads more than the observation, so its matches need reference-engine tables."""
+
+    batched: bool
+    wants: bool
 
 
-def make_agent_batched(spec: str) -> bool:
-    """Whether the agent of ``spec`` plays many tables through one ``act_batch`` (one instance serves them all)."""
-    if spec not in _BATCHED:
-        _BATCHED[spec] = bool(make_agent(spec).batched)
-    return _BATCHED[spec]
+_TRAITS: dict[str, Traits] = {}
+
+
+def traits(spec: str) -> Traits:
+    """The :class:`Traits` of the agent of ``spec`` (made once per process)."""
+    if spec not in _TRAITS:
+        agent = make_agent(spec)
+        _TRAITS[spec] = Traits(bool(agent.batched), bool(agent.wants))
+    return _TRAITS[spec]
+
+
+def needs_engine(task: Task) -> bool:
+    """Whether ``task``'s matches must be played on reference-engine tables (an opponent wants extras)."""
+    return any(traits(o).wants for o in task.opponents if o != "self" and not o.startswith("snapshot:"))
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -283,7 +305,7 @@ class Collector:
     """Runs partitions; keeps its vector envs, scripted agents and the snapshots it was sent between updates."""
 
     def __init__(self) -> None:
-        self.envs: dict[tuple[str, int], VectorEnv] = {}
+        self.envs: dict[tuple[str, int, bool], VectorEnv | EngineVectorEnv] = {}
         self.agents: dict[tuple[str, int, int], Agent] = {}
         self.snapshots: dict[int, PolicyNet] = {}
         self.learner: PolicyNet | None = None
@@ -300,9 +322,11 @@ class Collector:
         while len(self.buffers) < len(tasks):
             self.buffers.append(Buffers())
         for task, buffers in zip(tasks, self.buffers, strict=False):
-            key = (task.preset, task.tables)
+            engine = needs_engine(task)
+            key = (task.preset, task.tables, engine)
             if key not in self.envs:
-                self.envs[key] = VectorEnv(task.preset, num_envs=task.tables, seed=0, reward="points")
+                kind = EngineVectorEnv if engine else VectorEnv
+                self.envs[key] = kind(task.preset, num_envs=task.tables, seed=0, reward="points")
             out.append(Partition(task, self.envs[key], self.learner, self.snapshots, self.agents, buffers).collect())
         return out
 

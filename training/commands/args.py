@@ -30,18 +30,6 @@ positive_int = integer_in(1, 2 ** 63 - 1, "a positive integer")
 any_integer = integer_in()
 
 
-def positive_float(text: str) -> float:
-    from truco_env.limits import clip
-
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {clip(repr(text))}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {clip(repr(text))}")
-    return value
-
-
 
 #: Optional dependencies and the extras (pyproject.toml) that install each, the usual one first: the core install
 #: is the engine, the environments, the random and heuristic agents and replay; everything else names its extra

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .args import any_integer, positive_float, positive_int
+from .args import any_integer, positive_int
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -73,29 +73,27 @@ def _add_exploit(sub: argparse._SubParsersAction) -> None:
         help="approximate exploitability: train a best response against an agent, report its win rate",
         description=(
             "Freeze TARGET (any agent spec), train a fresh best-response learner against it alone\n"
-            "for a budget of learner decisions or minutes (the same fixed PPO recipe for every\n"
+            "for a budget of learner decisions (the PPO trainer with the same fixed recipe for every\n"
             "target), then play duplicate-deal matches of the greedy learner against the target.\n"
             "The learner's win rate with its 95% Wilson interval is the ABR win rate (approximate\n"
             "exploitability). Writes result.json/.csv, curve.csv/.png, learner.safetensors, eval/,\n"
             "tb/ and manifest.json to --out, all together at the end; an existing --out is replaced\n"
             "only with --overwrite. Ctrl-C stops after the current update and writes a partial result\n"
-            "marked 'interrupted'; a second Ctrl-C leaves at once and writes nothing."
+            "marked 'interrupted', keeping the learner's checkpoint in OUT.training/, which the same\n"
+            "command with --overwrite resumes; a second Ctrl-C leaves at once and writes nothing."
         ),
         epilog=(
             "examples:\n"
             "  truco exploit ppo:argentine --preset argentine              # the standard budget\n"
-            "  truco exploit heuristic --preset paulista --budget-minutes 10 --out runs/x\n"
+            "  truco exploit heuristic --preset paulista --budget-decisions 100000 --out runs/x\n"
             "  truco exploit cfr:runs/cfr/argentine-mini/checkpoint.npz --preset argentine-mini"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     exploit.add_argument("target", metavar="TARGET", help="agent spec to exploit (heuristic, ppo:argentine, ...)")
     exploit.add_argument("--preset", default="argentine", help="rules preset (default: argentine)")
-    budget = exploit.add_mutually_exclusive_group()
-    budget.add_argument("--budget-decisions", type=positive_int, default=None, metavar="N",
-                        help="learner decisions to train on (default: the standard budget, 600,000)")
-    budget.add_argument("--budget-minutes", type=positive_float, default=None, metavar="M",
-                        help="wall-clock minutes to train instead")
+    exploit.add_argument("--budget-decisions", type=positive_int, default=None, metavar="N",
+                         help="learner decisions to train on (default: the standard budget, 600,000)")
     exploit.add_argument("--seed", type=any_integer, default=0, help="seed of the whole run (default: 0)")
     exploit.add_argument("--workers", type=positive_int, default=2, metavar="N",
                          help="processes for collection and evaluation (default: 2; does not change results)")

@@ -88,12 +88,14 @@ def _cmd_train_ppo(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
 
     from agents.network import PolicyFileError
     from training.options import load
+    from training.population import refuse_gauntlet_opponents
     from training.ppo import PPOArgs, TrainingInterrupted, train
     from truco_env.limits import clip
 
     options = None
     try:
         options = load(PPOArgs, args.config, args.set, run_dir=args.run_dir, backend=args.backend)
+        refuse_gauntlet_opponents(options.scripted, options.eval_opponents)
         path = train(options, resume=args.resume, progress_bar=not args.quiet, overwrite=args.overwrite)
     except (ValueError, PolicyFileError) as err:
         print(f"truco train ppo: error: {err}", file=sys.stderr)
