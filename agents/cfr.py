@@ -108,20 +108,9 @@ class CFRAgent(Agent):
         legal = np.flatnonzero(mask)
         if legal.size == 0:
             raise ValueError("CFRAgent.act: the action mask has no legal action")
-        if self._cfg is not None:
-            self.lookups += 1
-            found = self._searched(observation, mask) if self._search is not None and legal.size > 1 else None
-            if found is not None:
-                to_id = found[2]
-                found = found[:2]
-            else:
-                found, to_id = self._observation_lookup(observation, mask)
-        else:
-            found, to_id = self._string_lookup(observation, legal)
+        found = self._row(observation, mask, legal)
         if found is not None:
             actions, probs = found
-            if to_id is not None:
-                actions = np.asarray([to_id(c) for c in actions])
             ok = mask[actions] > 0
             if ok.any():
                 p = np.where(ok, probs, 0.0)
@@ -135,6 +124,45 @@ class CFRAgent(Agent):
                 return int(self._rng.choice(actions[ok]))  # every legal entry has 0: uniform over them
         self.misses += 1
         return int(self._rng.choice(legal))
+
+    def _row(self, observation: dict[str, Any], mask: np.ndarray, legal: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray] | None:
+        """The strategy at this decision: engine action ids and their probabilities (searched, or the table's
+        row), or None where the table has no row."""
+        if self._cfg is not None:
+            self.lookups += 1
+            found = self._searched(observation, mask) if self._search is not None and legal.size > 1 else None
+            if found is not None:
+                to_id = found[2]
+                found = found[:2]
+            else:
+                found, to_id = self._observation_lookup(observation, mask)
+        else:
+            found, to_id = self._string_lookup(observation, legal)
+        if found is None:
+            return None
+        actions, probs = found
+        if to_id is not None:
+            actions = np.asarray([to_id(c) for c in actions])
+        return np.asarray(actions, dtype=np.int64), np.asarray(probs, dtype=np.float64)
+
+    def probabilities(self, observation: dict[str, Any]) -> np.ndarray:
+        """The blueprint's mixed strategy at this decision over the whole action space (0 off the mask; uniform
+        over the legal actions where the table has no row or gives them no weight), whatever ``greedy`` says:
+        what a trainer holds its policy near when the blueprint is its magnet."""
+        mask = np.asarray(observation["action_mask"])
+        legal = np.flatnonzero(mask)
+        out = np.zeros(len(mask), dtype=np.float64)
+        found = self._row(observation, mask, legal) if legal.size else None
+        if found is not None:
+            actions, probs = found
+            ok = mask[actions] > 0
+            np.add.at(out, actions[ok], probs[ok])
+        total = out.sum()
+        if total <= 0:
+            out[legal] = 1.0
+            total = float(legal.size)
+        return out / total
 
     def _searched(self, observation: dict[str, Any], mask: np.ndarray):
         """(codes, probabilities, code -> engine id) of the re-solved strategy at this decision

@@ -14,23 +14,28 @@ from truco_env.encoding import OBS_OFFSETS, OBSERVATION_SIZE
 from truco_env.vector import VectorEnv
 
 
-def collect(preset: str, opponents: tuple[str, ...], weights: tuple[float, ...], quota: int) -> dict:
+def collect(preset: str, opponents: tuple[str, ...], weights: tuple[float, ...], quota: int, magnet: str = "") -> dict:
     torch.manual_seed(0)
     env = VectorEnv(preset, num_envs=16, seed=0, reward="points")
-    task = Task(preset, 3, 16, quota, 1.0, opponents, weights)
+    task = Task(preset, 3, 16, quota, 1.0, opponents, weights, magnet)
     try:
         return Partition(task, env, PolicyNet(hidden=(32,)).eval(), {}, {}, Buffers()).collect()
     finally:
         env.close()
 
 
+def observations(batch: dict) -> np.ndarray:
+    """Each stored decision's observation, densified from the stored sparse rows of the policy's inputs."""
+    rows = stored_rows(batch, "policy")
+    dense = torch.zeros(len(rows.index), max(OBSERVATION_SIZE, int(rows.index.max()) + 1))
+    dense.scatter_add_(1, rows.index, rows.value)
+    return dense[:, :OBSERVATION_SIZE].numpy()
+
+
 def trajectories(batch: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per trajectory: the sum of its rewards and the observation at its first decision; and each decision's
-    observation (densified from the stored sparse rows)."""
-    rows = stored_rows(batch, "policy")
-    dense = torch.zeros(len(rows.index), rows.index.shape[1] and int(rows.index.max()) + 1 or 1)
-    dense.scatter_add_(1, rows.index, rows.value)
-    obs = dense[:, :OBSERVATION_SIZE].numpy()
+    observation."""
+    obs = observations(batch)
     order = np.argsort(batch["traj"], kind="stable")  # playing order within each trajectory
     traj = batch["traj"][order]
     starts = np.flatnonzero(np.r_[True, traj[1:] != traj[:-1]])
@@ -62,3 +67,22 @@ def test_one_hand_presets_reward_the_point_difference():
     totals = totals * 12  # target 12
     assert np.allclose(totals, np.round(totals), atol=1e-4)  # whole points
     assert np.abs(totals).max() > 1  # raised hands count more than one point
+
+
+def test_a_fixed_magnet_is_stored_with_each_decision_as_the_blueprints_strategy():
+    """With ``magnet`` a blueprint, each learner decision carries its log-probabilities there: the blueprint's
+    strategy at that decision's observation, with the floor of uniform, -inf off the mask."""
+    from agents.base import make_agent
+    from training.selfplay import MAGNET_FLOOR
+
+    batch = collect("paulista", ("self",), (1.0,), 300, magnet="cfr:paulista")
+    stored = np.exp(batch["magnet"])
+    masks = batch["masks"]
+    assert stored.shape == masks.shape and np.allclose(stored.sum(1), 1.0, atol=1e-5)
+    assert (stored[~masks] == 0).all() and (stored[masks] >= MAGNET_FLOOR / masks.sum(1).max() - 1e-7).all()
+    blueprint = make_agent("cfr:paulista")
+    obs = observations(batch)
+    for i in range(0, len(obs), 37):
+        probs = blueprint.probabilities({"observation": obs[i], "action_mask": masks[i].astype(np.int8)})
+        expected = (1 - MAGNET_FLOOR) * probs + MAGNET_FLOOR * masks[i] / masks[i].sum()
+        assert np.allclose(stored[i], expected, atol=1e-5), i

@@ -124,6 +124,12 @@ class PPOArgs(Options):
     magnet_coef: Annotated[float, Field(ge=0)] = 0.0
     """Weight of KL(policy || magnet) in the loss (magnetic mirror descent): the update is pulled toward the
     magnet policy, so self-play cannot drift far from it in a direction only its own league rewards. 0: off."""
+    magnet: str = ""
+    """The magnet as a fixed agent instead of the policy itself: a shipped blueprint such as ``cfr:argentine``,
+    whose mixed strategy at each learner decision is stored with it (with ``training.selfplay.MAGNET_FLOOR`` of
+    uniform, so that the KL stays finite). Why: a self-refreshed magnet followed the learner into the same
+    exploitable style (docs/research.md, pilot KM), while a blueprint is a fixed point that is hard to exploit.
+    Empty: the policy the run starts from."""
     magnet_every: Annotated[int, Field(ge=0)] = 0
     """Updates between replacing the magnet by the current policy (R-NaD's outer loop: each phase regularises
     toward the last phase's result); 0: the magnet stays the policy the run started from."""
@@ -180,6 +186,14 @@ class PPOArgs(Options):
             # loaded now: a broken file or another preset's policy ended the run at its first evaluation, and a
             # league opponent made for another preset played this one unnoticed (truco eval refuses it)
             check_preset(make_agent(spec), self.preset)
+        if self.magnet:
+            agent = make_agent(self.magnet)
+            check_preset(agent, self.preset)
+            if not callable(getattr(agent, "probabilities", None)) or agent.wants:
+                raise ValueError(f"magnet {clip(repr(self.magnet))} gives no action probabilities from the "
+                                 "observation alone; a fixed magnet is a CFR blueprint (cfr:<preset>)")
+            if self.magnet_coef <= 0 or self.magnet_every:
+                raise ValueError("a fixed magnet needs magnet_coef > 0 and magnet_every = 0 (it is never replaced)")
         if self.eval_matches % 2:
             raise ValueError(f"eval_matches should be even (each deal is played twice), got {self.eval_matches}")
         return self
@@ -708,7 +722,7 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
     state = Progress()
     # the magnet: a frozen copy of the policy the run starts from (after the warm start), or the checkpoint's
     magnet = PolicyNet(hidden=args.hidden, features=args.features, tally_film=args.tally_film) \
-        if args.magnet_coef > 0 else None
+        if args.magnet_coef > 0 and not args.magnet else None
     if resume:
         state = load_checkpoint(checkpoint, args, net, critic, optimizer, league, rng, magnet)
     else:
@@ -749,7 +763,8 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
             names, weights = league.opponents(args)
             quota = -(-args.batch_decisions // args.partitions)
             tasks = [Task(args.preset, int(np.random.SeedSequence([args.seed, state.update, p]).generate_state(1)[0]),
-                          args.tables, quota, args.shaping, names, weights) for p in range(args.partitions)]
+                          args.tables, quota, args.shaping, names, weights, args.magnet)
+                     for p in range(args.partitions)]
             parts = backend.run(net, league.weights, tasks)
             matches, score = 0, 0.0
             for p, part in enumerate(parts):
@@ -761,8 +776,8 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
 
             # --- advantages (the deal-aware critic's values, recomputed by the current weights) ---------------
             x_policy, x_critic = (SparseRows.stack([stored_rows(p, key) for p in parts]) for key in ("policy", "critic"))
-            arrays = {key: np.concatenate([p[key] for p in parts])
-                      for key in ("masks", "actions", "logprobs", "traj", "rewards")}
+            keys = ("masks", "actions", "logprobs", "traj", "rewards") + (("magnet",) if args.magnet else ())
+            arrays = {key: np.concatenate([p[key] for p in parts]) for key in keys}
             size = len(arrays["actions"])
             with torch.no_grad():
                 values = torch.cat([critic.from_inputs(x_critic[i:i + 8192]) for i in range(0, size, 8192)]).numpy()
@@ -773,10 +788,16 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
             batch = {"policy": x_policy, "critic": x_critic, "advantages": torch.from_numpy(adv),
                      "returns": torch.from_numpy(returns),
                      **{key: torch.from_numpy(arrays[key]) for key in ("masks", "actions", "logprobs")}}
+            if args.magnet:  # a fixed agent's log-probabilities, stored with each decision
+                batch["magnet"] = torch.from_numpy(arrays["magnet"])
+                magnet_of: Any = lambda mb: mb["magnet"]
+            elif magnet is not None:
+                magnet_of = lambda mb: magnet.from_inputs(mb["policy"], mb["masks"])[0]
+            else:
+                magnet_of = None
             stats, clipfracs = ppo_epochs(
                 batch, lambda mb: net.from_inputs(mb["policy"], mb["masks"]),
-                lambda mb: critic.from_inputs(mb["critic"]), optimizer, params, rng, args,
-                None if magnet is None else (lambda mb: magnet.from_inputs(mb["policy"], mb["masks"])[0]))
+                lambda mb: critic.from_inputs(mb["critic"]), optimizer, params, rng, args, magnet_of)
             if magnet is not None and args.magnet_every and state.update % args.magnet_every == 0:
                 magnet.load_state_dict(net.state_dict())
 

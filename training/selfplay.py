@@ -74,6 +74,22 @@ class Task:
     shaping: float
     opponents: tuple[str, ...]  # "self", "snapshot:<id>" or an agent spec
     weights: tuple[float, ...]  # their sampling probabilities
+    magnet: str = ""  # an agent spec whose probabilities at each learner decision are stored (training/ppo.py)
+
+
+#: The uniform share mixed into a fixed magnet's probabilities: a blueprint gives some legal actions no weight,
+#: and KL(policy || magnet) would be infinite wherever the policy still tries one.
+MAGNET_FLOOR = 0.01
+
+
+def magnet_log_probs(agent: Agent, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Log-probabilities of ``agent``'s mixed strategy at each row (``agent.probabilities``), with
+    :data:`MAGNET_FLOOR` of uniform over the legal actions; -inf off the mask."""
+    legal = mask.astype(bool)
+    probs = np.stack([agent.probabilities({"observation": o, "action_mask": m}) for o, m in zip(obs, mask)])
+    uniform = legal / legal.sum(1, keepdims=True)
+    with np.errstate(divide="ignore"):
+        return np.log(np.where(legal, (1 - MAGNET_FLOOR) * probs + MAGNET_FLOOR * uniform, 0.0)).astype(np.float32)
 
 
 class Buffers:
@@ -186,6 +202,9 @@ class Partition:
             record = {"masks": legal.numpy(), "actions": chosen.numpy(),
                       "logprobs": log_probs.gather(1, chosen[:, None]).squeeze(1).numpy(),
                       "traj": self.traj[learner, seats]}
+            if self.task.magnet:
+                record["magnet"] = magnet_log_probs(self._agent(self.task.magnet, -1, -1), obs[learner],
+                                                    mask[learner])
             for key, values in record.items():
                 self.buffers.put(key, start, values)
             for key, rows_of in (("policy", x_policy), ("critic", x_critic)):
@@ -249,7 +268,8 @@ class Partition:
         """The decisions in playing order (:func:`trajectory_advantages` sorts indices, not inputs), their rewards
         and trajectory ids; the networks' inputs as ragged sparse rows (an observation has ~50 nonzero entries of
         1,086: a twentieth of the bytes to keep or send)."""
-        keys = ("masks", "actions", "logprobs", "traj", "policy_counts", "critic_counts")
+        keys = ("masks", "actions", "logprobs", "traj", "policy_counts", "critic_counts") + \
+            (("magnet",) if self.task.magnet else ())
         out: dict[str, Any] = {key: self.buffers.view(key, self.decisions) for key in keys}
         for key in ("policy", "critic"):
             for part in ("index", "value"):
