@@ -180,7 +180,7 @@ CFR = [
      """),
     ("code", """
      from training.cfr.bluff import call_profile
-     from training.evaluate import OKABE_ITO
+     from training.tournament_files import OKABE_ITO
 
      profile = call_profile(tree, solver.average_policy())
      fig, ax = plt.subplots(figsize=(5, 3))
@@ -235,7 +235,7 @@ PPO = [
      """),
     ("code", """
      import matplotlib.pyplot as plt
-     from training.evaluate import wilson_interval
+     from training.statistics import wilson_interval
 
      shown = {"losses/policy_loss": "policy loss", "losses/value_loss": "value loss",
               "losses/entropy": "policy entropy", "losses/approx_kl": "approximate KL divergence",
@@ -268,7 +268,8 @@ PPO = [
      import os
      from pathlib import Path
      from IPython.display import Image, Markdown, display
-     from training.evaluate import markdown_report, run_tournament, write_outputs
+     from training.evaluate import run_tournament
+     from training.tournament_files import markdown_report, write_outputs
 
      os.chdir(run_dir)  # so that the policy's spec, and the labels of the plots, stay short
      agents = ["ppo:policy.safetensors", "random", "heuristic"]

@@ -9,19 +9,17 @@ import math
 import pytest
 
 from agents import make_agent
+from training.behaviour import behaviour_counts, weak_hand_cutoff
 from training.cli import main
 from training.evaluate import (
     Task,
     agent_seed_for,
-    behaviour_counts,
-    binomial_two_sided_p,
     match_seed_for,
     play_match,
     run_tournament,
     validate,
-    weak_hand_cutoff,
-    wilson_interval,
 )
+from training.statistics import binomial_two_sided_p, wilson_interval
 from truco_env import make_config
 
 # ------------------------------------------------------------------------------------------------ statistics

@@ -14,7 +14,13 @@ pytest.importorskip("matplotlib")
 from matplotlib.container import ErrorbarContainer
 from matplotlib.figure import Figure
 
-from training.evaluate import COLOUR_MAPS, OKABE_ITO, display_name, display_names, write_plots
+from training.tournament_files import (
+    COLOUR_MAPS,
+    OKABE_ITO,
+    display_name,
+    display_names,
+    write_plots,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 PLOTTING_SOURCES = sorted([*(p for d in ("training", "agents", "truco_env", "benchmarks")
@@ -51,7 +57,7 @@ def test_plots_use_colour_blind_safe_colours():
                     int(text[1:], 16)
                 except ValueError:
                     continue
-                bad.append(f"{rel}:{line}: colour {text!r} is not in the Okabe-Ito palette (training.evaluate.OKABE_ITO)")
+                bad.append(f"{rel}:{line}: colour {text!r} is not in the Okabe-Ito palette (training.tournament_files.OKABE_ITO)")
     assert not bad, "\n".join(bad)
 
 

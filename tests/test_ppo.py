@@ -13,10 +13,10 @@ from safetensors.torch import load_file
 
 from agents.network import PolicyNet, SparseRows
 from training import ppo
-from training.evaluate import wilson_interval
 from training.options import build
 from training.ppo import DealCritic, PPOArgs, train, trajectory_advantages
 from training.selfplay import ragged_inputs
+from training.statistics import wilson_interval
 from truco_env.encoding import OBS_OFFSETS
 from truco_env.vector import VectorEnv
 

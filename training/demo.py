@@ -12,16 +12,10 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from training.evaluate import (
-    EVAL_MARKERS,
-    default_workers,
-    markdown_report,
-    rename_agent,
-    run_tournament,
-    write_outputs,
-)
+from training.evaluate import EVAL_MARKERS, default_workers, run_tournament
 from training.outputs import output_folder
 from training.ppo import PPOArgs, train
+from training.tournament_files import markdown_report, rename_agent, write_outputs
 
 #: The embedded training config: small enough for a few minutes on two cores, enough to beat random clearly.
 DEMO_CONFIG = {

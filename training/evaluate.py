@@ -16,131 +16,35 @@ Every match is one task with its own match seed and per-seat agent seeds (agents
 ``Agent.seed`` and reset before each match); results are aggregated in task order, so the same ``seed`` gives the
 same numbers whatever the number of worker processes.
 
-Behaviour statistics (per agent, from the match records and the seats it held)
--------------------------------------------------------------------------------
-* ``truco_call_rate``: ladder proposals (truco ... vale cuatro / doze, on its turn or as a raise) per hand played;
-* ``envido_call_rate``: envido chains opened per hand played (Argentine only);
-* ``fold_rate``: ``no_quiero`` answers to the opponents' ladder proposals, per proposal it answered;
-* ``mazo_rate``: folds (``mazo``) per hand played;
-* ``bluff_rate``: of the seat-hands where it held a weak hand (bottom third of hand strength for the preset),
-  the share in which that seat made a ladder proposal; ``bluff_win_rate``: of those bluffs, the share of hands its
-  team won (the opponents refused or folded, or the tricks went its way);
-* ``weak_call_share``: of the seat-hands in which it made a ladder proposal, the share held with a weak hand (a
-  third would mean its calls ignore its cards; near 0, that it never bluffs);
-* ``envido_accuracy``: of its envido calls (openings and raises), the share where its team really held the better
-  envido (ties resolved as the rules do).
-
-**Hand strength** (for the bluff statistics) of a dealt hand is the sum over its cards of the share of the other
-cards of the deck that the card beats (ties count half), with that hand's strength table, so Paulista manilhas
-count. A hand is *weak* when its strength is below the lower tertile of that measure over 4,000 random deals of
-the preset (fixed seed), so "bottom third" is relative to each preset's deck and hand size.
+Behaviour statistics: :mod:`training.behaviour`; intervals: :mod:`training.statistics`; the files a
+tournament writes: :mod:`training.tournament_files`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import csv
-import json
-import math
 import os
 import random
 import sys
 import time
 from collections import Counter
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
 from agents.base import Agent, check_preset, make_agent
-from truco_env import cards as C
 from truco_env.config import PRESETS, TrucoConfig, make_config, unknown_preset
 from truco_env.engine import TrucoState
 from truco_env.turns import ask_agent, play_turns
 
 from .atomic import atomic_write_json
+from .behaviour import behaviour_counts, behaviour_rates
 from .options import Options, PresetName, build, parse_overrides, read_yaml
+from .statistics import Z95, binomial_two_sided_p, verdict, wilson_interval
+from .tournament_files import markdown_report, write_outputs
 from .workers import ignore_sigint, spawn_pool
-
-Z95 = 1.959963984540054
-LADDER = ("truco", "retruco", "vale_cuatro", "seis", "nove", "doze")
-ENVIDO = ("envido", "real_envido", "falta_envido")
-
-
-# ----------------------------------------------------------------------------------------------------------
-# statistics
-
-
-def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion (``successes`` may count draws as halves)."""
-    if n <= 0:
-        return 0.0, 1.0
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(max(0.0, p * (1 - p) / n + z * z / (4 * n * n))) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def binomial_two_sided_p(k: int, n: int) -> float:
-    """Exact two-sided binomial test of ``k`` successes in ``n`` against p = 1/2."""
-    if n <= 0:
-        return 1.0
-    tail = min(k, n - k)
-    log_half = -n * math.log(2)
-    total = sum(math.exp(math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + log_half)
-                for i in range(tail + 1))
-    return min(1.0, 2 * total) if 2 * tail != n else 1.0
-
-
-def verdict(low: float, high: float, a: str, b: str) -> str:
-    if low > 0.5:
-        return f"{a} stronger (95%)"
-    if high < 0.5:
-        return f"{b} stronger (95%)"
-    return "no significant difference"
-
-
-# ----------------------------------------------------------------------------------------------------------
-# hand strength (bluff statistics)
-
-
-def hand_strength(cards: list[int], strength: tuple[int, ...], deck: tuple[int, ...]) -> float:
-    """Sum over the cards of the share of the other deck cards each beats (ties half)."""
-    total = 0.0
-    for card in cards:
-        s = strength[card]
-        others = [strength[c] for c in deck if c != card]
-        total += (sum(1 for o in others if o < s) + 0.5 * sum(1 for o in others if o == s)) / len(others)
-    return total
-
-
-def _deck_of(config: TrucoConfig) -> tuple[int, ...]:
-    return C.deck(config.family, config.deck, config.deck_ranks)
-
-
-def weak_hand_cutoff(config: TrucoConfig) -> float:
-    """Lower tertile of :func:`hand_strength` over 4,000 random deals of ``config`` (fixed seed)."""
-    return _weak_hand_cutoff(config.family, config.deck, config.deck_ranks, config.hand_size)
-
-
-@lru_cache(maxsize=32)
-def _weak_hand_cutoff(family: str, paulista_deck: str, deck_ranks: tuple | None, hand_size: int) -> float:
-    rng = random.Random("truco-eval-strength")
-    deck = list(C.deck(family, paulista_deck, deck_ranks))
-    values = []
-    for _ in range(4000):
-        rng.shuffle(deck)
-        hand = deck[:hand_size]
-        vira = deck[hand_size] if family == C.PAULISTA else None
-        table = C.strength_table(family, vira, paulista_deck, deck_ranks)
-        pool = tuple(c for c in deck if c != vira)
-        values.append(hand_strength(hand, table, pool))
-    values.sort()
-    return values[len(values) // 3]
-
 
 # ----------------------------------------------------------------------------------------------------------
 # playing one match
@@ -167,107 +71,6 @@ def play_match(config: TrucoConfig, agents: list[Agent], seed: int
         seat = state.actor
         return state, winners, {"seat": seat, "team": state.team_of(seat), "reason": str(failure)}
     return state, winners, None
-
-
-def _participants(record: dict, n: int) -> list[int]:
-    """Seats of a hand record in playing order from its mano."""
-    mano = (record["dealer"] + 1) % n
-    order = [(mano + k) % n for k in range(n)]
-    pair = record.get("pair")
-    return [s for s in order if pair is None or s in pair]
-
-
-def _envido_winner(record: dict, config: TrucoConfig, family: str) -> int:
-    seats = _participants(record, config.num_players)
-    values = {s: C.envido_of([C.parse_card(c, family) for c in record["deal"]["hands"][s]]) for s in seats}
-    best = max(values.values())
-    tied = [s for s in seats if values[s] == best]
-    if config.envido_tie == "mano_team" and any(s % 2 == seats[0] % 2 for s in tied):
-        return seats[0] % 2
-    return tied[0] % 2
-
-
-def behaviour_counts(config: TrucoConfig, record: dict, hand_winners: list[int | None], team_of_agent: int
-                     ) -> Counter:
-    """Counters of one match for the agent that held the seats of ``team_of_agent``."""
-    family = config.family
-    out: Counter = Counter()
-    cutoff = weak_hand_cutoff(config)
-    deck = _deck_of(config)
-    blind_score = [config.target_score - 1] * 2
-    for hand, winner in zip(record["hands"], hand_winners + [None] * len(record["hands"])):
-        seats = _participants(hand, config.num_players)
-        mine = [s for s in seats if s % 2 == team_of_agent]
-        out["hands"] += 1
-        actions = hand["actions"]
-        pending_by: int | None = None  # team of the pending ladder proposal
-        envido_pending = flor_pending = False
-        holders = {s % 2 for s in seats
-                   if config.flor and C.flor_of([C.parse_card(c, family) for c in hand["deal"]["hands"][s]])}
-        flor_contested = len(holders) == 2
-        called_seats = set()
-        for seat, action, *_ in actions:
-            team = seat % 2
-            mine_now = team == team_of_agent
-            if action in ENVIDO:
-                envido_pending = True
-            elif action == "flor":
-                envido_pending, flor_pending = False, flor_contested
-            elif action in ("quiero", "no_quiero") and (envido_pending or flor_pending):
-                envido_pending = flor_pending = False
-            elif action in LADDER or (action in ("quiero", "no_quiero") and pending_by is not None):
-                if pending_by is not None and pending_by != team and mine_now:
-                    out["ladder_faced"] += 1
-                    out["ladder_folded"] += action == "no_quiero"
-                pending_by = team if action in LADDER else None
-                if action in LADDER and mine_now:
-                    out["truco_calls"] += 1
-                    called_seats.add(seat)
-            elif action == "mazo" and mine_now:
-                out["mazo"] += 1
-        # envido: openings and calls, with the truth of who held the better envido
-        envido_calls = [(s, a) for s, a, *_ in actions if a in ENVIDO]
-        if envido_calls and family == C.ARGENTINE:
-            truth = _envido_winner(hand, config, family)
-            first_seat = envido_calls[0][0]
-            out["envido_opened"] += first_seat % 2 == team_of_agent
-            for s, _ in envido_calls:
-                if s % 2 == team_of_agent:
-                    out["envido_calls"] += 1
-                    out["envido_correct"] += truth == team_of_agent
-        blind = (family == C.PAULISTA and config.mao_de_ferro and config.mao_de_ferro_blind
-                 and hand["score_before"] == blind_score)
-        if blind:
-            continue
-        vira = C.parse_card(hand["deal"]["vira"], family) if hand["deal"]["vira"] else None
-        table = C.strength_table(family, vira, config.deck, config.deck_ranks)
-        pool = tuple(c for c in deck if c != vira)
-        for s in mine:
-            cards = [C.parse_card(c, family) for c in hand["deal"]["hands"][s]]
-            out["calling_hands"] += s in called_seats
-            if hand_strength(cards, table, pool) < cutoff:
-                out["weak_hands"] += 1
-                if s in called_seats:
-                    out["bluffs"] += 1
-                    out["bluffs_won"] += winner == team_of_agent
-    return out
-
-
-def behaviour_rates(counts: Counter | dict) -> dict[str, float | None]:
-    def rate(num: str, den: str) -> float | None:
-        return counts.get(num, 0) / counts[den] if counts.get(den) else None
-
-    return {
-        "hands": counts.get("hands", 0),
-        "truco_call_rate": rate("truco_calls", "hands"),
-        "envido_call_rate": rate("envido_opened", "hands"),
-        "fold_rate": rate("ladder_folded", "ladder_faced"),
-        "mazo_rate": rate("mazo", "hands"),
-        "bluff_rate": rate("bluffs", "weak_hands"),
-        "weak_call_share": rate("bluffs", "calling_hands"),
-        "bluff_win_rate": rate("bluffs_won", "bluffs"),
-        "envido_accuracy": rate("envido_correct", "envido_calls"),
-    }
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -563,171 +366,6 @@ def rate_agents(agents: list[str], results: list[dict[str, Any]], pairs: list[tu
              "low": ratings[a].mu - Z95 * ratings[a].sigma, "high": ratings[a].mu + Z95 * ratings[a].sigma,
              "ordinal": ratings[a].ordinal()} for a in agents]
     return sorted(rows, key=lambda row: -row["mu"])
-
-
-# ----------------------------------------------------------------------------------------------------------
-# reports
-
-
-def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{100 * x:.1f}%"
-
-
-def _rate(x: float | None) -> str:
-    return "-" if x is None else f"{x:.3f}"
-
-
-def markdown_report(summary: dict[str, Any]) -> str:
-    lines = [("| preset | agent A | agent B | matches | A wins / draws / B wins | A win rate [95% CI] "
-              "| points/hand A | points/hand B | hands won A / B | verdict |"),
-             "|---|---|---|---:|---|---|---:|---:|---|---|"]
-    for r in summary["pairings"]:  # a draw (single-hand variants) counts half in the win rate
-        lines.append(f"| {r['preset']} | `{r['agent_a']}` | `{r['agent_b']}` | {r['matches']} | "
-                     f"{r['wins_a']} / {r['draws']} / {r['wins_b']} | {_pct(r['win_rate_a'])} [{_pct(r['ci_low'])}, {_pct(r['ci_high'])}] | "
-                     f"{r['points_per_hand_a']:.2f} | {r['points_per_hand_b']:.2f} | "
-                     f"{r['hands_won_a']} / {r['hands_won_b']} | {r['verdict']} |")
-    lines += ["", "| ratings | agent | mu | sigma | 95% interval |", "|---|---|---:|---:|---|"]
-    for scope, rows in summary["ratings"].items():
-        for row in rows:
-            lines.append(f"| {scope} | `{row['agent']}` | {row['mu']:.2f} | {row['sigma']:.2f} | "
-                         f"[{row['low']:.2f}, {row['high']:.2f}] |")
-    lines += ["", ("| preset | agent | hands | truco calls/hand | envido calls/hand | fold rate | mazo/hand "
-                  "| bluff rate | weak-hand share of calls | bluff wins | envido accuracy |"),
-              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for r in summary["behaviour"]:
-        lines.append(f"| {r['preset']} | `{r['agent']}` | {r['hands']} | {_rate(r['truco_call_rate'])} | "
-                     f"{_rate(r['envido_call_rate'])} | {_pct(r['fold_rate'])} | {_rate(r['mazo_rate'])} | "
-                     f"{_pct(r['bluff_rate'])} | {_pct(r['weak_call_share'])} | {_pct(r['bluff_win_rate'])} | "
-                     f"{_pct(r['envido_accuracy'])} |")
-    return "\n".join(lines)
-
-
-def write_outputs(out: Path, summary: dict[str, Any], meta: dict[str, Any], plots: bool = True) -> list[Path]:
-    """Write the tournament's files into ``out`` one after the other: callers hand it a folder of
-    :func:`training.outputs.output_folder`, so that the files appear together or not at all."""
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    path = out / "pairings.csv"
-    _write_csv(path, summary["pairings"])
-    written.append(path)
-    path = out / "behaviour.csv"
-    _write_csv(path, [{k: v for k, v in r.items() if k != "counts"} for r in summary["behaviour"]])
-    written.append(path)
-    path = out / "ratings.csv"
-    _write_csv(path, [{"scope": scope, **row} for scope, rows in summary["ratings"].items() for row in rows])
-    written.append(path)
-    path = out / "results.json"
-    path.write_text(json.dumps({"meta": meta, **summary}, indent=1, sort_keys=False) + "\n")
-    written.append(path)
-    path = out / "report.md"
-    path.write_text(markdown_report(summary) + "\n")
-    written.append(path)
-    if plots:
-        written += write_plots(out, summary, meta["agents"], meta["presets"])
-    return written
-
-
-def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
-    with path.open("w", newline="") as fh:
-        if not rows:
-            return
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-
-
-#: Colour maps the plots may use: perceptually uniform and readable with any colour vision (no red-green).
-COLOUR_MAPS = ("cividis", "viridis")
-#: The Okabe-Ito palette: categorical colours told apart with any colour vision.
-OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
-_FILE_SUFFIXES = (".safetensors", ".npz", ".onnx", ".json", ".pt")
-
-
-def display_name(spec: str) -> str:
-    """An agent spec as a plot shows it: a policy named by its file is shown by the file's name without folders
-    or extension (``ppo:runs/x/policy.safetensors,greedy`` -> ``ppo:policy,greedy``); other specs as given."""
-    kind, colon, rest = spec.partition(":")
-    if not colon:
-        return spec
-    parts = []
-    for part in rest.split(","):
-        name = part.replace("\\", "/").rsplit("/", 1)[-1]
-        parts.append(next((name[:-len(s)] for s in _FILE_SUFFIXES if name.endswith(s)), name))
-    return f"{kind}:{','.join(parts)}"
-
-
-def display_names(agents: list[str]) -> dict[str, str]:
-    """:func:`display_name` of each agent, except that agents whose short names would collide keep their spec."""
-    short = {a: display_name(a) for a in agents}
-    seen = Counter(short.values())
-    return {a: name if seen[name] == 1 else a for a, name in short.items()}
-
-
-def write_plots(out: Path, summary: dict[str, Any], agents: list[str], presets: list[str]) -> list[Path]:
-    """Win-rate heatmap (row agent's win rate against the column agent, per preset, with its 95% interval in
-    each cell) and rating bars (95% intervals); colour map :data:`COLOUR_MAPS`, agents by :func:`display_names`."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    k = len(agents)
-    label = display_names(agents)
-    names = [label[a] for a in agents]
-    cmap = plt.get_cmap(COLOUR_MAPS[0])
-    fig, axes = plt.subplots(1, len(presets), figsize=(2.2 + 1.3 * k * len(presets), 1.6 + 1.1 * k),
-                             squeeze=False)
-    for ax, preset in zip(axes[0], presets):
-        grid = [[float("nan")] * k for _ in range(k)]
-        interval: dict[tuple[int, int], tuple[float, float]] = {}
-        for r in summary["pairings"]:
-            if r["preset"] != preset:
-                continue
-            i, j = agents.index(r["agent_a"]), agents.index(r["agent_b"])
-            grid[i][j] = r["win_rate_a"]
-            grid[j][i] = 1 - r["win_rate_a"]
-            interval[i, j] = (r["ci_low"], r["ci_high"])
-            interval[j, i] = (1 - r["ci_high"], 1 - r["ci_low"])
-        image = ax.imshow(grid, vmin=0, vmax=1, cmap=cmap)
-        for i in range(k):
-            for j in range(k):
-                if grid[i][j] == grid[i][j]:
-                    low, high = interval[i, j]
-                    red, green, blue, _ = cmap(grid[i][j])  # dark text on the light end of the map
-                    ink = "black" if 0.299 * red + 0.587 * green + 0.114 * blue > 0.5 else "white"
-                    ax.text(j, i, f"{100 * grid[i][j]:.0f}%\n[{100 * low:.0f}, {100 * high:.0f}]", ha="center",
-                            va="center", fontsize=8, color=ink)
-        ax.set_xticks(range(k), names, rotation=30, ha="right", fontsize=8)
-        ax.set_yticks(range(k), names, fontsize=8)
-        ax.set_title(preset, fontsize=10)
-    fig.colorbar(image, ax=axes[0].tolist(), shrink=0.8, label="row agent's match win rate [95% interval]")
-    heat = out / "winrate_heatmap.png"
-    fig.savefig(heat, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-
-    rows = summary["ratings"]["overall"]
-    fig, ax = plt.subplots(figsize=(6, 0.9 + 0.5 * len(rows)))
-    names = [label.get(row["agent"], row["agent"]) for row in rows][::-1]
-    mus = [row["mu"] for row in rows][::-1]
-    errs = [Z95 * row["sigma"] for row in rows][::-1]
-    ax.barh(names, mus, xerr=errs, color=OKABE_ITO[0], capsize=4)
-    ax.set_xlabel("OpenSkill mu (bars: 95% interval, mu ± 1.96 sigma)")
-    ax.set_title("ratings over all matches")
-    bars = out / "ratings.png"
-    fig.savefig(bars, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return [heat, bars]
-
-
-def rename_agent(value: Any, old: str, new: str) -> Any:
-    """``value`` (a summary or meta of :func:`run_tournament`) with agent spec ``old`` called ``new`` everywhere,
-    inside longer strings too (the verdicts): a policy evaluated from a temporary path is shown under its final
-    path or a readable name. ``old`` should be a spec no other string contains, such as a file path."""
-    if isinstance(value, dict):
-        return {rename_agent(k, old, new): rename_agent(v, old, new) for k, v in value.items()}
-    if isinstance(value, list):
-        return [rename_agent(v, old, new) for v in value]
-    return value.replace(old, new) if isinstance(value, str) else value
 
 
 def run_tournament(agents: list[str], presets: list[str], matches: int, seed: int = 0, workers: int = 1,

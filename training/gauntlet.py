@@ -37,9 +37,11 @@ from agents.base import check_preset, make_agent
 from truco_env.limits import clip
 
 from .atomic import atomic_write, atomic_write_json
-from .evaluate import OKABE_ITO, Z95, display_name, run_tournament, write_outputs
+from .evaluate import run_tournament
 from .outputs import output_folder
 from .population import MAIN_PRESETS, OPPONENTS, Opponent, all_gauntlet_specs, gauntlet_specs  # noqa: F401
+from .statistics import Z95
+from .tournament_files import OKABE_ITO, display_name, write_outputs
 
 
 def make_trained_opponents(preset: str, workers: int = 2, progress: bool = True) -> list[str]:

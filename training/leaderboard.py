@@ -21,18 +21,11 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from .atomic import atomic_write_json
-from .evaluate import (
-    make_tasks,
-    markdown_report,
-    pairings_of,
-    play_tasks,
-    summarise,
-    validate,
-    write_outputs,
-)
+from .evaluate import make_tasks, pairings_of, play_tasks, summarise, validate
 from .exploit import agent_file_hash
 from .options import Options, PresetName
 from .outputs import hold
+from .tournament_files import markdown_report, write_outputs
 
 logger = logging.getLogger(__name__)
 

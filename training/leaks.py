@@ -24,7 +24,8 @@ from agents.base import check_preset, make_agent
 from truco_env import PRESETS, make_config
 from truco_env.config import unknown_preset
 
-from .evaluate import LADDER, match_seed_for, play_match
+from .behaviour import LADDER
+from .evaluate import match_seed_for, play_match
 
 
 def hand_category(hand: dict, team_a: int, target: int) -> str:

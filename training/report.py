@@ -49,20 +49,16 @@ from truco_env.config import make_config
 from truco_env.limits import clip
 
 from .atomic import atomic_write, atomic_write_json
+from .behaviour import behaviour_rates
 from .best_agent import RULE, write_choices
 from .best_agent import table as best_table
 from .best_response import STANDARD_DECISIONS, BRArgs
-from .evaluate import (
-    OKABE_ITO,
-    behaviour_rates,
-    make_tasks,
-    play_tasks,
-    run_tournament,
-    wilson_interval,
-)
+from .evaluate import make_tasks, play_tasks, run_tournament
 from .exploit import agent_file_hash, cached_exploit, recipe_key
 from .gauntlet import MAIN_PRESETS, OPPONENTS, markdown_table, run_gauntlet
 from .outputs import hold
+from .statistics import wilson_interval
+from .tournament_files import OKABE_ITO
 
 logger = logging.getLogger(__name__)
 

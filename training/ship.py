@@ -36,7 +36,8 @@ def curves_png(run_dir: str, out: str, title: str, eval_matches: int | None = No
     import matplotlib.pyplot as plt
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    from .evaluate import OKABE_ITO, wilson_interval
+    from .statistics import wilson_interval
+    from .tournament_files import OKABE_ITO
 
     logs = EventAccumulator(os.path.join(run_dir, "tb"))
     logs.Reload()

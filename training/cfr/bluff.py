@@ -24,7 +24,7 @@ from truco_env import actions as A
 from truco_env import cards as C
 from truco_env import make_config
 
-from ..evaluate import OKABE_ITO
+from ..tournament_files import OKABE_ITO
 from .solver import CFRSolver, reaches
 from .tree import GameTree, build_tree
 

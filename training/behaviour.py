@@ -1,0 +1,171 @@
+"""How an agent behaves in its matches, read from the match records and the seats it held.
+
+Behaviour statistics (per agent, from the match records and the seats it held)
+-------------------------------------------------------------------------------
+* ``truco_call_rate``: ladder proposals (truco ... vale cuatro / doze, on its turn or as a raise) per hand played;
+* ``envido_call_rate``: envido chains opened per hand played (Argentine only);
+* ``fold_rate``: ``no_quiero`` answers to the opponents' ladder proposals, per proposal it answered;
+* ``mazo_rate``: folds (``mazo``) per hand played;
+* ``bluff_rate``: of the seat-hands where it held a weak hand (bottom third of hand strength for the preset),
+  the share in which that seat made a ladder proposal; ``bluff_win_rate``: of those bluffs, the share of hands its
+  team won (the opponents refused or folded, or the tricks went its way);
+* ``weak_call_share``: of the seat-hands in which it made a ladder proposal, the share held with a weak hand (a
+  third would mean its calls ignore its cards; near 0, that it never bluffs);
+* ``envido_accuracy``: of its envido calls (openings and raises), the share where its team really held the better
+  envido (ties resolved as the rules do).
+
+**Hand strength** (for the bluff statistics) of a dealt hand is the sum over its cards of the share of the other
+cards of the deck that the card beats (ties count half), with that hand's strength table, so Paulista manilhas
+count. A hand is *weak* when its strength is below the lower tertile of that measure over 4,000 random deals of
+the preset (fixed seed), so "bottom third" is relative to each preset's deck and hand size.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from functools import lru_cache
+
+from truco_env import cards as C
+from truco_env.config import TrucoConfig
+
+LADDER = ("truco", "retruco", "vale_cuatro", "seis", "nove", "doze")
+
+
+ENVIDO = ("envido", "real_envido", "falta_envido")
+
+
+def hand_strength(cards: list[int], strength: tuple[int, ...], deck: tuple[int, ...]) -> float:
+    """Sum over the cards of the share of the other deck cards each beats (ties half)."""
+    total = 0.0
+    for card in cards:
+        s = strength[card]
+        others = [strength[c] for c in deck if c != card]
+        total += (sum(1 for o in others if o < s) + 0.5 * sum(1 for o in others if o == s)) / len(others)
+    return total
+
+
+def _deck_of(config: TrucoConfig) -> tuple[int, ...]:
+    return C.deck(config.family, config.deck, config.deck_ranks)
+
+
+def weak_hand_cutoff(config: TrucoConfig) -> float:
+    """Lower tertile of :func:`hand_strength` over 4,000 random deals of ``config`` (fixed seed)."""
+    return _weak_hand_cutoff(config.family, config.deck, config.deck_ranks, config.hand_size)
+
+
+@lru_cache(maxsize=32)
+def _weak_hand_cutoff(family: str, paulista_deck: str, deck_ranks: tuple | None, hand_size: int) -> float:
+    rng = random.Random("truco-eval-strength")
+    deck = list(C.deck(family, paulista_deck, deck_ranks))
+    values = []
+    for _ in range(4000):
+        rng.shuffle(deck)
+        hand = deck[:hand_size]
+        vira = deck[hand_size] if family == C.PAULISTA else None
+        table = C.strength_table(family, vira, paulista_deck, deck_ranks)
+        pool = tuple(c for c in deck if c != vira)
+        values.append(hand_strength(hand, table, pool))
+    values.sort()
+    return values[len(values) // 3]
+
+
+def _participants(record: dict, n: int) -> list[int]:
+    """Seats of a hand record in playing order from its mano."""
+    mano = (record["dealer"] + 1) % n
+    order = [(mano + k) % n for k in range(n)]
+    pair = record.get("pair")
+    return [s for s in order if pair is None or s in pair]
+
+
+def _envido_winner(record: dict, config: TrucoConfig, family: str) -> int:
+    seats = _participants(record, config.num_players)
+    values = {s: C.envido_of([C.parse_card(c, family) for c in record["deal"]["hands"][s]]) for s in seats}
+    best = max(values.values())
+    tied = [s for s in seats if values[s] == best]
+    if config.envido_tie == "mano_team" and any(s % 2 == seats[0] % 2 for s in tied):
+        return seats[0] % 2
+    return tied[0] % 2
+
+
+def behaviour_counts(config: TrucoConfig, record: dict, hand_winners: list[int | None], team_of_agent: int
+                     ) -> Counter:
+    """Counters of one match for the agent that held the seats of ``team_of_agent``."""
+    family = config.family
+    out: Counter = Counter()
+    cutoff = weak_hand_cutoff(config)
+    deck = _deck_of(config)
+    blind_score = [config.target_score - 1] * 2
+    for hand, winner in zip(record["hands"], hand_winners + [None] * len(record["hands"])):
+        seats = _participants(hand, config.num_players)
+        mine = [s for s in seats if s % 2 == team_of_agent]
+        out["hands"] += 1
+        actions = hand["actions"]
+        pending_by: int | None = None  # team of the pending ladder proposal
+        envido_pending = flor_pending = False
+        holders = {s % 2 for s in seats
+                   if config.flor and C.flor_of([C.parse_card(c, family) for c in hand["deal"]["hands"][s]])}
+        flor_contested = len(holders) == 2
+        called_seats = set()
+        for seat, action, *_ in actions:
+            team = seat % 2
+            mine_now = team == team_of_agent
+            if action in ENVIDO:
+                envido_pending = True
+            elif action == "flor":
+                envido_pending, flor_pending = False, flor_contested
+            elif action in ("quiero", "no_quiero") and (envido_pending or flor_pending):
+                envido_pending = flor_pending = False
+            elif action in LADDER or (action in ("quiero", "no_quiero") and pending_by is not None):
+                if pending_by is not None and pending_by != team and mine_now:
+                    out["ladder_faced"] += 1
+                    out["ladder_folded"] += action == "no_quiero"
+                pending_by = team if action in LADDER else None
+                if action in LADDER and mine_now:
+                    out["truco_calls"] += 1
+                    called_seats.add(seat)
+            elif action == "mazo" and mine_now:
+                out["mazo"] += 1
+        # envido: openings and calls, with the truth of who held the better envido
+        envido_calls = [(s, a) for s, a, *_ in actions if a in ENVIDO]
+        if envido_calls and family == C.ARGENTINE:
+            truth = _envido_winner(hand, config, family)
+            first_seat = envido_calls[0][0]
+            out["envido_opened"] += first_seat % 2 == team_of_agent
+            for s, _ in envido_calls:
+                if s % 2 == team_of_agent:
+                    out["envido_calls"] += 1
+                    out["envido_correct"] += truth == team_of_agent
+        blind = (family == C.PAULISTA and config.mao_de_ferro and config.mao_de_ferro_blind
+                 and hand["score_before"] == blind_score)
+        if blind:
+            continue
+        vira = C.parse_card(hand["deal"]["vira"], family) if hand["deal"]["vira"] else None
+        table = C.strength_table(family, vira, config.deck, config.deck_ranks)
+        pool = tuple(c for c in deck if c != vira)
+        for s in mine:
+            cards = [C.parse_card(c, family) for c in hand["deal"]["hands"][s]]
+            out["calling_hands"] += s in called_seats
+            if hand_strength(cards, table, pool) < cutoff:
+                out["weak_hands"] += 1
+                if s in called_seats:
+                    out["bluffs"] += 1
+                    out["bluffs_won"] += winner == team_of_agent
+    return out
+
+
+def behaviour_rates(counts: Counter | dict) -> dict[str, float | None]:
+    def rate(num: str, den: str) -> float | None:
+        return counts.get(num, 0) / counts[den] if counts.get(den) else None
+
+    return {
+        "hands": counts.get("hands", 0),
+        "truco_call_rate": rate("truco_calls", "hands"),
+        "envido_call_rate": rate("envido_opened", "hands"),
+        "fold_rate": rate("ladder_folded", "ladder_faced"),
+        "mazo_rate": rate("mazo", "hands"),
+        "bluff_rate": rate("bluffs", "weak_hands"),
+        "weak_call_share": rate("bluffs", "calling_hands"),
+        "bluff_win_rate": rate("bluffs_won", "bluffs"),
+        "envido_accuracy": rate("envido_correct", "envido_calls"),
+    }
