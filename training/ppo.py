@@ -645,6 +645,15 @@ def _restore(tensors: dict[str, torch.Tensor], meta: dict[str, Any], net: Policy
 # the loop
 
 
+def evaluate_file(args: PPOArgs, path: str, update: int, keep: bool) -> dict[str, float]:
+    """:func:`evaluate`'s win rates as TensorBoard tags; the file is deleted afterwards unless ``keep``."""
+    try:
+        return {f"eval/win_rate_vs_{spec}": rate for spec, rate in evaluate(args, path, update).items()}
+    finally:
+        if not keep:
+            os.remove(path)
+
+
 def evaluate(args: PPOArgs, policy: str, update: int) -> dict[str, float]:
     """The policy's win rate against each ``eval_opponents`` spec over duplicate matches (for the logs)."""
     from .evaluate import run_tournament
@@ -698,6 +707,124 @@ def _start_fresh(run_dir: str, overwrite: bool) -> None:
         shutil.rmtree(logs)
 
 
+@dataclasses.dataclass
+class Learner:
+    """What a run learns with: the policy, the training-only critic, their optimizer, the update's minibatch
+    draws, the league, and the magnet network (None without a magnet, or with a fixed agent as the magnet)."""
+
+    net: PolicyNet
+    critic: DealCritic
+    params: list[torch.Tensor]
+    optimizer: torch.optim.Optimizer
+    rng: np.random.Generator
+    league: League
+    magnet: PolicyNet | None
+
+
+def new_learner(args: PPOArgs) -> Learner:
+    """Fresh weights and state, seeded from ``args.seed`` (the order of creation is part of the seeding)."""
+    torch.manual_seed(int(np.random.SeedSequence([args.seed, 1 << 20]).generate_state(1)[0]))
+    net = PolicyNet(hidden=args.hidden, features=args.features, tally_film=args.tally_film)
+    critic = DealCritic(args.hidden)
+    params = list(net.parameters()) + list(critic.parameters())
+    optimizer = torch.optim.Adam(params, lr=args.learning_rate, eps=1e-5)
+    rng = np.random.default_rng(np.random.SeedSequence([args.seed, 1 << 21]))
+    # the magnet: a frozen copy of the policy the run starts from (after the warm start), or the checkpoint's
+    magnet = PolicyNet(hidden=args.hidden, features=args.features, tally_film=args.tally_film) \
+        if args.magnet_coef > 0 and not args.magnet else None
+    return Learner(net, critic, params, optimizer, rng, League(), magnet)
+
+
+def start(args: PPOArgs, resume: bool) -> tuple[Learner, Progress]:
+    """The learner and progress of a run: from its checkpoint, or fresh (with the warm start, if any)."""
+    learner, state = new_learner(args), Progress()
+    if resume:
+        state = load_checkpoint(os.path.join(args.run_dir, "checkpoint.safetensors"), args, learner.net,
+                                learner.critic, learner.optimizer, learner.league, learner.rng, learner.magnet)
+    else:
+        if args.imitation_decisions:
+            accuracy = imitate(learner.net, imitation_data(args), args.seed)
+            logger.info("warm start: the network takes %s's action at %.1f%% of %s decisions",
+                        args.imitation_teacher, 100 * accuracy, f"{args.imitation_decisions:,}")
+        if learner.magnet is not None:
+            learner.magnet.load_state_dict(learner.net.state_dict())
+    if learner.magnet is not None:
+        learner.magnet.requires_grad_(False)
+    return learner, state
+
+
+def collect(args: PPOArgs, learner: Learner, backend: Backend, update: int
+            ) -> tuple[list[dict[str, Any]], tuple[str, ...], int, float]:
+    """One update's decisions, from every partition (:mod:`training.selfplay`); the league records the results.
+    Returns the partitions' batches, the league's names then, and the matches against fixed opponents and
+    snapshots with the learner's score in them."""
+    names, weights = learner.league.opponents(args)
+    quota = -(-args.batch_decisions // args.partitions)
+    tasks = [Task(args.preset, int(np.random.SeedSequence([args.seed, update, p]).generate_state(1)[0]),
+                  args.tables, quota, args.shaping, names, weights, args.magnet)
+             for p in range(args.partitions)]
+    parts = backend.run(learner.net, learner.league.weights, tasks)
+    matches, score = 0, 0.0
+    for p, part in enumerate(parts):
+        results = part.pop("results")
+        learner.league.record(names, results)
+        matches, score = matches + len(results), score + float(results[:, 1].sum())
+        part["traj"] = part["traj"] + (p << 40)  # trajectory ids unique over the partitions
+    return parts, names, matches, score
+
+
+def learn(args: PPOArgs, learner: Learner, parts: list[dict[str, Any]]
+          ) -> tuple[dict[str, Any], list[float], np.ndarray, np.ndarray]:
+    """Advantages from the deal-aware critic's values (recomputed by the current weights), then the clipped PPO
+    epochs, with the magnet's KL term if there is one. Returns the diagnostics, the clip fractions, the values
+    and the returns."""
+    net, critic = learner.net, learner.critic
+    x_policy, x_critic = (SparseRows.stack([stored_rows(p, key) for p in parts]) for key in ("policy", "critic"))
+    keys = ("masks", "actions", "logprobs", "traj", "rewards") + (("magnet",) if args.magnet else ())
+    arrays = {key: np.concatenate([p[key] for p in parts]) for key in keys}
+    size = len(arrays["actions"])
+    with torch.no_grad():
+        values = torch.cat([critic.from_inputs(x_critic[i:i + 8192]) for i in range(0, size, 8192)]).numpy()
+    adv = trajectory_advantages(arrays["traj"], arrays["rewards"], values, args.gae_lambda)
+    returns = adv + values
+    batch = {"policy": x_policy, "critic": x_critic, "advantages": torch.from_numpy(adv),
+             "returns": torch.from_numpy(returns),
+             **{key: torch.from_numpy(arrays[key]) for key in ("masks", "actions", "logprobs")}}
+    magnet_of: Any = None
+    if args.magnet:  # a fixed agent's log-probabilities, stored with each decision
+        batch["magnet"] = torch.from_numpy(arrays["magnet"])
+        magnet_of = lambda mb: mb["magnet"]
+    elif learner.magnet is not None:
+        magnet = learner.magnet
+        magnet_of = lambda mb: magnet.from_inputs(mb["policy"], mb["masks"])[0]
+    stats, clipfracs = ppo_epochs(
+        batch, lambda mb: net.from_inputs(mb["policy"], mb["masks"]),
+        lambda mb: critic.from_inputs(mb["critic"]), learner.optimizer, learner.params, learner.rng, args, magnet_of)
+    return stats, clipfracs, values, returns
+
+
+def scalars_of(args: PPOArgs, learner: Learner, names: tuple[str, ...], stats: dict[str, Any],
+               clipfracs: list[float], values: np.ndarray, returns: np.ndarray, seconds: float,
+               collect_seconds: float) -> dict[str, float]:
+    """CleanRL's TensorBoard tags for one update, and the league's."""
+    size, league = len(values), learner.league
+    var_y = float(np.var(returns))
+    explained = float("nan") if var_y == 0 else 1 - float(np.var(returns - values)) / var_y
+    scalars = {"charts/learning_rate": learner.optimizer.param_groups[0]["lr"],
+               "charts/SPS": size / max(seconds, 1e-9),
+               "charts/collect_SPS": size / max(collect_seconds, 1e-9),
+               **{f"losses/{key}": stats[key].item()
+                  for key in ("value_loss", "policy_loss", "entropy", "old_approx_kl", "approx_kl")},
+               "losses/clipfrac": float(np.mean(clipfracs)),
+               "losses/explained_variance": explained,
+               "league/snapshot_win_rate": float(np.mean([league.win_rate(n) for n in names[1:]
+                                                          if n.startswith("snapshot:")] or [np.nan]))}
+    scalars.update({f"league/win_rate_vs_{spec}": league.win_rate(spec) for spec in args.scripted})
+    if "magnet_kl" in stats:
+        scalars["losses/magnet_kl"] = stats["magnet_kl"].item()
+    return scalars
+
+
 def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> tuple[str, Progress]:
     from torch.utils.tensorboard import SummaryWriter
 
@@ -708,32 +835,11 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
     os.makedirs(args.run_dir, exist_ok=True)
     checkpoint = os.path.join(args.run_dir, "checkpoint.safetensors")
     policy_path = os.path.join(args.run_dir, "policy.safetensors")
-    # the policy evaluated along the way, deleted after each evaluation: policy.safetensors is a finished run's
     eval_path = os.path.join(args.run_dir, f"{TEMP_PREFIX}{os.getpid()}-evaluated.safetensors")
     if not resume:
         _start_fresh(args.run_dir, overwrite)
-    torch.manual_seed(int(np.random.SeedSequence([args.seed, 1 << 20]).generate_state(1)[0]))
-    net = PolicyNet(hidden=args.hidden, features=args.features, tally_film=args.tally_film)
-    critic = DealCritic(args.hidden)
-    params = list(net.parameters()) + list(critic.parameters())
-    optimizer = torch.optim.Adam(params, lr=args.learning_rate, eps=1e-5)
-    rng = np.random.default_rng(np.random.SeedSequence([args.seed, 1 << 21]))
-    league = League()
-    state = Progress()
-    # the magnet: a frozen copy of the policy the run starts from (after the warm start), or the checkpoint's
-    magnet = PolicyNet(hidden=args.hidden, features=args.features, tally_film=args.tally_film) \
-        if args.magnet_coef > 0 and not args.magnet else None
-    if resume:
-        state = load_checkpoint(checkpoint, args, net, critic, optimizer, league, rng, magnet)
-    else:
-        if args.imitation_decisions:
-            accuracy = imitate(net, imitation_data(args), args.seed)
-            logger.info("warm start: the network takes %s's action at %.1f%% of %s decisions",
-                        args.imitation_teacher, 100 * accuracy, f"{args.imitation_decisions:,}")
-        if magnet is not None:
-            magnet.load_state_dict(net.state_dict())
-    if magnet is not None:
-        magnet.requires_grad_(False)
+    learner, state = start(args, resume)
+    net = learner.net
     # a policy plays greedily by default (`ppo:PATH,sample` to draw): the entropy bonus keeps the training policy
     # mixed so that its league can punish it, and its most probable action is the stronger one to play
     meta = {"presets": [args.preset], "play": "greedy", "config": args.model_dump(mode="json"),
@@ -757,90 +863,36 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
         while state.decisions < args.total_decisions and not stop["requested"]:
             tick = time.perf_counter()
             state.update += 1
-            optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - state.decisions / args.total_decisions)
-
-            # --- collect ------------------------------------------------------------------------------------
-            names, weights = league.opponents(args)
-            quota = -(-args.batch_decisions // args.partitions)
-            tasks = [Task(args.preset, int(np.random.SeedSequence([args.seed, state.update, p]).generate_state(1)[0]),
-                          args.tables, quota, args.shaping, names, weights, args.magnet)
-                     for p in range(args.partitions)]
-            parts = backend.run(net, league.weights, tasks)
-            matches, score = 0, 0.0
-            for p, part in enumerate(parts):
-                results = part.pop("results")
-                league.record(names, results)
-                matches, score = matches + len(results), score + float(results[:, 1].sum())
-                part["traj"] = part["traj"] + (p << 40)  # trajectory ids unique over the partitions
+            learner.optimizer.param_groups[0]["lr"] = \
+                args.learning_rate * (1.0 - state.decisions / args.total_decisions)
+            parts, names, matches, score = collect(args, learner, backend, state.update)
             collected = time.perf_counter()
-
-            # --- advantages (the deal-aware critic's values, recomputed by the current weights) ---------------
-            x_policy, x_critic = (SparseRows.stack([stored_rows(p, key) for p in parts]) for key in ("policy", "critic"))
-            keys = ("masks", "actions", "logprobs", "traj", "rewards") + (("magnet",) if args.magnet else ())
-            arrays = {key: np.concatenate([p[key] for p in parts]) for key in keys}
-            size = len(arrays["actions"])
-            with torch.no_grad():
-                values = torch.cat([critic.from_inputs(x_critic[i:i + 8192]) for i in range(0, size, 8192)]).numpy()
-            adv = trajectory_advantages(arrays["traj"], arrays["rewards"], values, args.gae_lambda)
-            returns = adv + values
-
-            # --- clipped PPO epochs ---------------------------------------------------------------------------
-            batch = {"policy": x_policy, "critic": x_critic, "advantages": torch.from_numpy(adv),
-                     "returns": torch.from_numpy(returns),
-                     **{key: torch.from_numpy(arrays[key]) for key in ("masks", "actions", "logprobs")}}
-            if args.magnet:  # a fixed agent's log-probabilities, stored with each decision
-                batch["magnet"] = torch.from_numpy(arrays["magnet"])
-                magnet_of: Any = lambda mb: mb["magnet"]
-            elif magnet is not None:
-                magnet_of = lambda mb: magnet.from_inputs(mb["policy"], mb["masks"])[0]
-            else:
-                magnet_of = None
-            stats, clipfracs = ppo_epochs(
-                batch, lambda mb: net.from_inputs(mb["policy"], mb["masks"]),
-                lambda mb: critic.from_inputs(mb["critic"]), optimizer, params, rng, args, magnet_of)
-            if magnet is not None and args.magnet_every and state.update % args.magnet_every == 0:
-                magnet.load_state_dict(net.state_dict())
-
-            # --- league, CleanRL's TensorBoard tags, evaluation, checkpoint -----------------------------------
+            stats, clipfracs, values, returns = learn(args, learner, parts)
+            if learner.magnet is not None and args.magnet_every and state.update % args.magnet_every == 0:
+                learner.magnet.load_state_dict(net.state_dict())
             if args.snapshots > 0 and state.update % args.snapshot_every == 0:  # no share: no snapshots to keep
-                league.add(net, args.max_snapshots)
-            state.decisions += size
+                learner.league.add(net, args.max_snapshots)
+            state.decisions += len(values)
             state.matches += matches
             state.seconds = time.perf_counter() - started
             state.curve.append([state.decisions, round(state.seconds, 3), matches, score])
-            step = state.decisions
-            var_y = float(np.var(returns))
-            explained = float("nan") if var_y == 0 else 1 - float(np.var(returns - values)) / var_y
-            scalars = {"charts/learning_rate": optimizer.param_groups[0]["lr"],
-                       "charts/SPS": size / max(time.perf_counter() - tick, 1e-9),
-                       "charts/collect_SPS": size / max(collected - tick, 1e-9),
-                       **{f"losses/{key}": stats[key].item()
-                          for key in ("value_loss", "policy_loss", "entropy", "old_approx_kl", "approx_kl")},
-                       "losses/clipfrac": float(np.mean(clipfracs)),
-                       "losses/explained_variance": explained,
-                       "league/snapshot_win_rate": float(np.mean([league.win_rate(n) for n in names[1:]
-                                                                  if n.startswith("snapshot:")] or [np.nan]))}
-            scalars.update({f"league/win_rate_vs_{spec}": league.win_rate(spec) for spec in args.scripted})
-            if "magnet_kl" in stats:
-                scalars["losses/magnet_kl"] = stats["magnet_kl"].item()
+            scalars = scalars_of(args, learner, names, stats, clipfracs, values, returns,
+                                 time.perf_counter() - tick, collected - tick)
             complete = state.decisions >= args.total_decisions
             done = complete or stop["requested"]
             state.stopped = stop["requested"]
             if complete or (args.eval_every and state.update % args.eval_every == 0 and not done):
+                # the finished run's policy file, or one deleted after its evaluation
                 evaluated = policy_path if complete else eval_path
                 save_policy(net, evaluated, **meta, decisions=state.decisions, updates=state.update,
                             seconds=round(time.perf_counter() - started), complete=complete)
-                try:
-                    scalars.update({f"eval/win_rate_vs_{spec}": rate
-                                    for spec, rate in evaluate(args, evaluated, state.update).items()})
-                finally:
-                    if not complete:
-                        os.remove(eval_path)
+                scalars.update(evaluate_file(args, evaluated, state.update, keep=complete))
             for tag, value in scalars.items():
-                writer.add_scalar(tag, value, step)
+                writer.add_scalar(tag, value, state.decisions)
             if done or state.update % args.checkpoint_every == 0:
-                save_checkpoint(checkpoint, args, net, critic, optimizer, league, state, rng, magnet)
-            bar.update(min(size, args.total_decisions - bar.n))
+                save_checkpoint(checkpoint, args, net, learner.critic, learner.optimizer, learner.league, state,
+                                learner.rng, learner.magnet)
+            bar.update(min(len(values), args.total_decisions - bar.n))
             bar.set_postfix(sps=f"{scalars['charts/SPS']:.0f}", snap=f"{scalars['league/snapshot_win_rate']:.2f}")
     finally:
         signal.signal(signal.SIGINT, previous)
