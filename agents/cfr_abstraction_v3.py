@@ -36,7 +36,7 @@ bits      size  field
 ``v4`` is ``v3`` plus one field, bits 60-62: the seat's own card on the current trick (0 before it plays there,
 1-5 the card's letter, 6 face down). ``v3`` forgets a card once it leaves the hand, so a seat that has led a trick
 answers a raise without knowing what it led: after leading the last trick, not even whether it wins. In Paulista
-the heuristic raises on such spots and the v3 blueprint pays for it (docs/research.md).
+the heuristic raises on such spots and the v3 blueprint pays for it.
 
 Abstract actions (the table's codes, as in v1/v2): ``0..2`` play the own unplayed card of that strength rank
 (0 = strongest, ties by card index; in a blind mão de ferro the unplayed slots in order), ``3..5`` cover it,
@@ -297,7 +297,7 @@ def key_v4(obs, mask, cfg):
     """The packed ``v4`` key: ``v3`` plus the seat's own card on the current trick (bits 60-62: 0 none, 1-5 its
     tier, 6 face down). Why: ``v3`` drops a card once it leaves the hand, so a seat that has led a trick
     answers a raise without knowing what it led (after leading the last trick, not even whether it wins),
-    which an opponent that reads its face-up card exploits (docs/research.md)."""
+    which an opponent that reads its face-up card exploits."""
     key = key_v3(obs, mask, cfg)
     t = 0  # the current trick: the number of finished ones
     for i in range(9):

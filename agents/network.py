@@ -182,7 +182,8 @@ class PolicyNet(nn.Module):
     features (FiLM, Perez et al. 2018) before the heads read them. Why: reading an opponent means playing the same
     position differently by how the opponent has played so far. In a plain MLP the 18 tally inputs only add to
     the first layer beside 1,068 others; as a multiplicative pathway they can reweight every feature the heads use.
-    Measured in docs/research.md ("A pathway for the match tally"). It starts as the identity (scale 1, shift 0)."""
+    It won head to head against the plain network on argentine and lost on paulista, so a config opts in. It
+    starts as the identity (scale 1, shift 0)."""
 
     def __init__(self, obs_size: int = OBSERVATION_SIZE, num_actions: int = A.NUM_ACTIONS,
                  hidden: tuple[int, ...] = (256, 256), features: str = "card_strength", tally_film: bool = False):

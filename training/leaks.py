@@ -6,7 +6,7 @@ betting went, and the points agent A nets per match in each category.
 Why: a win rate says *that* an agent loses, not *where*. Two identical agents net zero in every pair of mirrored
 categories (A called first / B called first), so against a reference pairing (the opponent against itself) a
 category far from its mirror is a leak to look at. This found the hole of abstraction v3 in Paulista: the
-blueprint's raises after accepting a truco lost 1.2 points a match (docs/research.md).
+blueprint's raises after accepting a truco lost 1.2 points a match.
 
 A hand's category: ``no call``; a mão de onze (``onze A`` when A's side is at 11, ``onze B``) with whether the side
 at 11 ``played`` or ``ran``; else the ladder calls in order, written with their callers (``B A B``: B called,

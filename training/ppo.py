@@ -18,7 +18,8 @@
    terms, gradient clipping, the learning rate annealed linearly over ``total_decisions``. With ``magnet_coef``,
    a KL term holds the policy near a *magnet* (magnetic mirror descent, Sokota et al. 2023): the policy the run
    starts from (after the warm start), replaced by the current one every ``magnet_every`` updates as in R-NaD
-   (Perolat et al. 2022), against the drift of long self-play (docs/research.md, pilot K).
+   (Perolat et al. 2022), against the drift of long self-play (pilot K: 20 M decisions of plain self-play ended
+   6 points weaker against random and 9 against the heuristic than 5 M).
 4. **League, logging, evaluation, checkpoint.** Every ``snapshot_every`` updates the current weights join the
    league. CleanRL's TensorBoard tags are written with the learner's decisions as the global step. Every
    ``eval_every`` updates the policy plays duplicate matches against ``eval_opponents`` (logged, never used to
@@ -104,8 +105,8 @@ class PPOArgs(Options):
     """Hidden layer sizes of the policy network and of the critic."""
     tally_film: bool = False
     """A small network of the match tally scales and shifts the trunk's features (``agents.network.PolicyNet``):
-    a pathway for reading the opponent's style so far. It won head to head on argentine and lost on paulista
-    (docs/research.md, "A pathway for the match tally"), so a config opts in."""
+    a pathway for reading the opponent's style so far. It won head to head on argentine and lost on paulista,
+    so a config opts in."""
     learning_rate: Annotated[float, Field(gt=0)] = 3e-4
     """Adam's initial step size, decayed linearly to 0 over ``total_decisions``."""
     update_epochs: PositiveInt = 2
@@ -116,7 +117,7 @@ class PPOArgs(Options):
     """PPO's ratio clip."""
     ent_coef: Annotated[float, Field(ge=0)] = 0.03
     """Entropy bonus. Self-play needs it larger than a single-opponent learner: a near-deterministic policy is
-    what a best response exploits (docs/research.md)."""
+    what a best response exploits."""
     vf_coef: Annotated[float, Field(ge=0)] = 0.5
     """Weight of the value losses."""
     max_grad_norm: Annotated[float, Field(gt=0)] = 0.5
@@ -128,7 +129,7 @@ class PPOArgs(Options):
     """The magnet as a fixed agent instead of the policy itself: a shipped blueprint such as ``cfr:argentine``,
     whose mixed strategy at each learner decision is stored with it (with ``training.selfplay.MAGNET_FLOOR`` of
     uniform, so that the KL stays finite). Why: a self-refreshed magnet followed the learner into the same
-    exploitable style (docs/research.md, pilot KM), while a blueprint is a fixed point that is hard to exploit.
+    exploitable style (pilot KM: 62% ABR, against 61% without it), while a blueprint is a fixed point that is hard to exploit.
     Empty: the policy the run starts from."""
     magnet_every: Annotated[int, Field(ge=0)] = 0
     """Updates between replacing the magnet by the current policy (R-NaD's outer loop: each phase regularises

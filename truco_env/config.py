@@ -216,7 +216,7 @@ PRESETS: dict[str, TrucoConfig] = {
     "paulista": TrucoConfig(family=PAULISTA, num_players=2, target_score=12, deck="dirty"),
     "paulista-2v2": TrucoConfig(family=PAULISTA, num_players=4, target_score=12, deck="dirty"),
     "paulista-clean": TrucoConfig(family=PAULISTA, num_players=2, target_score=12, deck="clean"),
-    # Research variants: one hand, one card each, a small deck; solvable exactly (docs/research.md).
+    # Research variants: one hand, one card each, a small deck; solvable exactly (docs/rules.md §5.3).
     "argentine-mini": TrucoConfig(family=ARGENTINE, num_players=2, target_score=15, deck_ranks=("1", "3", "7"),
                                   hand_size=1, single_hand=True),
     "paulista-mini": TrucoConfig(family=PAULISTA, num_players=2, target_score=12, deck_ranks=("K", "A", "2"),

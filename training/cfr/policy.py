@@ -4,7 +4,7 @@ The strategy table itself (:class:`agents.cfr_table.StrategyTable`) and how a ch
 (:func:`agents.cfr_table.default_play`) live in the agents package, which plays checkpoints; this module only
 writes them out for other front ends.
 
-JSON export format (``docs/research.md``)::
+JSON export format::
 
     {"format": "truco-cfr-strategy", "version": 1, "kind": "exact" | "mccfr", "preset": "argentine-mini",
      "rules": {...every rules field...}, "key": "information_state_string" | "abstraction-v1" | ... | "abstraction-v3",

@@ -45,9 +45,9 @@ def add(sub: argparse._SubParsersAction) -> None:
     # other exporters (cfr) add their parser to `exporters` here
     export_cfr = exporters.add_parser(
         "cfr",
-        help="CFR checkpoint -> JSON table of the average strategy (docs/research.md)",
+        help="CFR checkpoint -> JSON table of the average strategy (docs/cfr.md)",
         description=("Write a CFR checkpoint's average strategy as JSON: information-set key -> {action name:\n"
-                     "probability}, with the rules and the key format (docs/research.md)."),
+                     "probability}, with the rules and the key format (docs/cfr.md)."),
         epilog="example:\n  truco export cfr runs/cfr/argentine-mini/checkpoint.npz --out exported/argentine-mini.json",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
