@@ -36,6 +36,7 @@ from truco_env.encoding import (
     encode_observation,
 )
 from truco_env.engine import TrucoState
+from truco_env.turns import play_turns
 from truco_env.views import seat_view
 
 #: (name, preset, overrides): every preset, then variants for the options the presets leave off.
@@ -130,37 +131,43 @@ def triples(states: int, seed: int = 0):
         rng = random.Random(f"{seed}:{name}")
         made = match = 0
         while made < quota:
-            match_seed = rng.randrange(2 ** 31)
-            state = TrucoState.new(config, seed=match_seed, score=_start_score(rng, config),
-                                   deal=_flor_rich_deal(rng, config))
-            hand = -1
-            # each team is random or heuristic; the heuristic is cheapened (fewer samples) to keep the export quick
-            kinds = [rng.choice(("random", "heuristic")) for _ in range(2)]
-            players = {}
-            for seat in range(config.num_players):
-                if kinds[seat % 2] == "heuristic":
-                    players[seat] = HeuristicAgent(samples=12, bluff=0.2, seed=match_seed + seat)
+            found = _match_triples(name, config, rng, match=match + 1, made=made, room=quota - made)
             match += 1
-            decisions = 0
-            while not state.is_over and made < quota and decisions < MAX_DECISIONS_PER_MATCH:
-                if state.hand_index != hand:  # a new hand: choose how the next one is dealt
-                    hand = state.hand_index
-                    deal = _flor_rich_deal(rng, config)
-                    if deal is not None:
-                        state.force_next_deal(deal)
-                seat = state.actor
-                obs = encode_observation(state, seat)
-                mask = encode_action_mask(state)
-                ones, values = _observation_entries(obs)
-                yield {"config": name, "match": match, "view": seat_view(state, seat, compact=made % 3 != 0),
-                       "ones": ones, "values": values, "mask": mask.nonzero()[0].tolist()}
-                made += 1
-                decisions += 1
-                if seat in players:
-                    action = A.action_name(players[seat].act({"observation": obs, "action_mask": mask}), config.family)
-                else:
-                    action = rng.choice(state.legal_actions())
-                state.apply(action)
+            made += len(found)
+            yield from found
+
+
+def _match_triples(name: str, config, rng: random.Random, match: int, made: int, room: int) -> list[dict]:
+    """One match from a drawn start (score, deal), played by the shared match loop (:func:`play_turns`) until
+    ``room`` triples or :data:`MAX_DECISIONS_PER_MATCH`: each team random or the (cheapened) heuristic, a
+    flor-rich deal drawn for the next hand whenever one starts. ``made`` triples came before (every third view
+    is the full one)."""
+    match_seed = rng.randrange(2 ** 31)
+    state = TrucoState.new(config, seed=match_seed, score=_start_score(rng, config), deal=_flor_rich_deal(rng, config))
+    kinds = [rng.choice(("random", "heuristic")) for _ in range(2)]
+    players = {seat: HeuristicAgent(samples=12, bluff=0.2, seed=match_seed + seat)
+               for seat in range(config.num_players) if kinds[seat % 2] == "heuristic"}
+    found: list[dict] = []
+    hand = [-1]
+
+    def choose(seat: int) -> str:
+        """Record the seat's triple, then decide."""
+        if state.hand_index != hand[0]:  # a new hand: choose how the next one is dealt
+            hand[0] = state.hand_index
+            deal = _flor_rich_deal(rng, config)
+            if deal is not None:
+                state.force_next_deal(deal)
+        obs = encode_observation(state, seat)
+        mask = encode_action_mask(state)
+        ones, values = _observation_entries(obs)
+        found.append({"config": name, "match": match, "view": seat_view(state, seat, compact=(made + len(found)) % 3 != 0),
+                      "ones": ones, "values": values, "mask": mask.nonzero()[0].tolist()})
+        if seat in players:
+            return A.action_name(players[seat].act({"observation": obs, "action_mask": mask}), config.family)
+        return rng.choice(state.legal_actions())
+
+    play_turns(state, choose, until=lambda _: len(found) >= min(room, MAX_DECISIONS_PER_MATCH))
+    return found
 
 
 def _features() -> dict:
