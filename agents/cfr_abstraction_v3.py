@@ -1,4 +1,4 @@
-"""Abstractions ``v3`` and ``v4`` (and the ``lossless`` key) for MCCFR on the compiled engine: keys and abstract actions read
+"""Abstractions ``v3``, ``v4`` and ``v5`` (and the ``lossless`` key) for MCCFR on the compiled engine: keys and abstract actions read
 from the observation vector and the legal mask, by compiled functions.
 
 Why from the observation: the same function then runs inside the compiled MCCFR walk
@@ -38,6 +38,12 @@ bits      size  field
 answers a raise without knowing what it led: after leading the last trick, not even whether it wins. In Paulista
 the heuristic raises on such spots and the v3 blueprint pays for it.
 
+``v5`` is ``v4`` in 1v1. In team play (2v2) bits 37-41, which in 1v1 rate the opponent's card on the trick
+and in team play would see only the next seat's, hold the whole current trick instead (:func:`key_v5`): how many
+cards are on it, whether the best of them is the partner's or an opponent's, and whether an own card beats or
+ties it. Each seat's key is read from its own observation, so partners, who never see each other's cards, keep
+rows of their own.
+
 Abstract actions (the table's codes, as in v1/v2): ``0..2`` play the own unplayed card of that strength rank
 (0 = strongest, ties by card index; in a blind mão de ferro the unplayed slots in order), ``3..5`` cover it,
 ``10 + i`` the call ``truco_env.actions.CALLS[i]``. :func:`legal_codes` lists the codes of the legal actions with
@@ -57,9 +63,9 @@ from numba import njit
 
 from truco_env import _kernel as K
 
-VERSIONS = ("v3", "v4", "lossless")
+VERSIONS = ("v3", "v4", "v5", "lossless")
 #: The compiled walk's key kinds (the ``kind`` of :func:`abstract_key` and of the walk), by abstraction name.
-KINDS = {"v3": 0, "lossless": 1, "v4": 2}
+KINDS = {"v3": 0, "lossless": 1, "v4": 2, "v5": 3}
 LOSSLESS = KINDS["lossless"]
 CALL_BASE = 10  # the abstract code of truco_env.actions.CALLS[0]
 MAX_LEGAL = 24  # more than any decision's legal actions (3 cards, 3 covers, a ladder call, 9 others)
@@ -318,8 +324,57 @@ def key_v4(obs, mask, cfg):
 
 
 @njit(cache=True)
+def key_v5(obs, mask, cfg):
+    """The ``v5`` key: ``v4`` in 1v1; in team play ``v4`` with bits 37-41 (in 1v1 the opponent's card on the
+    current trick, in team play only the next seat's) holding the whole current trick instead: 0 when no one has
+    played on it, else 1 + (cards on it - 1) + 3 x (the best of them is an opponent's) + 6 x (0: no own card
+    beats or ties it, 1: one ties it, 2: one beats it); a tie with the partner's card counts as the partner's.
+    Why: a team seat must know whether to beat the trick or leave it to its partner, and how many seats are
+    still to play; the coarse rating keeps the table small enough to learn and to ship."""
+    key = key_v4(obs, mask, cfg)
+    n = cfg[K.C_N]
+    if n == 2:
+        return key
+    t = 0  # the current trick: the number of finished ones
+    for i in range(9):
+        if obs[K.O_RESULTS + i] > 0.5:
+            t += 1
+    key &= ~(np.int64(31) << 37)
+    if t >= 3:
+        return key
+    row = _strength_row(obs, cfg)
+    n_own, blind, o0, _o1, _o2 = _own_order(obs, row)
+    played = 0
+    best = -1
+    theirs = 0
+    for rel in range(1, n):
+        if obs[K.O_COVERED + 6 * t + rel] > 0.5:
+            played += 1
+            continue
+        base = K.O_TABLE + (t * 6 + rel) * 40
+        for c in range(40):
+            if obs[base + c] > 0.5:
+                played += 1
+                strength = _STRENGTH[row, c]
+                if strength > best or (strength == best and rel % 2 == 0):
+                    best = strength
+                    theirs = rel % 2
+                break
+    if played == 0:
+        return key
+    rating = 0
+    if best >= 0 and not blind and n_own > 0:
+        top = _STRENGTH[row, o0]  # the own cards in strength order: the first is the strongest
+        rating = 2 if top > best else (1 if top == best else 0)
+    field = 1 + min(played, 3) - 1 + 3 * theirs + 6 * rating
+    return key | (np.int64(field) << 37)
+
+
+@njit(cache=True)
 def abstract_key(obs, mask, cfg, kind):
-    """The ``v3`` or ``v4`` key (``kind``: :data:`KINDS`)."""
+    """The ``v3``, ``v4`` or ``v5`` key (``kind``: :data:`KINDS`)."""
+    if kind == 3:
+        return key_v5(obs, mask, cfg)
     if kind == 2:
         return key_v4(obs, mask, cfg)
     return key_v3(obs, mask, cfg)
@@ -358,7 +413,7 @@ def key_from_observation(obs: np.ndarray, mask: np.ndarray, cfg: np.ndarray, abs
     ``cfg``: :func:`truco_env.fast.config_array` of the rules."""
     obs = np.ascontiguousarray(obs, dtype=np.float32)
     mask = np.ascontiguousarray(mask, dtype=np.int8)
-    if abstraction in ("v3", "v4"):
+    if abstraction in ("v3", "v4", "v5"):
         return int(abstract_key(obs, mask, cfg, KINDS[abstraction]))
     if abstraction != "lossless":
         raise ValueError(f"unknown compiled-engine abstraction {abstraction!r}; known: {', '.join(VERSIONS)}")

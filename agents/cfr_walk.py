@@ -362,7 +362,7 @@ def walk(d0, weight, traverser, iteration, cfg, kind, use_equity, equity, start0
             d += 1
         counters[NODES] += 1
         u = hand_utility(states[d], target, use_equity, equity, start0, start1)
-        if traverser == 1:
+        if traverser % 2 == 1:  # team 1's seats (in team play every seat of a team shares its utility)
             u = -u
         u *= weight
         # climb: hand the value to the parents until a traverser node has a child left to walk

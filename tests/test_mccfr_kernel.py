@@ -47,8 +47,8 @@ class _Seat:
         self.wants = wants
 
 
-@pytest.mark.parametrize("abstraction", ["v3", "v4", "lossless"])
-@pytest.mark.parametrize("preset", FULL)
+@pytest.mark.parametrize("preset, abstraction", [(p, a) for p in FULL for a in ("v3", "v4", "v5", "lossless")]
+                         + [("argentine-2v2", "v5"), ("paulista-2v2", "v5")])
 def test_the_walk_key_is_the_key_at_play(preset, abstraction):
     """The walk's ``node_key`` on the kernel state (single-hand rules, as the walk runs) equals the key an agent
     computes from the observation the environment shows it (reference engine, the preset's rules), for every
@@ -289,7 +289,9 @@ def test_restore_refuses_tables_that_are_not_the_kernels(tmp_path):
 
 
 @pytest.mark.parametrize("data, message", [
-    ({"abstraction": "v5"}, "abstraction"),
+    ({"abstraction": "v6"}, "abstraction"),
+    ({"preset": "argentine-2v2", "abstraction": "v4"}, "2v2 ones with abstraction v5"),
+    ({"preset": "argentine-3v3", "abstraction": "v5"}, "has 6 players"),
     ({"opponent_model": {"agent": "heuristic"}}, "opponent_model.*Python walk"),
 ])
 def test_config_errors(tmp_path, data, message):
@@ -317,6 +319,63 @@ def test_agent_plays_a_v3_checkpoint_from_the_observation_alone(tmp_path):
                 st.apply_id(rng.choice(st.legal_ids()))
         assert st._ref is None  # the reference engine was never needed
     assert agent.lookups > 30 and agent.misses < agent.lookups / 2
+
+
+def test_v5_is_v4_in_1v1_and_reads_the_whole_trick_in_team_play():
+    """1v1: the v5 key is the v4 key. 2v2: two decisions that v4 cannot tell apart (the same own cards, the same
+    card of the next seat on the trick) get different v5 keys when the best card on the trick is the partner's in
+    one and an opponent's in the other."""
+    from agents.cfr_abstraction_v3 import abstract_key
+
+    rules = make_config("argentine")
+    cfg = config_array(rules)
+    for seed in range(20):
+        st = FastState.new(rules, seed=seed)
+        obs, mask = st.encode_observation(st.actor, np.zeros(1086, np.float32)), st.legal_mask()
+        assert abstract_key(obs, mask, cfg, KINDS["v5"]) == abstract_key(obs, mask, cfg, KINDS["v4"])
+    team = make_config("argentine-2v2")
+    cfg = config_array(team)
+    by_v4: dict[int, set[int]] = {}
+    rng = random.Random(1)
+    for seed in range(300):
+        st = FastState.new(team, seed=seed)
+        while not st.is_over and st.hand_index == 0:
+            obs, mask = st.encode_observation(st.actor, np.zeros(1086, np.float32)), st.legal_mask()
+            by_v4.setdefault(int(abstract_key(obs, mask, cfg, KINDS["v4"])), set()).add(
+                int(abstract_key(obs, mask, cfg, KINDS["v5"])))
+            assert abstract_key(obs, mask, cfg, KINDS["v5"]) >= 0
+            st.apply_id(rng.choice(st.legal_ids()))
+    assert sum(len(v5) > 1 for v5 in by_v4.values()) > 20  # v4 merges what v5 tells apart
+
+
+def test_a_2v2_blueprint_trains_and_each_seat_plays_it_from_its_own_observation(tmp_path):
+    """Self-play MCCFR on argentine-2v2 with v5: every seat traverses in turn, partners keep their own rows (one
+    table, keyed by what each sees), and the cfr agent plays all four seats from the observation alone."""
+    cfg = _cfg(tmp_path, preset="argentine-2v2", abstraction="v5", iterations=2000)
+    summary = train_mccfr(cfg, out=io.StringIO())
+    assert summary["iterations"] == 2000 and summary["infosets"] > 1000
+    rules = make_config("argentine-2v2")
+    agents = [make_agent(f"cfr:{cfg.checkpoint}") for _ in range(4)]
+    assert agents[0].wants == frozenset() and agents[0].presets == ("argentine-2v2",)
+    for seat, agent in enumerate(agents):
+        agent.seed(seat)
+        agent.reset(seat)
+    for seed in range(2):
+        st = FastState.new(rules, seed=seed)
+        while not st.is_over:
+            action = agents[st.actor].act(observation_for(agents[st.actor], st, st.actor))
+            assert st.legal_mask()[action]
+            st.apply_id(action)
+    assert sum(a.lookups for a in agents) > 60 and sum(a.misses for a in agents) < sum(a.lookups for a in agents)
+
+
+def test_a_2v2_run_resumes_bit_for_bit(tmp_path):
+    a = _cfg(tmp_path / "a", preset="paulista-2v2", abstraction="v5", utility="match_equity")
+    train_mccfr(a, out=io.StringIO())
+    b = _cfg(tmp_path / "b", preset="paulista-2v2", abstraction="v5", utility="match_equity")
+    train_mccfr(b, out=io.StringIO(), max_new_iterations=777)
+    train_mccfr(b, out=io.StringIO())
+    _same(load_checkpoint(a.checkpoint), load_checkpoint(b.checkpoint))
 
 
 def test_lossless_agent_reads_the_history(tmp_path):

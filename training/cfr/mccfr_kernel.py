@@ -1,5 +1,5 @@
-"""External-sampling MCCFR compiled end to end on the fast engine's kernel, with the ``v3``, ``v4`` (or
-``lossless``) key of :mod:`agents.cfr_abstraction_v3`.
+"""External-sampling MCCFR compiled end to end on the fast engine's kernel, with the ``v3``, ``v4``, ``v5`` (or
+``lossless``) key of :mod:`agents.cfr_abstraction_v3`; 1v1, and 2v2 with ``v5``.
 
 Why: the Python walk of :mod:`training.cfr.mccfr` spends its time in the reference engine and in building string
 keys (100-600 iterations/s); here a whole batch of iterations is one compiled call. The game, the sampling and
@@ -9,7 +9,10 @@ the update are the Python walk's: each iteration draws a starting score (uniform
 nodes, one action sampled from the current strategy at the opponent's, where the average strategy is
 accumulated with linear (iteration) weights. Regret matching floors negative regrets at 0 (as CFR+). The utility
 is the hand's point difference or the change in match-winning probability (:data:`training.cfr.runconfig.UTILITIES`).
-Both seats share one table. External rather than outcome sampling: it is the Python walk's scheme, so the two
+Both seats share one table. In 2v2 the traverser is each of the four seats in turn, its team's utility its
+own; every seat's rows are keyed from its own observation (``v5``), so partners, who never see each other's
+cards, learn rows of their own in the one table: a team strategy of four independent seats, as the game is
+played (no seat acts on its partner's cards). External rather than outcome sampling: it is the Python walk's scheme, so the two
 engines learn the same thing, and its variance is far lower on this shallow game.
 
 The draws differ from the Python walk (a splitmix64 counter here, Python's Mersenne Twister there), so the two do
@@ -51,6 +54,9 @@ from truco_env.fast import config_array
 
 from .runconfig import UTILITIES
 
+#: Abstractions that read a team seat's whole trick (agents/cfr_abstraction_v3.py, key_v5).
+TEAM_ABSTRACTIONS = ("v5",)
+
 
 @njit(cache=True)
 def _run(count, first_iteration, random_score, cfg, kind, use_equity, equity,
@@ -65,7 +71,7 @@ def _run(count, first_iteration, random_score, cfg, kind, use_equity, equity,
                 or 2 * (j + margin) > hkeys.shape[0]):
             return done
         iteration = first_iteration + done
-        traverser = iteration % 2
+        traverser = iteration % cfg[K.C_N]  # each seat in turn: in team play, partners keep their own tables
         s0 = 0
         s1 = 0
         if random_score:
@@ -89,8 +95,9 @@ class KernelMCCFR(WalkTables):
 
     def __init__(self, config: TrucoConfig, seed: int = 0, abstraction: str = "v3", utility: str = "points",
                  capacity: int = 1 << 16):
-        if config.num_players != 2:
-            raise ValueError("MCCFR here trains 1v1 presets")
+        if config.num_players not in (2, 4) or (config.num_players == 4 and abstraction not in TEAM_ABSTRACTIONS):
+            raise ValueError(f"MCCFR here trains 1v1 presets, and 2v2 with the {'/'.join(TEAM_ABSTRACTIONS)} "
+                             f"abstraction; not {config.num_players} players with {abstraction!r}")
         if abstraction not in VERSIONS:
             raise ValueError(f"unknown abstraction {abstraction!r} for the compiled engine; known: "
                              f"{', '.join(VERSIONS)}")

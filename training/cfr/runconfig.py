@@ -1,7 +1,7 @@
 """YAML run configs for ``truco train cfr --config FILE`` (``configs/cfr_*.yaml``), validated with clear errors.
 
 Keys (``trainer: exact`` runs full-traversal CFR on a research preset, ``trainer: mccfr`` external-sampling
-MCCFR with the information-set abstraction on a full 1v1 preset):
+MCCFR with the information-set abstraction on a full 1v1 preset, or 2v2 with abstraction ``v5``):
 
 common
   ``trainer``, ``preset``, ``overrides`` (rules fields, optional), ``seed``, ``checkpoint`` (path of the .npz),
@@ -41,7 +41,7 @@ from .solver import ALGORITHMS
 
 TRAINERS = ("exact", "mccfr")
 #: Abstractions trained by the compiled walk (training/cfr/mccfr_kernel.py); v1 and v2 by the Python walk.
-KERNEL_ABSTRACTIONS = ("v3", "v4", "lossless")
+KERNEL_ABSTRACTIONS = ("v3", "v4", "v5", "lossless")
 EXACT = {"algorithm", "alternating", "averaging_delay", "alpha", "beta", "gamma", "target_nash_conv", "eval_every",
          "checkpoint_every"}
 #: The utilities MCCFR can maximise: the hand's point difference, or the change in match-winning probability.
@@ -90,7 +90,8 @@ class RunConfig(Options):
     """One CFR run; a YAML file (``configs/cfr_*.yaml``) sets the fields, checked on load."""
 
     trainer: Literal["exact", "mccfr"]
-    """``exact``: full-traversal CFR on a research preset; ``mccfr``: external-sampling MCCFR on a full 1v1 preset."""
+    """``exact``: full-traversal CFR on a research preset; ``mccfr``: external-sampling MCCFR on a full 1v1 preset
+    (or 2v2 with abstraction ``v5``)."""
     preset: PresetName
     """Rules preset."""
     overrides: dict[str, Any] = Field(default_factory=dict)
@@ -133,9 +134,10 @@ class RunConfig(Options):
     """mccfr: seconds between checkpoints."""
     log_every: PositiveInt = 1000
     """mccfr: iterations between TensorBoard points."""
-    abstraction: Literal["v1", "v2", "v3", "v4", "lossless"] = "v2"
+    abstraction: Literal["v1", "v2", "v3", "v4", "v5", "lossless"] = "v2"
     """mccfr: the information-set abstraction: v1, v2 (agents/cfr_abstraction.py, the Python walk), v3, v4
-    (v3 and the own card on the current trick) or lossless (agents/cfr_abstraction_v3.py, the compiled walk)."""
+    (v3 and the own card on the current trick), v5 (v4, and in team play the whole current trick) or lossless
+    (agents/cfr_abstraction_v3.py, the compiled walk)."""
     eval: EvalOptions | None = None
     """mccfr: duplicate matches at the end of the run (null: none)."""
     opponent_model: OpponentModelOptions | None = None
@@ -172,9 +174,9 @@ class RunConfig(Options):
             from .tree import check_solvable
 
             check_solvable(rules)
-        elif rules.num_players != 2:
-            raise ValueError(f"mccfr trains 1v1 presets (argentine, argentine-flor, paulista); {self.preset!r} has "
-                             f"{rules.num_players} players")
+        elif rules.num_players != 2 and not (rules.num_players == 4 and self.abstraction == "v5"):
+            raise ValueError(f"mccfr trains 1v1 presets, and 2v2 ones with abstraction v5 (the whole trick); "
+                             f"{self.preset!r} has {rules.num_players} players and abstraction {self.abstraction!r}")
         elif self.opponent_model is not None and self.abstraction in KERNEL_ABSTRACTIONS:
             raise ValueError(f"option 'opponent_model' (a data-biased response) runs on the Python walk: use "
                              f"abstraction v1 or v2, not {self.abstraction!r} (the compiled walk trains self-play only)")
