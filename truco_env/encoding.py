@@ -151,11 +151,18 @@ def encode_observation(state: TrucoState, viewer: int, out: np.ndarray | None = 
     obs = np.zeros(OBSERVATION_SIZE, dtype=np.float32) if out is None else out
     if out is not None:
         obs.fill(0.0)
+    _encode_cards(obs, state, viewer)
+    _encode_betting(obs, state, viewer)
+    _encode_match(obs, state, viewer)
+    return obs
+
+
+def _encode_cards(obs: np.ndarray, state: TrucoState, viewer: int) -> None:
+    """The cards: own hand and slots, a partner's shown cards, the table, tricks, the vira."""
     cfg = state.config
     n = state.num_players
     team = state.team_of(viewer)
     blind = state.special_hand == MAO_DE_FERRO and cfg.mao_de_ferro_blind
-
     hand = _view(obs, "hand")
     slots = _view(obs, "hand_slots")
     remaining = state.remaining_cards(viewer)
@@ -191,6 +198,12 @@ def encode_observation(state: TrucoState, viewer: int, out: np.ndarray | None = 
         _view(obs, "vira")[state.vira] = 1.0
         _view(obs, "manilha_rank")[C.manilha_rank_index(state.vira, cfg.deck, cfg.deck_ranks)] = 1.0
 
+
+def _encode_betting(obs: np.ndarray, state: TrucoState, viewer: int) -> None:
+    """The bets: the truco ladder, the envido and flor chains, what was shown, the viewer's own points."""
+    cfg = state.config
+    n = state.num_players
+    team = state.team_of(viewer)
     _view(obs, "truco_level")[state.truco_level] = 1.0
     _view(obs, "hand_value")[0] = state.hand_value / 12.0
     holder = state.raise_holder
@@ -220,6 +233,13 @@ def encode_observation(state: TrucoState, viewer: int, out: np.ndarray | None = 
         flor = C.flor_of(dealt) if cfg.flor else None
         own[1] = 0.0 if flor is None else flor / 38.0
 
+
+def _encode_match(obs: np.ndarray, state: TrucoState, viewer: int) -> None:
+    """The match: score, seats, phase, special hands, the rules, the public tally of decisions."""
+    cfg = state.config
+    n = state.num_players
+    team = state.team_of(viewer)
+    blind = state.special_hand == MAO_DE_FERRO and cfg.mao_de_ferro_blind
     target = state.target
     score = _view(obs, "score")
     score[0] = min(state.score[team] / target, 1.0)
@@ -249,7 +269,6 @@ def encode_observation(state: TrucoState, viewer: int, out: np.ndarray | None = 
             for k, count in enumerate(counts):
                 tally[row, k] = count / total
             tally[row, -1] = total / (total + TALLY_SCALE)
-    return obs
 
 
 def tally_decisions(obs: np.ndarray, row: int) -> np.ndarray:
