@@ -138,18 +138,9 @@ class View:
         return A.action_name(action, self.family)
 
 
-def decode(observation: dict[str, Any]) -> View:
-    """Decode ``{"observation", "action_mask"}`` into a :class:`View`."""
-    obs = np.asarray(observation["observation"])
-    mask = np.asarray(observation["action_mask"])
-    family = C.FAMILIES[_hot(obs, "family") or 0]
-    num_players = (2, 4, 6)[_hot(obs, "num_players") or 0]
-    size_index = _hot(obs, "hand_size")
-    hand_size = 3 if size_index is None else size_index + 1
-    target = max(1, round(float(_slice(obs, "target")[0]) * 30))
-    score_raw = _slice(obs, "score")
-    score = (round(float(score_raw[0]) * target), round(float(score_raw[1]) * target))
-
+def _tricks(obs: np.ndarray) -> tuple[list[dict[int, int]], list[set[int]], list[str]]:
+    """Per trick: the face-up cards by relative seat, the seats that played face down; the finished tricks'
+    results."""
     table_raw = _slice(obs, "table").reshape(MAX_TRICKS, MAX_SEATS, C.NUM_CARDS)
     covered_raw = _slice(obs, "covered").reshape(MAX_TRICKS, MAX_SEATS)
     table: list[dict[int, int]] = []
@@ -163,26 +154,46 @@ def decode(observation: dict[str, Any]) -> View:
         nz = np.flatnonzero(row)
         if nz.size:
             results.append((OWN, OPP, TIE)[int(nz[0])])
+    return table, covered, results
+
+
+def _calls(obs: np.ndarray, name: str, names: tuple[str, ...], slots: int) -> list[tuple[str, bool]]:
+    """A chain of calls: (call, made by the viewer's side) in order."""
+    out = []
+    for row in _slice(obs, name).reshape(slots, 5):
+        nz = np.flatnonzero(row[:3])
+        if nz.size:
+            out.append((names[int(nz[0])], bool(row[3] > 0)))
+    return out
+
+
+def _shown(obs: np.ndarray, name: str, scale: float) -> dict[int, int | None]:
+    """Points shown (or declined: None) by relative seat."""
+    out: dict[int, int | None] = {}
+    for rel, row in enumerate(_slice(obs, name).reshape(MAX_SEATS, 3)):
+        if row[0] > 0:
+            out[rel] = round(float(row[1]) * scale)
+        elif row[2] > 0:
+            out[rel] = None
+    return out
+
+
+def decode(observation: dict[str, Any]) -> View:
+    """Decode ``{"observation", "action_mask"}`` into a :class:`View`."""
+    obs = np.asarray(observation["observation"])
+    mask = np.asarray(observation["action_mask"])
+    family = C.FAMILIES[_hot(obs, "family") or 0]
+    num_players = (2, 4, 6)[_hot(obs, "num_players") or 0]
+    size_index = _hot(obs, "hand_size")
+    hand_size = 3 if size_index is None else size_index + 1
+    target = max(1, round(float(_slice(obs, "target")[0]) * 30))
+    score_raw = _slice(obs, "score")
+    score = (round(float(score_raw[0]) * target), round(float(score_raw[1]) * target))
+
+    table, covered, results = _tricks(obs)
 
     pending = _hot(obs, "pending_truco") or 0
     holder = ("none", "own", "opp")[_hot(obs, "raise_holder") or 0]
-
-    def calls(name: str, names: tuple[str, ...], slots: int) -> list[tuple[str, bool]]:
-        out = []
-        for row in _slice(obs, name).reshape(slots, 5):
-            nz = np.flatnonzero(row[:3])
-            if nz.size:
-                out.append((names[int(nz[0])], bool(row[3] > 0)))
-        return out
-
-    def shown(name: str, scale: float) -> dict[int, int | None]:
-        out: dict[int, int | None] = {}
-        for rel, row in enumerate(_slice(obs, name).reshape(MAX_SEATS, 3)):
-            if row[0] > 0:
-                out[rel] = round(float(row[1]) * scale)
-            elif row[2] > 0:
-                out[rel] = None
-        return out
 
     own_points = _slice(obs, "own_points")
     special = _slice(obs, "special_hand")
@@ -212,10 +223,10 @@ def decode(observation: dict[str, Any]) -> View:
         raise_holder=holder,
         pending_level=pending,
         pending_by_own=bool(_slice(obs, "pending_truco_by")[0] > 0),
-        envido_calls=calls("envido_calls", ENVIDO_CALL_NAMES, 4),
+        envido_calls=_calls(obs, "envido_calls", ENVIDO_CALL_NAMES, 4),
         envido_status=ENVIDO_STATUS[_hot(obs, "envido_status") or 0],
-        envido_shown=shown("envido_shown", 33.0),
-        flor_calls=calls("flor_calls", FLOR_CALL_NAMES, 3),
+        envido_shown=_shown(obs, "envido_shown", 33.0),
+        flor_calls=_calls(obs, "flor_calls", FLOR_CALL_NAMES, 3),
         flor_status=FLOR_STATUS[_hot(obs, "flor_status") or 0],
         flor_holders={int(s) for s in np.flatnonzero(_slice(obs, "flor_holders"))},
         own_envido=round(float(own_points[0]) * 33),
