@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -129,49 +129,58 @@ class GameTree:
 def build_tree(config: TrucoConfig) -> GameTree:
     """Walk every deal of ``config`` with the engine and return the flat tree (see the module docstring)."""
     check_solvable(config)
-    family = config.family
     deals = deal_list(config)
-    p_deal = 1.0 / len(deals)
-    # per node, in creation (depth-first) order
-    depth_l: list[int] = []
-    parent_l: list[int] = []
-    slot_l: list[int] = []
-    actor_l: list[int] = []
-    infoset_l: list[int] = []
-    util_l: list[float] = []
-    keys: dict[str, int] = {}
-    key_list: list[str] = []
-    slot_start = [0]
-    slot_action: list[int] = []
-    infoset_player: list[int] = []
-    action_ids = {}  # name -> id cache
+    walk = _Walk(config.family)
+    for deal in deals:
+        walk.deal(config, *deal)
+    return walk.tree(config, 1.0 / len(deals))
 
-    def aid(name: str) -> int:
-        v = action_ids.get(name)
+
+@dataclass
+class _Walk:
+    """The tree as the depth-first walk creates it: per node in creation order, per information set in order of
+    first visit."""
+
+    family: str
+    depth: list[int] = field(default_factory=list)
+    parent: list[int] = field(default_factory=list)
+    slot: list[int] = field(default_factory=list)
+    actor: list[int] = field(default_factory=list)
+    infoset: list[int] = field(default_factory=list)
+    utility: list[float] = field(default_factory=list)
+    keys: dict[str, int] = field(default_factory=dict)
+    key_list: list[str] = field(default_factory=list)
+    slot_start: list[int] = field(default_factory=lambda: [0])
+    slot_action: list[int] = field(default_factory=list)
+    infoset_player: list[int] = field(default_factory=list)
+    action_ids: dict[str, int] = field(default_factory=dict)
+
+    def aid(self, name: str) -> int:
+        v = self.action_ids.get(name)
         if v is None:
-            v = action_ids[name] = A.action_id(name, family)
+            v = self.action_ids[name] = A.action_id(name, self.family)
         return v
 
-    for dealer, hand0, hand1, vira in deals:
+    def deal(self, config: TrucoConfig, dealer: int, hand0: tuple, hand1: tuple, vira: str | None) -> None:
+        """Every history of one deal, depth first."""
         state = TrucoState.new(config, seed=0, deal={"hands": [list(hand0), list(hand1)], "vira": vira,
                                                      "dealer": dealer})
         before = state.score
-        prefixes = []
-        for viewer, hand in ((0, hand0), (1, hand1)):
-            prefixes.append(f"p{viewer}|{','.join(hand)}/{vira}/{before[0]}-{before[1]}/d{(dealer - viewer) % 2}:")
+        prefixes = [f"p{viewer}|{','.join(hand)}/{vira}/{before[0]}-{before[1]}/d{(dealer - viewer) % 2}:"
+                    for viewer, hand in ((0, hand0), (1, hand1))]
         # stack of (state, depth, parent index, slot in, moves so far as (seat, name))
         stack = [(state, 0, -1, -1, ())]
         while stack:
             st, depth, par, slot, moves = stack.pop()
-            index = len(parent_l)
-            depth_l.append(depth)
-            parent_l.append(par)
-            slot_l.append(slot)
+            index = len(self.parent)
+            self.depth.append(depth)
+            self.parent.append(par)
+            self.slot.append(slot)
             if st.is_over:
                 hp = st.hand_points
-                actor_l.append(-1)
-                infoset_l.append(-1)
-                util_l.append(float(hp[0] - hp[1]))
+                self.actor.append(-1)
+                self.infoset.append(-1)
+                self.utility.append(float(hp[0] - hp[1]))
                 continue
             seat = st.actor
             legal = st.legal_actions()
@@ -179,56 +188,63 @@ def build_tree(config: TrucoConfig) -> GameTree:
                              for kind, announced in (("e", st.envido_announcements), ("f", st.flor_announcements))
                              for s, v in announced)
             key = (prefixes[seat] + " ".join(f"{(s - seat) % 2}{name}" for s, name in moves) + "|" + shown)
-            info = keys.get(key)
-            if info is None:
-                info = keys[key] = len(key_list)
-                key_list.append(key)
-                infoset_player.append(seat)
-                slot_action.extend(aid(a) for a in legal)
-                slot_start.append(len(slot_action))
-            else:
-                ids = slot_action[slot_start[info]:slot_start[info + 1]]
-                if ids != [aid(a) for a in legal]:  # perfect recall and the key must fix the legal actions
-                    raise RuntimeError(f"infoset {key!r} has different legal actions in two histories")
-            actor_l.append(seat)
-            infoset_l.append(info)
-            util_l.append(0.0)
-            first = slot_start[info]
+            info = self.infoset_of(key, seat, legal)
+            self.actor.append(seat)
+            self.infoset.append(info)
+            self.utility.append(0.0)
+            first = self.slot_start[info]
             for j, action in enumerate(legal):
                 child = st.clone()
                 child.apply(action)
                 stack.append((child, depth + 1, index, first + j, moves + ((seat, action),)))
 
-    depth = np.asarray(depth_l, dtype=np.int32)
-    order = np.argsort(depth, kind="stable")
-    new_index = np.empty_like(order)
-    new_index[order] = np.arange(len(order))
-    parent = np.asarray(parent_l, dtype=np.int64)[order]
-    parent = np.where(parent >= 0, new_index[np.maximum(parent, 0)], -1)
-    max_depth = int(depth.max())
-    level_start = np.searchsorted(depth[order], np.arange(max_depth + 2)).astype(np.int64)
-    infoset = np.asarray(infoset_l, dtype=np.int64)[order]
-    rep = np.full(len(key_list), -1, dtype=np.int64)
-    decision = np.flatnonzero(infoset >= 0)
-    rep[infoset[decision][::-1]] = decision[::-1]  # first node of each infoset
-    slot_start_a = np.asarray(slot_start, dtype=np.int64)
-    counts = np.diff(slot_start_a)
-    return GameTree(
-        config=config,
-        parent=parent,
-        slot_in=np.asarray(slot_l, dtype=np.int64)[order],
-        actor=np.asarray(actor_l, dtype=np.int8)[order],
-        infoset=infoset,
-        utility=np.asarray(util_l, dtype=np.float64)[order],
-        chance=np.full(len(order), p_deal),
-        level_start=level_start,
-        slot_start=slot_start_a,
-        slot_action=np.asarray(slot_action, dtype=np.int16),
-        slot_infoset=np.repeat(np.arange(len(key_list), dtype=np.int64), counts),
-        infoset_player=np.asarray(infoset_player, dtype=np.int8),
-        infoset_keys=key_list,
-        infoset_rep=rep,
-    )
+    def infoset_of(self, key: str, seat: int, legal: list[str]) -> int:
+        """The information set of ``key``, made on first visit; the same legal actions at every visit."""
+        info = self.keys.get(key)
+        if info is None:
+            info = self.keys[key] = len(self.key_list)
+            self.key_list.append(key)
+            self.infoset_player.append(seat)
+            self.slot_action.extend(self.aid(a) for a in legal)
+            self.slot_start.append(len(self.slot_action))
+        else:
+            ids = self.slot_action[self.slot_start[info]:self.slot_start[info + 1]]
+            if ids != [self.aid(a) for a in legal]:  # perfect recall and the key must fix the legal actions
+                raise RuntimeError(f"infoset {key!r} has different legal actions in two histories")
+        return info
+
+    def tree(self, config: TrucoConfig, p_deal: float) -> GameTree:
+        """The flat tree: nodes ordered by depth (stable), parents renumbered."""
+        depth = np.asarray(self.depth, dtype=np.int32)
+        order = np.argsort(depth, kind="stable")
+        new_index = np.empty_like(order)
+        new_index[order] = np.arange(len(order))
+        parent = np.asarray(self.parent, dtype=np.int64)[order]
+        parent = np.where(parent >= 0, new_index[np.maximum(parent, 0)], -1)
+        max_depth = int(depth.max())
+        level_start = np.searchsorted(depth[order], np.arange(max_depth + 2)).astype(np.int64)
+        infoset = np.asarray(self.infoset, dtype=np.int64)[order]
+        rep = np.full(len(self.key_list), -1, dtype=np.int64)
+        decision = np.flatnonzero(infoset >= 0)
+        rep[infoset[decision][::-1]] = decision[::-1]  # first node of each infoset
+        slot_start = np.asarray(self.slot_start, dtype=np.int64)
+        counts = np.diff(slot_start)
+        return GameTree(
+            config=config,
+            parent=parent,
+            slot_in=np.asarray(self.slot, dtype=np.int64)[order],
+            actor=np.asarray(self.actor, dtype=np.int8)[order],
+            infoset=infoset,
+            utility=np.asarray(self.utility, dtype=np.float64)[order],
+            chance=np.full(len(order), p_deal),
+            level_start=level_start,
+            slot_start=slot_start,
+            slot_action=np.asarray(self.slot_action, dtype=np.int16),
+            slot_infoset=np.repeat(np.arange(len(self.key_list), dtype=np.int64), counts),
+            infoset_player=np.asarray(self.infoset_player, dtype=np.int8),
+            infoset_keys=self.key_list,
+            infoset_rep=rep,
+        )
 
 
 def representative_histories(tree: GameTree) -> list[tuple[dict, list[int]]]:
