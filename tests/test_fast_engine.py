@@ -10,10 +10,11 @@ import pytest
 from truco_env import PRESETS, TrucoState, make_config
 from truco_env import _kernel as K
 from truco_env import actions as A
-from truco_env.config import ARGENTINE_ONLY, CHOICES, PAULISTA_ONLY, TrucoConfig
+from truco_env.config import ARGENTINE_ONLY, CHOICES, PAULISTA_ONLY, SENAS_FIELDS, TrucoConfig
 from truco_env.encoding import (
     OBS_OFFSETS,
     OBSERVATION_SIZE,
+    SENAS_OFFSETS,
     TALLY_SCALE,
     encode_action_mask,
     encode_observation,
@@ -38,8 +39,11 @@ def random_config(rng: random.Random) -> TrucoConfig:
         foreign = PAULISTA_ONLY if family == "argentine" else ARGENTINE_ONLY
         overrides = {}
         for name, allowed in CHOICES.items():
-            if name != "family" and name not in foreign and rng.random() < 0.5:
+            if name not in ("family", *SENAS_FIELDS) and name not in foreign and rng.random() < 0.5:
                 overrides[name] = rng.choice(allowed)
+        if family == "argentine" and PRESETS[preset].num_players > 2 and rng.random() < 0.5:
+            overrides.update(senas=True, sena_catch=rng.choice((0.0, 0.25, 0.6, 1.0)),
+                             sena_code=rng.choice(CHOICES["sena_code"]))
         for name in _BOOL_FIELDS:
             if name not in foreign and rng.random() < 0.4:
                 overrides[name] = rng.random() < 0.5
@@ -71,9 +75,11 @@ def play_both(config, seed, check_obs=False):
                 expected = encode_observation(ref, viewer)
                 got = fast.encode_observation(viewer, buffer)
                 if not np.array_equal(got, expected):
-                    bad = [name for name, (a, b) in OBS_OFFSETS.items() if not np.array_equal(got[a:b], expected[a:b])]
+                    bad = [name for name, (a, b) in {**OBS_OFFSETS, **SENAS_OFFSETS}.items()
+                           if not np.array_equal(got[a:b], expected[a:b])]
                     raise AssertionError(f"seed {seed} step {steps} viewer {viewer}: fields {bad} differ")
-        action = rng.choice(legal)
+        signals = [a for a in legal if a.startswith("sena:")]
+        action = rng.choice(signals if signals and rng.random() < 0.5 else legal)  # signals often enough to matter
         ref.apply(action)
         fast.apply(action)
         steps += 1
@@ -105,6 +111,16 @@ def test_identical_observations_and_masks(preset):
     config = make_config(preset)
     for seed in range(12):
         play_both(config, seed, check_obs=True)
+
+
+@pytest.mark.parametrize("overrides", [
+    {"preset": "argentine-2v2", "sena_catch": 0.5}, {"preset": "argentine-3v3", "pica_pica": True, "flor": True},
+    {"preset": "argentine-2v2", "sena_code": "free", "sena_catch": 1.0, "responder": "team_pie"}])
+def test_identical_records_and_observations_with_senas(overrides):
+    overrides = dict(overrides)
+    config = make_config(overrides.pop("preset"), senas=True, **overrides)
+    for seed in range(40):
+        play_both(config, seed, check_obs=seed < 10)
 
 
 def test_identical_observations_on_random_rule_options():
@@ -161,6 +177,9 @@ def test_kernel_layout_matches_the_encoder():
                     "special_hand": "SPECIAL", "family": "FAMILY", "num_players": "NUM_PLAYERS",
                     "hand_size": "HAND_SIZE", "options": "OPTIONS", "match_tally": "TALLY"}[name]
         assert getattr(K, "O_" + constant) == start, name
+    assert [K.O_SENAS_SEEN, K.O_SENA_CAUGHT_BY, K.O_SENA_CODE] == [SENAS_OFFSETS[name][0] for name in SENAS_OFFSETS]
+    assert K.OBS_SIZE_SENAS == SENAS_OFFSETS["sena_code"][1] and K.A_SENA == A.SENA_BASE
+    assert K.NUM_ACTIONS_SENAS == A.NUM_ACTIONS_SENAS
     assert K.NUM_TALLY == len(A.TALLY_CLASSES) and K.TALLY_SCALE == TALLY_SCALE
     assert [K._tally_class(a) for a in range(A.NUM_ACTIONS)] == list(A.TALLY_CLASS_OF)
 

@@ -25,6 +25,7 @@ from truco_env.config import (
     DEFAULT_FLOR_VALUES,
     FIELD_NAMES,
     PAULISTA_ONLY,
+    SENAS_FIELDS,
     TrucoConfig,
 )
 from truco_env.encoding import FRACTION_FIELDS, OBS_OFFSETS, OBSERVATION_FIELDS, OBSERVATION_SIZE
@@ -63,12 +64,15 @@ def draw_rules(rng: random.Random, preset: str) -> dict:
         "malas_buenas": lambda: rng.choice((None, True, False)),
         "flor_values": lambda: {key: rng.randrange(10) for key in DEFAULT_FLOR_VALUES},
         "hand_size": lambda: rng.randint(1, 3),
-        **{name: (lambda name=name: rng.choice(CHOICES[name])) for name in CHOICES if name != "family"},
-        **{name: (lambda: rng.random() < 0.5) for name in BOOLS if name != "pica_pica"},
+        **{name: (lambda name=name: rng.choice(CHOICES[name])) for name in CHOICES
+           if name not in ("family", *SENAS_FIELDS)},
+        **{name: (lambda: rng.random() < 0.5) for name in BOOLS if name not in ("pica_pica", *SENAS_FIELDS)},
         "pica_pica": lambda: value("num_players") == 6 and rng.random() < 0.5,
         "deck_ranks": lambda: None if rng.random() < 0.3 else draw_ranks(),
     }
-    assert set(draws) | {"family"} == set(FIELD_NAMES), "a rules field the fuzzer does not draw"
+    # the señas fields wait for the compiled engine, which refuses them so far (tests/test_senas.py covers them on
+    # the reference engine)
+    assert set(draws) | {"family", *SENAS_FIELDS} == set(FIELD_NAMES), "a rules field the fuzzer does not draw"
     for name, draw in draws.items():
         if name not in foreign and rng.random() < 0.5:
             drawn[name] = draw()
@@ -200,7 +204,7 @@ def test_the_fuzzer_draws_every_rules_field_and_only_valid_configs():
     for _ in range(400):
         for name, value in draw_rules(rng, rng.choice(sorted(PRESETS))).items():
             seen.setdefault(name, set()).add(json.dumps(value, sort_keys=True))
-    assert set(seen) | {"family"} == set(FIELD_NAMES)
+    assert set(seen) | {"family", *SENAS_FIELDS} == set(FIELD_NAMES)
     assert all(len(values) >= 2 for name, values in seen.items() if name != "pica_pica")
 
 

@@ -21,6 +21,7 @@ VARIANTS = [(p, {}) for p in sorted(PRESETS)] + [
     ("argentine-3v3", {"pica_pica": True}), ("argentine-2v2", {"flor": True}),
     ("paulista", {"covered_card": True, "paulista_mazo": True}),
     ("argentine-flor", {"responder": "team_pie", "falta_envido": "malas_match", "mazo_first_trick_bonus": True}),
+    ("argentine-2v2", {"senas": True, "sena_catch": 0.5}), ("argentine-3v3", {"senas": True, "pica_pica": True}),
 ]
 
 
@@ -32,6 +33,10 @@ def test_vector_matches_replay_through_the_reference_engine(preset, overrides):
         venv.step(venv.random_actions())
     finished = venv.finished_records
     assert len(finished) >= 10
+    if venv.config.senas:  # signals were made, and each deal's catches came from the vector env's own stream
+        signals = [a for r in finished for h in r["hands"] for _, a in h["actions"] if a.startswith("sena:")]
+        catches = [len(row) for r in finished for h in r["hands"] for row in h["deal"]["catches"]]
+        assert len(signals) > 50 and 0.1 < sum(catches) / (len(catches) * venv.num_players / 2) < 0.9
     for record in finished + venv.current_records():
         state = replay_record(json.loads(json.dumps(record)))
         assert state.is_over == (record in finished)

@@ -36,6 +36,9 @@ A_ENVIDO, A_REAL, A_FALTA = 89, 90, 91
 A_FLOR, A_CFLOR, A_CFRESTO = 92, 93, 94
 A_QUIERO, A_NOQ, A_MAZO = 95, 96, 97
 NUM_ACTIONS = 98
+A_SENA = 98  # 8 signals (truco_env.senas.GESTURES), only where cfg[C_SENAS]
+NUM_SENAS = 8
+NUM_ACTIONS_SENAS = 106
 NUM_TALLY = 8  # len(truco_env.actions.TALLY_CLASSES)
 
 # ------------------------------------------------------------------------------------------ config layout
@@ -57,7 +60,10 @@ C_DECK_CARDS = 40  # 40 slots: the deck in canonical order
 C_LADDER_ACT = 80  # 4 slots: action id of the call proposing level i+1
 C_LADDER_VAL = 84  # 5 slots: hand value at level i
 C_MANILHA_OF = 89  # 40 slots: manilha rank index for each vira card (-1 if not in the cycle)
-CFG_SIZE = 129
+C_SENAS = 129  # señas on
+C_SENA_CATCH = 130  # sena_catch as a threshold on 30 random bits (round(sena_catch * 2**30))
+C_SENA_TABLE = 131  # sena_code == "table"
+CFG_SIZE = 132
 
 # ------------------------------------------------------------------------------------------- state layout
 _state_fields = [
@@ -72,6 +78,8 @@ _state_fields = [
     ("FDECLARED", 1), ("FCHAIN_N", 1), ("FCHAIN", 3), ("FCALLER", 1), ("HP", 2), ("SPECIAL", 1),
     ("BASEVAL", 1), ("ODEC_N", 1), ("ODEC", 3), ("PHASE", 1), ("ACTOR", 1), ("LAST_HP", 2),
     ("ENV_VAL", 6), ("FLOR_VAL", 6), ("DECISIONS", 1), ("TALLY", 2 * NUM_TALLY),
+    ("SIGNAL", 6), ("CATCH", 6),  # señas: per seat its gesture + 1 this hand (0: none); the bit mask of the
+    # opponents who catch its signal this deal
 ]
 S_ = {}
 _pos = 0
@@ -85,7 +93,7 @@ STATE_SIZE = _pos
  S_PROPOSER, S_TRESP, S_ECHAIN_N, S_ECHAIN, S_EOPENED, S_EDONE, S_ECALLER, S_EANN_N, S_EANN, S_FANN_N, S_FANN,
  S_ECALLS_N, S_ECALLS, S_ESTATUS, S_FCALLS_N, S_FCALLS, S_FSTATUS, S_FHOLD_N, S_FHOLD, S_FDECLARED,
  S_FCHAIN_N, S_FCHAIN, S_FCALLER, S_HP, S_SPECIAL, S_BASEVAL, S_ODEC_N, S_ODEC, S_PHASE, S_ACTOR,
- S_LAST_HP, S_ENV_VAL, S_FLOR_VAL, S_DECISIONS, S_TALLY) = [S_[n] for n, _ in _state_fields]
+ S_LAST_HP, S_ENV_VAL, S_FLOR_VAL, S_DECISIONS, S_TALLY, S_SIGNAL, S_CATCH) = [S_[n] for n, _ in _state_fields]
 
 # ----------------------------------------------------------------------------------------------- tables
 
@@ -453,6 +461,8 @@ def _start_hand(st, cfg, a, b):
     st[S_FCALLER] = -1
     st[S_HP] = 0
     st[S_HP + 1] = 0
+    for s in range(6):
+        st[S_SIGNAL + s] = 0
     st[S_HAND_COUNT] += 1
     # special hand (docs/rules.md §4.7, 4.8)
     st[S_SPECIAL] = NONE_SPECIAL
@@ -859,6 +869,9 @@ def apply(st, cfg, action):
     seat = st[S_ACTOR]
     phase = st[S_PHASE]
     st[S_DECISIONS] += 1
+    if action >= A_SENA:  # a signal: no public decision (no tally), and the seat acts again
+        st[S_SIGNAL + seat] = action - A_SENA + 1
+        return
     st[S_TALLY + NUM_TALLY * _team(seat) + _tally_class(action)] += 1
     if phase == PLAY:
         if action < A_COVER:
@@ -928,7 +941,7 @@ def _can_open_envido(st, cfg, seat):
 
 @njit(cache=True)
 def legal_mask(st, cfg, mask):
-    """Write the actor's legal actions into the int8 ``mask`` (98); returns how many there are."""
+    """Write the actor's legal actions into the int8 ``mask`` (98, or 106 with señas); returns how many."""
     mask[:] = 0
     phase = st[S_PHASE]
     if phase == OVER or phase == DEAL:
@@ -971,6 +984,10 @@ def legal_mask(st, cfg, mask):
         if cfg[C_FAMILY] == 0 or (cfg[C_PMAZO] and st[S_SPECIAL] != MAO_DE_FERRO):
             mask[A_MAZO] = 1
             count += 1
+        if cfg[C_SENAS] and st[S_NSEATS] > 2 and st[S_SIGNAL + seat] == 0 and not _has_played(st, seat):
+            for g in range(NUM_SENAS):
+                mask[A_SENA + g] = 1
+            count += NUM_SENAS
         return count
     if phase == FLOR_DECLARE:
         mask[A_FLOR] = 1
@@ -1030,6 +1047,8 @@ O_FCALLS, O_FSTATUS, O_FHOLDERS, O_FSHOWN, O_OWN_POINTS, O_SCORE, O_TARGET = 948
 O_MANO, O_DEALER, O_ACTOR, O_PARTICIPANTS, O_PHASE, O_SPECIAL = 997, 1003, 1009, 1015, 1021, 1028
 O_FAMILY, O_NUM_PLAYERS, O_HAND_SIZE, O_OPTIONS, O_TALLY = 1031, 1033, 1036, 1039, 1068
 OBS_SIZE = 1086
+O_SENAS_SEEN, O_SENA_CAUGHT_BY, O_SENA_CODE = 1086, 1134, 1140  # truco_env.encoding.SENAS_OFFSETS
+OBS_SIZE_SENAS = 1141
 TALLY_SCALE = 20.0
 
 
@@ -1163,6 +1182,24 @@ def encode_obs(st, cfg, viewer, out):
             for k in range(NUM_TALLY):
                 out[O_TALLY + (NUM_TALLY + 1) * row + k] = st[base + k] / total
             out[O_TALLY + (NUM_TALLY + 1) * row + NUM_TALLY] = total / (total + TALLY_SCALE)
+    if cfg[C_SENAS]:
+        _encode_senas(st, cfg, viewer, out)
+
+
+@njit(cache=True)
+def _encode_senas(st, cfg, viewer, out):
+    """truco_env.encoding._encode_senas: the signals the viewer saw, who caught its own, the code."""
+    n = cfg[C_N]
+    out[O_SENAS_SEEN:OBS_SIZE_SENAS] = 0.0
+    for seat in range(n):
+        g = st[S_SIGNAL + seat]
+        if g > 0 and (_team(seat) == _team(viewer) or (st[S_CATCH + seat] >> viewer) & 1):
+            out[O_SENAS_SEEN + NUM_SENAS * ((seat - viewer) % n) + g - 1] = 1.0
+    if st[S_SIGNAL + viewer] > 0:
+        for other in range(n):
+            if (st[S_CATCH + viewer] >> other) & 1:
+                out[O_SENA_CAUGHT_BY + (other - viewer) % n] = 1.0
+    out[O_SENA_CODE] = 1.0 if cfg[C_SENA_TABLE] else 0.0
 
 
 @njit(cache=True)
@@ -1225,7 +1262,7 @@ def legal_ids(st, cfg, mask, ids):
         if mask[A_COVER + c]:
             ids[k] = A_COVER + c
             k += 1
-    for a in range(A_SLOT, NUM_ACTIONS):
+    for a in range(A_SLOT, mask.shape[0]):
         if mask[a]:
             ids[k] = a
             k += 1
@@ -1299,6 +1336,13 @@ def _rng_deal(st, cfg, rng, i):
         cards[seat * hs + k // n] = deck[k]
     vira = deck[hs * n] if cfg[C_FAMILY] == 1 else -1
     deal(st, cfg, cards, vira)
+    if cfg[C_SENAS]:  # who would catch each seat's signal: one draw per signaller and opponent, every deal
+        for seat in range(n):
+            caught = 0
+            for other in range(n):
+                if _team(other) != _team(seat) and np.int64(_splitmix(rng, i) >> np.uint64(34)) < cfg[C_SENA_CATCH]:
+                    caught |= 1 << other
+            st[S_CATCH + seat] = caught
 
 
 @njit(cache=True)
@@ -1327,7 +1371,7 @@ def vec_check(masks, actions):
         a = actions[i]
         if a == SKIP:
             continue
-        if a < 0 or a >= NUM_ACTIONS or masks[i, a] == 0:
+        if a < 0 or a >= masks.shape[1] or masks[i, a] == 0:
             return i
     return -1
 
@@ -1382,10 +1426,10 @@ def random_legal(masks, rng, out):
     """A uniformly random legal action per row of ``masks`` (for random play and benchmarks)."""
     for i in range(masks.shape[0]):
         count = 0
-        for a in range(NUM_ACTIONS):
+        for a in range(masks.shape[1]):
             count += masks[i, a]
         k = _below(rng, 0, count)
-        for a in range(NUM_ACTIONS):
+        for a in range(masks.shape[1]):
             if masks[i, a]:
                 if k == 0:
                     out[i] = a

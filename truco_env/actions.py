@@ -12,13 +12,18 @@ ids                   name       meaning
 0 .. 39               play:<c>   play card ``c`` face up
 40 .. 79              cover:<c>  play card ``c`` face down (Paulista ``covered_card``)
 80 .. 82              play_slot  play the unseen card in dealt slot 0, 1, 2 (blind mão de ferro)
-83 ..                 calls      ``CALLS`` in order
+83 .. 97              calls      ``CALLS`` in order
+98 .. 105             sena:<g>   a partner signal (``senas.GESTURES``), only where ``senas`` is on
 ====================  =========  ======================================================
+
+``NUM_ACTIONS`` (98) is the action space of every game without señas, unchanged by them; a game with señas has
+``num_actions(config)`` = 106.
 """
 
 from __future__ import annotations
 
 from . import cards as C
+from .senas import GESTURES
 
 CALLS = (
     "truco", "retruco", "vale_cuatro", "seis", "nove", "doze",
@@ -32,6 +37,14 @@ COVER_BASE = C.NUM_CARDS
 SLOT_BASE = 2 * C.NUM_CARDS
 CALL_BASE = SLOT_BASE + 3
 NUM_ACTIONS = CALL_BASE + len(CALLS)
+SENA_BASE = NUM_ACTIONS
+SENA_ACTIONS = tuple(f"sena:{g}" for g in GESTURES)
+NUM_ACTIONS_SENAS = SENA_BASE + len(SENA_ACTIONS)
+
+
+def num_actions(config) -> int:
+    """The size of ``config``'s action space: ``NUM_ACTIONS``, and the signals after them where señas are on."""
+    return NUM_ACTIONS_SENAS if config.senas else NUM_ACTIONS
 
 #: Classes of public decisions that the observation's ``match_tally`` counts per team over a match. Why: how an
 #: opponent has behaved so far in the match (does it bet anything, accept everything, fold to a falta envido?) is
@@ -56,17 +69,17 @@ def _tally_class(action: int) -> int:
 TALLY_CLASS_OF = tuple(_tally_class(a) for a in range(NUM_ACTIONS))
 
 
-def action_names(family: str) -> list[str]:
-    """Every action name in id order, card names in the deck text of ``family``."""
+def action_names(family: str, senas: bool = False) -> list[str]:
+    """Every action name in id order, card names in the deck text of ``family``; the signals too with ``senas``."""
     names = [f"play:{C.card_text(c, family)}" for c in range(C.NUM_CARDS)]
     names += [f"cover:{C.card_text(c, family)}" for c in range(C.NUM_CARDS)]
     names += [f"play_slot:{i}" for i in range(3)]
     names += list(CALLS)
-    return names
+    return names + list(SENA_ACTIONS) if senas else names
 
 
-_IDS = {family: {name: i for i, name in enumerate(action_names(family))} for family in C.FAMILIES}
-_NAMES = {family: action_names(family) for family in C.FAMILIES}
+_IDS = {family: {name: i for i, name in enumerate(action_names(family, True))} for family in C.FAMILIES}
+_NAMES = {family: action_names(family, True) for family in C.FAMILIES}
 
 
 def action_id(name: str, family: str) -> int:
@@ -76,10 +89,11 @@ def action_id(name: str, family: str) -> int:
     except (KeyError, TypeError):
         raise ValueError(
             f"unknown action {name!r} for the {family} family: expected play:<card>, cover:<card>, "
-            f"play_slot:<0-2> or one of {list(CALLS)}") from None
+            f"play_slot:<0-2>, one of {list(CALLS)} or sena:<gesture> (argentine team play with senas)") from None
 
 
 def action_name(action: int, family: str) -> str:
-    if not isinstance(action, int) or isinstance(action, bool) or not 0 <= action < NUM_ACTIONS:
-        raise ValueError(f"action id {action!r} is out of range: expected an integer 0..{NUM_ACTIONS - 1}")
+    if not isinstance(action, int) or isinstance(action, bool) or not 0 <= action < NUM_ACTIONS_SENAS:
+        raise ValueError(f"action id {action!r} is out of range: expected an integer 0..{NUM_ACTIONS - 1} "
+                         f"({NUM_ACTIONS_SENAS - 1} with senas)")
     return _NAMES[family][action]

@@ -4,10 +4,10 @@
 |---|---|
 | Import | `import truco_env; env = truco_env.env(preset="argentine")` |
 | Registered as | `truco/Truco-v1` (where PettingZoo has `pettingzoo.register`) |
-| Actions | Discrete, one space for every preset (`truco_env.actions.NUM_ACTIONS` = 98) |
+| Actions | Discrete, one space for every preset (`truco_env.actions.NUM_ACTIONS` = 98; 106 with señas) |
 | Parallel API | no (turn-based: exactly one seat acts at a time) |
 | Agents | `player_0` ... `player_{n-1}`, n = 2, 4 or 6; team of `player_i` is `i % 2` |
-| Observation shape | `{"observation": (1086,) float32 in [0, 1], "action_mask": (98,) int8}` |
+| Observation shape | `{"observation": (1086,) float32 in [0, 1], "action_mask": (98,) int8}`; with señas (1141,), (106,) |
 
 Argentine Truco and Truco Paulista, 1v1, 2v2 and (Argentine) 3v3, exactly as `docs/rules.md` states. The rules live
 in the engine (`truco_env.engine`); this module is a thin face over it.
@@ -51,6 +51,10 @@ cards. Hidden information never leaks. Field by field:
 
 `env.unwrapped.state()` is the full state for centralised critics: seat 0's observation followed by every seat's
 unplayed cards (6 x 40).
+
+With señas (`senas=True`, Argentine team play, docs/rules.md §3.13) the observation has a block of 55 more values
+(the signals the seat saw this hand, who caught its own) and the actions `sena:<gesture>` (ids 98-105); an
+opponent's signal is in an observation only when that seat caught it.
 
 ## Actions
 
@@ -96,6 +100,7 @@ from .encoding import (
     encode_information_state,
     encode_observation,
     information_state_string,
+    observation_size,
 )
 from .engine import TrucoState
 from .fast import FastState, options_array
@@ -107,7 +112,8 @@ EPISODES = ("match", "hand")
 REWARDS = ("match", "points")
 ILLEGAL = ("raise", "terminate")
 RENDER_MODES = ("ansi", "human")
-STATE_SIZE = OBSERVATION_SIZE + 6 * C.NUM_CARDS
+STATE_HANDS = 6 * C.NUM_CARDS  # every seat's unplayed cards, after seat 0's observation
+STATE_SIZE = OBSERVATION_SIZE + STATE_HANDS  # without señas
 
 
 def _choice(name: str, value: Any, allowed: tuple) -> None:
@@ -139,19 +145,21 @@ class TrucoEnv(AECEnv):
         n = self.config.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agents = []
-        self.action_names = A.action_names(self.family)
-        self._action_spaces = {a: spaces.Discrete(A.NUM_ACTIONS) for a in self.possible_agents}
+        self.action_names = A.action_names(self.family, self.config.senas)
+        self._num_actions = A.num_actions(self.config)
+        self._action_spaces = {a: spaces.Discrete(self._num_actions) for a in self.possible_agents}
+        obs_size = observation_size(self.config)
         obs_space = spaces.Dict({
-            "observation": spaces.Box(0.0, 1.0, (OBSERVATION_SIZE,), dtype=np.float32),
-            "action_mask": spaces.Box(0, 1, (A.NUM_ACTIONS,), dtype=np.int8),
+            "observation": spaces.Box(0.0, 1.0, (obs_size,), dtype=np.float32),
+            "action_mask": spaces.Box(0, 1, (self._num_actions,), dtype=np.int8),
         })
         self._observation_spaces = {a: obs_space for a in self.possible_agents}
         self._seats = {a: i for i, a in enumerate(self.possible_agents)}
-        self.state_space = spaces.Box(0.0, 1.0, (STATE_SIZE,), dtype=np.float32)
+        self.state_space = spaces.Box(0.0, 1.0, (obs_size + STATE_HANDS,), dtype=np.float32)
         self._game: FastState | None = None  # the match, on the fast engine (same rules, same records)
         self._seed_rng: random.Random | None = None
         # the observation fields fixed by the rules, written once; observe() copies this and fills in the rest
-        self._obs_template = np.zeros(OBSERVATION_SIZE, dtype=np.float32)
+        self._obs_template = np.zeros(obs_size, dtype=np.float32)
         self._cfg_array = None
 
     # -- spaces and names ---------------------------------------------------------------------------------
@@ -227,7 +235,7 @@ class TrucoEnv(AECEnv):
         if game._st[K.S_ACTOR] == seat and not self.terminations.get(agent, True) and self._forfeit is None:
             mask = game._mask.copy()
         else:
-            mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+            mask = np.zeros(self._num_actions, dtype=np.int8)
         return {"observation": obs, "action_mask": mask}
 
     def step(self, action: Any) -> None:
@@ -237,7 +245,7 @@ class TrucoEnv(AECEnv):
             return
         game = self._game
         seat = game.actor
-        action_id = as_action(action)  # a wrong type or an id out of range raises, whatever illegal_action says
+        action_id = as_action(action, self._num_actions)  # a wrong type or an id out of range raises, whatever illegal_action says
         illegal = action_id not in game._legal
         if illegal and self.illegal_action == "raise":
             game.apply(self.action_names[action_id])  # raises ValueError naming the action and the legal ones
@@ -280,9 +288,10 @@ class TrucoEnv(AECEnv):
     def state(self) -> np.ndarray:
         """Full state for centralised critics: seat 0's observation and every seat's unplayed cards."""
         game = self.game
-        out = np.zeros(STATE_SIZE, dtype=np.float32)
-        encode_observation(game, 0, out[:OBSERVATION_SIZE])
-        hands = out[OBSERVATION_SIZE:].reshape(6, C.NUM_CARDS)
+        size = observation_size(self.config)
+        out = np.zeros(size + STATE_HANDS, dtype=np.float32)
+        encode_observation(game, 0, out[:size])
+        hands = out[size:].reshape(6, C.NUM_CARDS)
         for seat in range(game.num_players):
             for card in game.remaining_cards(seat):
                 hands[seat, card] = 1.0

@@ -41,6 +41,7 @@ CHOICES = {
     "all_tricks_tied": ("no_points", "dealer_team", "mao_team"),
     "mao_de_onze_decider": ("first", "any_accepts"),
     "mao_de_onze_truco": ("illegal", "caller_loses_match"),
+    "sena_code": ("table", "free"),
 }
 
 MAX_TARGET = 1000  # far above any real match; keeps scores in records small
@@ -48,7 +49,11 @@ MAX_TARGET = 1000  # far above any real match; keeps scores in records small
 ARGENTINE_ONLY = (
     "malas_buenas", "falta_envido", "envido_tie", "envido_openers", "envido_after_truco_accepted",
     "envido_primero", "envido_primero_after_played", "flor", "flor_values", "mazo_first_trick_bonus", "pica_pica",
+    "senas", "sena_catch", "sena_code",
 )
+#: The señas fields: a record or a ``to_dict`` leaves them out while ``senas`` is off (they must then keep their
+#: defaults), so every game without signals has the record it had before they existed.
+SENAS_FIELDS = ("senas", "sena_catch", "sena_code")
 PAULISTA_ONLY = (
     "deck", "all_tricks_tied", "mao_de_onze", "mao_de_onze_decider", "mao_de_onze_truco", "mao_de_ferro",
     "mao_de_ferro_blind", "forbid_useless_raise", "covered_card", "paulista_mazo",
@@ -79,6 +84,11 @@ class TrucoConfig:
     flor_values: dict = field(default_factory=lambda: dict(DEFAULT_FLOR_VALUES))
     mazo_first_trick_bonus: bool = False
     pica_pica: bool = False
+    senas: bool = False  # partner signals (team play only)
+    # Why a quarter: signals are made to be quick and partners know where to look, so most go unseen; at 1/4
+    # an honest team still leaks its best cards about once in four signals, enough that lying can pay.
+    sena_catch: float = 0.25
+    sena_code: str = "table"
     # Paulista
     deck: str = "dirty"
     all_tricks_tied: str = "no_points"
@@ -120,6 +130,7 @@ class TrucoConfig:
         self._check_research_fields()
         if self.pica_pica and self.num_players != 6:
             raise ValueError("config field 'pica_pica' = True needs num_players = 6 (it is a 3v3 variant)")
+        self._check_senas()
         self._check_other_family_defaults()
 
     def _check_flor_values(self) -> None:
@@ -133,6 +144,19 @@ class TrucoConfig:
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ValueError(f"config field 'flor_values[{clip(repr(key))}]' must be an integer >= 0, got {clip(repr(value))}")
         object.__setattr__(self, "flor_values", dict(values))
+
+    def _check_senas(self) -> None:
+        catch = self.sena_catch
+        if not isinstance(catch, (int, float)) or isinstance(catch, bool) or not 0.0 <= catch <= 1.0:
+            raise ValueError(f"config field 'sena_catch' must be a probability between 0 and 1, got {clip(repr(catch))}")
+        object.__setattr__(self, "sena_catch", float(catch))
+        if self.senas and self.num_players == 2:
+            raise ValueError("config field 'senas' = True needs a team game (num_players = 4 or 6): signals go "
+                             "between partners")
+        if not self.senas and (self.sena_catch != 0.25 or self.sena_code != "table"):
+            name = "sena_catch" if self.sena_catch != 0.25 else "sena_code"
+            raise ValueError(f"config field {name!r} applies only with senas = True (leave it at its default "
+                             f"{getattr(TrucoConfig, name)!r})")
 
     def _check_research_fields(self) -> None:
         if type(self.hand_size) is not int or not 1 <= self.hand_size <= 3:
@@ -176,6 +200,9 @@ class TrucoConfig:
         out = dataclasses.asdict(self)
         out["flor_values"] = dict(self.flor_values)
         out["deck_ranks"] = None if self.deck_ranks is None else list(self.deck_ranks)
+        if not self.senas:
+            for name in SENAS_FIELDS:
+                del out[name]
         return out
 
     @classmethod

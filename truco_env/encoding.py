@@ -16,6 +16,7 @@ import numpy as np
 
 from . import actions as A
 from . import cards as C
+from . import senas as S
 from .config import TrucoConfig
 from .engine import (
     ENVIDO,
@@ -119,6 +120,23 @@ def _offsets(fields):
 
 
 OBS_OFFSETS, OBSERVATION_SIZE = _offsets(OBSERVATION_FIELDS)
+
+#: Fields appended after ``OBSERVATION_FIELDS`` only where ``senas`` is on (docs/rules.md §3.13). Why only there:
+#: every game without signals keeps its observation value for value, and the policies trained on it play on.
+SENAS_FIELDS = (
+    ("senas_seen", MAX_SEATS * len(S.GESTURES),
+     ("[relative seat][gesture]: the seat's signal this hand, where the viewer saw it (its own and its partners' "
+     "always, an opponent's only when caught)")),
+    ("sena_caught_by", MAX_SEATS, "relative seats of the opponents who caught the viewer's own signal this hand"),
+    ("sena_code", 1, "signals carry the common table's meaning (sena_code = table)"),
+)
+_SENAS_OFFSETS, SENAS_SIZE = _offsets(SENAS_FIELDS)
+SENAS_OFFSETS = {name: (OBSERVATION_SIZE + a, OBSERVATION_SIZE + b) for name, (a, b) in _SENAS_OFFSETS.items()}
+
+
+def observation_size(config: TrucoConfig) -> int:
+    """The observation's length for ``config``: ``OBSERVATION_SIZE``, and the señas block after it where on."""
+    return OBSERVATION_SIZE + (SENAS_SIZE if config.senas else 0)
 #: Observation size of every layout version; each version only appends, so an older policy reads a prefix.
 OBSERVATION_SIZES = {1: OBS_OFFSETS["match_tally"][0], 2: OBSERVATION_SIZE}
 #: Public action history appended for the information-state tensor: per slot [relative seat] + [action id].
@@ -127,8 +145,12 @@ HISTORY_SLOT_SIZE = MAX_SEATS + A.NUM_ACTIONS
 INFO_STATE_SIZE = OBSERVATION_SIZE + HISTORY_SLOTS * HISTORY_SLOT_SIZE
 
 
+def information_state_size(config: TrucoConfig) -> int:
+    return observation_size(config) + HISTORY_SLOTS * HISTORY_SLOT_SIZE
+
+
 def _view(obs: np.ndarray, name: str) -> np.ndarray:
-    start, end = OBS_OFFSETS[name]
+    start, end = OBS_OFFSETS[name] if name in OBS_OFFSETS else SENAS_OFFSETS[name]
     return obs[start:end]
 
 
@@ -147,13 +169,15 @@ def options_vector(config: TrucoConfig) -> np.ndarray:
 
 
 def encode_observation(state: TrucoState, viewer: int, out: np.ndarray | None = None) -> np.ndarray:
-    """The observation of ``viewer`` as a float32 vector of ``OBSERVATION_SIZE`` (layout above)."""
-    obs = np.zeros(OBSERVATION_SIZE, dtype=np.float32) if out is None else out
+    """The observation of ``viewer`` as a float32 vector of ``observation_size(state.config)`` (layout above)."""
+    obs = np.zeros(observation_size(state.config), dtype=np.float32) if out is None else out
     if out is not None:
         obs.fill(0.0)
     _encode_cards(obs, state, viewer)
     _encode_betting(obs, state, viewer)
     _encode_match(obs, state, viewer)
+    if state.config.senas:
+        _encode_senas(obs, state, viewer)
     return obs
 
 
@@ -271,6 +295,19 @@ def _encode_match(obs: np.ndarray, state: TrucoState, viewer: int) -> None:
             tally[row, -1] = total / (total + TALLY_SCALE)
 
 
+def _encode_senas(obs: np.ndarray, state: TrucoState, viewer: int) -> None:
+    """The signals of the hand that the viewer saw, who caught its own, and whether gestures carry the table."""
+    n = state.num_players
+    seen = _view(obs, "senas_seen").reshape(MAX_SEATS, len(S.GESTURES))
+    for seat, gesture in state.signals_seen(viewer).items():
+        seen[_rel(seat, viewer, n), S.GESTURES.index(gesture)] = 1.0
+    if viewer in state.signals:
+        caught = _view(obs, "sena_caught_by")
+        for other in state.catches[viewer]:
+            caught[_rel(other, viewer, n)] = 1.0
+    _view(obs, "sena_code")[0] = float(state.config.sena_code == "table")
+
+
 def tally_decisions(obs: np.ndarray, row: int) -> np.ndarray:
     """Per observation (rows of ``obs``): how many decisions team ``row`` (0: the viewer's, 1: the opponents')
     has made in the match so far, read back from ``match_tally``'s d / (d + TALLY_SCALE). Why here: the
@@ -320,8 +357,9 @@ def encode_privileged(state: TrucoState, viewer: int, out: np.ndarray | None = N
 
 
 def encode_action_mask(state: TrucoState, out: np.ndarray | None = None) -> np.ndarray:
-    """int8 mask over ``actions.NUM_ACTIONS`` of the actor's legal actions (all zero once the match is over)."""
-    mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8) if out is None else out
+    """int8 mask over ``actions.num_actions(config)`` of the actor's legal actions (all zero once the match is
+    over)."""
+    mask = np.zeros(A.num_actions(state.config), dtype=np.int8) if out is None else out
     if out is not None:
         mask.fill(0)
     family = state.family
@@ -330,10 +368,14 @@ def encode_action_mask(state: TrucoState, out: np.ndarray | None = None) -> np.n
     return mask
 
 
-def public_action_name(state: TrucoState, seat: int, action: str, viewer: int) -> str:
-    """How ``viewer`` saw ``seat``'s action: a face-down card is only "cover" to the others."""
+def public_action_name(state: TrucoState, seat: int, action: str, viewer: int,
+                       catches: list[list[int]] | None = None) -> str | None:
+    """How ``viewer`` saw ``seat``'s action: a face-down card is only "cover" to the others, and a signal it did
+    not see is nothing at all (None). ``catches``: the deal's (default: the current one's)."""
     if action.startswith("cover:") and seat != viewer:
         return "cover"
+    if action.startswith("sena:") and not S.sees(state.catches if catches is None else catches, seat, viewer):
+        return None
     return action
 
 
@@ -341,12 +383,14 @@ def encode_information_state(state: TrucoState, viewer: int) -> np.ndarray:
     """Observation plus the current hand's public action sequence (perfect recall within a hand).
 
     Each history slot holds the acting relative seat and the action id; a face-down card of another seat is
-    encoded as the covered bit of the observation only (its slot marks the seat and no action)."""
-    info = np.zeros(INFO_STATE_SIZE, dtype=np.float32)
-    encode_observation(state, viewer, info[:OBSERVATION_SIZE])
-    history = info[OBSERVATION_SIZE:].reshape(HISTORY_SLOTS, HISTORY_SLOT_SIZE)
+    encoded as the covered bit of the observation only (its slot marks the seat and no action). Signals take no
+    slot: the observation's señas block holds the ones the viewer saw."""
+    size = observation_size(state.config)
+    info = np.zeros(size + HISTORY_SLOTS * HISTORY_SLOT_SIZE, dtype=np.float32)
+    encode_observation(state, viewer, info[:size])
+    history = info[size:].reshape(HISTORY_SLOTS, HISTORY_SLOT_SIZE)
     n = state.num_players
-    actions = state.hand_records[-1]["actions"]
+    actions = [(seat, action) for seat, action in state.hand_records[-1]["actions"] if not action.startswith("sena:")]
     if len(actions) > HISTORY_SLOTS:
         raise ValueError(f"hand history of {len(actions)} actions exceeds {HISTORY_SLOTS} slots")
     for i, (seat, action) in enumerate(actions):
@@ -362,7 +406,8 @@ def information_state_string(state: TrucoState, viewer: int) -> str:
     Format: ``"p<seat>|<hand>;<hand>...|<shown>"`` where each hand is
     ``"<own dealt cards>/<vira>/<score before>/d<relative dealer>:<actions>"``, actions are
     ``<relative seat><public action name>`` joined by spaces (a blind ``play_slot:<i>`` shows the card it revealed,
-    another seat's face-down card shows as ``cover``), and ``<shown>`` lists the envido and flor points announced
+    another seat's face-down card shows as ``cover``, a signal shows only where the viewer saw it, its own as
+``sena:<gesture>^<relative seats that caught it>``), and ``<shown>`` lists the envido and flor points announced
     in the current hand. Points announced in earlier hands are not part of the key."""
     n = state.num_players
     cfg = state.config
@@ -375,7 +420,11 @@ def information_state_string(state: TrucoState, viewer: int) -> str:
         own = "?" if blind else ",".join(hands[viewer])
         moves = []
         for seat, action in record["actions"]:
-            name = public_action_name(state, seat, action, viewer)
+            name = public_action_name(state, seat, action, viewer, record["deal"].get("catches"))
+            if name is None:
+                continue
+            if action.startswith("sena:") and seat == viewer:  # who caught its own signal
+                name += "^" + "".join(str(_rel(o, viewer, n)) for o in record["deal"]["catches"][seat])
             if action.startswith("play_slot:"):
                 name += "=" + hands[seat][int(action.rsplit(":", 1)[1])]
             moves.append(f"{_rel(seat, viewer, n)}{name}")
@@ -399,6 +448,14 @@ def observation_markdown() -> str:
     lines.append("")
     for i, (name, value) in enumerate(OPTION_BITS):
         lines.append(f"{i}. `{name} == {value!r}`")
+    lines += ["", "## Señas", "",
+              (f"Only where `senas` is on ([rules.md §3.13](rules.md#313-two-against-two)) the observation has "
+              f"{SENAS_SIZE} more values after these, {OBSERVATION_SIZE + SENAS_SIZE} in all "
+              "(`truco_env.encoding.observation_size(config)`); every other game's observation is unchanged. "
+              "Gestures in the order of `truco_env.senas.GESTURES`."), "",
+              "| field | offset | size | meaning |", "|---|---|---|---|"]
+    for name, size, meaning in SENAS_FIELDS:
+        lines.append(f"| `{name}` | {SENAS_OFFSETS[name][0]} | {size} | {meaning} |")
     return "\n".join(lines)
 
 

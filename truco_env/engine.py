@@ -34,6 +34,7 @@ from typing import Any
 
 from . import actions as A
 from . import cards as C
+from . import senas as S
 from .config import TrucoConfig
 from .limits import clip
 
@@ -119,7 +120,7 @@ class TrucoState:
         if dealer is None:
             dealer = random.Random(f"{seed}:dealer").randrange(self.num_players)
         self.dealer = dealer
-        self._deal(forced.get("hands"), forced.get("vira"))
+        self._deal(forced.get("hands"), forced.get("vira"), forced.get("catches"))
         return self
 
     # ------------------------------------------------------------------------------------------------------
@@ -204,6 +205,20 @@ class TrucoState:
         """Seats holding a flor (PRIVATE until ``flor_status`` leaves "none": then every flor is declared)."""
         return self._flor_holders
 
+    @property
+    def signals(self) -> dict[int, str]:
+        """This hand's signals, seat -> gesture (PRIVATE: each seat sees only what :meth:`signals_seen` gives)."""
+        return self._signals
+
+    @property
+    def catches(self) -> list[list[int]] | None:
+        """Per seat, the opponents who would catch its signal this deal (None without ``senas``; PRIVATE)."""
+        return self._catches
+
+    def signals_seen(self, viewer: int) -> dict[int, str]:
+        """The signals of this hand that ``viewer`` has seen: its own, its partners', the opponents' it caught."""
+        return {seat: g for seat, g in self._signals.items() if S.sees(self._catches, seat, viewer)}
+
     def dealt_cards(self, seat: int) -> tuple[int, ...]:
         """The three card indices dealt to ``seat`` in slot order (private to that seat)."""
         return self._dealt[seat]
@@ -272,6 +287,7 @@ class TrucoState:
         other._flor_chain = list(self._flor_chain)
         other._onze_deciders = list(self._onze_deciders)
         other._pica_queue = list(self._pica_queue)
+        other._signals = dict(self._signals)
         other.envido_announcements = list(self.envido_announcements)
         other.envido_calls = list(self.envido_calls)
         other.flor_calls = list(self.flor_calls)
@@ -300,7 +316,8 @@ class TrucoState:
         record["actions"].append([seat, action])
         record["legal"].append(legal)
         self._legal = None
-        self._tally[self.team_of(seat)][A.TALLY_CLASS_OF[A.action_id(action, self.family)]] += 1
+        if not action.startswith("sena:"):  # a signal is no public decision: it stays out of the tally
+            self._tally[self.team_of(seat)][A.TALLY_CLASS_OF[A.action_id(action, self.family)]] += 1
         handler = getattr(self, "_on_" + self._phase)
         handler(seat, action)
 
@@ -318,6 +335,8 @@ class TrucoState:
             self._open_envido(seat, action)
         elif action == "mazo":
             self._fold(seat)
+        elif kind == "sena":  # the seat acts again: a signal does not pass the turn
+            self._signals[seat] = arg
         else:  # a bet-ladder call
             self._propose(seat, self._level + 1)
 
@@ -650,7 +669,15 @@ class TrucoState:
             legal.extend(ENVIDO_CALLS)
         if family == C.ARGENTINE or (cfg.paulista_mazo and self._special != MAO_DE_FERRO):
             legal.append("mazo")
+        if self._may_signal(seat):
+            legal.extend(A.SENA_ACTIONS)
         return legal
+
+    def _may_signal(self, seat: int) -> bool:
+        """docs/rules.md §3.13: one signal a hand, before the seat's first card, in a hand with partners in it
+        (not a pica-pica duel)."""
+        return (self.config.senas and len(self._seats) > 2 and seat not in self._signals
+                and not self._has_played(seat))
 
     def _may_raise(self, team: int, pending: int | None) -> bool:
         """``forbid_useless_raise`` (Paulista): no raise when accepting (or the current value) already wins."""
@@ -774,10 +801,11 @@ class TrucoState:
         step = 1 if self.config.deal_rotation == "with_play" else -1
         self.dealer = (self.dealer + step) % self.num_players
         forced, self._forced_next = self._forced_next or {}, None
-        self._deal(forced.get("hands"), forced.get("vira"))
+        self._deal(forced.get("hands"), forced.get("vira"), forced.get("catches"))
 
-    def _deal(self, hands: list[list[int]] | None, vira: int | None) -> None:
-        """Deal a new hand (docs/rules.md §2.3): card k of the shuffled deck to seat (mano + k) mod n, then vira."""
+    def _deal(self, hands: list[list[int]] | None, vira: int | None, catches: list[list[int]] | None = None) -> None:
+        """Deal a new hand (docs/rules.md §2.3): card k of the shuffled deck to seat (mano + k) mod n, then vira;
+        with señas, who would catch each seat's signal (:func:`truco_env.senas.draw_catches`)."""
         n = self.num_players
         mano = (self.dealer + 1) % n
         cfg = self.config
@@ -789,6 +817,9 @@ class TrucoState:
             for k in range(dealt):
                 hands[(mano + k) % n].append(deck[k])
             vira = deck[dealt] if self.family == C.PAULISTA else None
+        if cfg.senas and catches is None:
+            catches = S.draw_catches(self.seed, self._deal_number, n, cfg.sena_catch)
+        self._catches = catches if cfg.senas else None
         self._deal_number += 1
         self._dealt = [tuple(h) for h in hands]
         self.vira = vira
@@ -836,6 +867,7 @@ class TrucoState:
         self._flor_declared = False
         self._flor_chain: list[str] = []
         self._flor_caller = self._flor_first_team = None
+        self._signals: dict[int, str] = {}
         self._hand_points = [0, 0]
         self._hand_sources = [0] * (2 * len(POINT_SOURCES))
         self._legal = None
@@ -847,6 +879,8 @@ class TrucoState:
             "score_before": list(self._score), "actions": [], "legal": [],
             "points": [0, 0], "score_after": list(self._score), "finished": False,
         }
+        if self._catches is not None:
+            record["deal"]["catches"] = [list(row) for row in self._catches]
         if pair is not None:
             record["pair"] = list(self._seats)
         self._records.append(record)
@@ -874,7 +908,9 @@ class TrucoState:
     def _export_record(self, record: dict, include_legal: bool) -> dict:
         out = {
             "dealer": record["dealer"],
-            "deal": {"hands": [list(h) for h in record["deal"]["hands"]], "vira": record["deal"]["vira"]},
+            "deal": {"hands": [list(h) for h in record["deal"]["hands"]], "vira": record["deal"]["vira"],
+                     **({"catches": [list(row) for row in record["deal"]["catches"]]}
+                        if "catches" in record["deal"] else {})},
             "score_before": list(record["score_before"]),
             "actions": ([[s, a, list(legal)] for (s, a), legal in zip(record["actions"], record["legal"])]
                         if include_legal else [list(x) for x in record["actions"]]),
@@ -921,18 +957,40 @@ def parse_next_deal(deal: Any, config: TrucoConfig) -> dict:
     return parsed
 
 
+def _parse_catches(catches: Any, n: int) -> list[list[int]]:
+    """Validate a deal's ``catches`` (señas): for each of the ``n`` seats, the opponents who catch its signal."""
+    def opponents(seat: int) -> list[int]:
+        return [o for o in range(n) if o % 2 != seat % 2]
+
+    if not isinstance(catches, (list, tuple)) or len(catches) != n:
+        raise ValueError(f"deal 'catches' must be a list of {n} lists (per seat, the opponents who catch its "
+                         f"signal), got {clip(repr(catches))}")
+    parsed = []
+    for seat, row in enumerate(catches):
+        if (not isinstance(row, (list, tuple)) or any(type(o) is not int for o in row)
+                or list(row) != sorted(set(row)) or not set(row) <= set(opponents(seat))):
+            raise ValueError(f"deal 'catches': seat {seat} needs a sorted list of distinct opponents from "
+                             f"{opponents(seat)}, got {clip(repr(row))}")
+        parsed.append(list(row))
+    return parsed
+
+
 def _parse_deal(deal: Any, config: TrucoConfig) -> dict:
     """Validate a forced deal; returns ``{"hands": [[int]] | None, "vira": int | None, "dealer": int | None}``."""
     if deal is None:
         return {}
     if not isinstance(deal, dict):
         raise ValueError(f"deal must be a dict with keys 'hands', 'vira', 'dealer', got {type(deal).__name__}")
-    unknown = set(deal) - {"hands", "vira", "dealer"}
+    keys = ("hands", "vira", "dealer", "catches") if config.senas else ("hands", "vira", "dealer")
+    unknown = set(deal) - set(keys)
     if unknown:
-        raise ValueError(f"unknown deal key(s) {sorted(unknown)}; allowed: 'hands', 'vira', 'dealer'")
+        raise ValueError(f"unknown deal key(s) {clip(sorted(map(str, unknown)))}; allowed: "
+                         + ", ".join(repr(k) for k in keys))
     n = config.num_players
     family = config.family
     out: dict[str, Any] = {}
+    if deal.get("catches") is not None:
+        out["catches"] = _parse_catches(deal["catches"], n)
     dealer = deal.get("dealer")
     if dealer is not None:
         if not isinstance(dealer, int) or isinstance(dealer, bool) or not 0 <= dealer < n:

@@ -21,6 +21,7 @@ import numpy as np
 from . import _kernel as K
 from . import actions as A
 from . import cards as C
+from . import senas as S
 from .config import DEFAULT_FLOR_VALUES, TrucoConfig
 from .engine import (
     LADDER_CALLS,
@@ -58,7 +59,8 @@ def config_array(config: TrucoConfig) -> np.ndarray:
         K.C_ONZE_TRUCO_LOSES: int(c.mao_de_onze_truco == "caller_loses_match"), K.C_FERRO: int(c.mao_de_ferro),
         K.C_FERRO_BLIND: int(c.mao_de_ferro_blind), K.C_FORBID_USELESS: int(c.forbid_useless_raise),
         K.C_COVERED: int(c.covered_card), K.C_PMAZO: int(c.paulista_mazo), K.C_HAND_SIZE: c.hand_size,
-        K.C_SINGLE: int(c.single_hand),
+        K.C_SINGLE: int(c.single_hand), K.C_SENAS: int(c.senas), K.C_SENA_CATCH: round(c.sena_catch * 2 ** 30),
+        K.C_SENA_TABLE: int(c.sena_code == "table"),
     }
     for index, value in values.items():
         cfg[index] = value
@@ -145,8 +147,8 @@ class FastState:
         forced = _parse_deal(deal, config) if deal is not None else {}
         self._cfg, self._deck = _cached_config(config)
         self._st = np.zeros(K.STATE_SIZE, dtype=np.int32)
-        self._mask = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
-        self._buf = np.zeros(A.NUM_ACTIONS, dtype=np.int32)
+        self._mask = np.zeros(A.num_actions(config), dtype=np.int8)
+        self._buf = np.zeros(A.num_actions(config), dtype=np.int32)
         self._legal: list[int] = []
         self._names = A._NAMES[config.family]
         self._name_ids = A._IDS[config.family]
@@ -161,13 +163,18 @@ class FastState:
         if dealer is None:
             dealer = random.Random(f"{seed}:dealer").randrange(self.num_players)
         K.new_match(self._st, self._cfg, dealer, start_score[0], start_score[1])
-        self._deal(forced.get("hands"), forced.get("vira"))
+        self._deal(forced.get("hands"), forced.get("vira"), forced.get("catches"))
         return self
 
     # -- dealing ------------------------------------------------------------------------------------------
 
-    def _deal(self, hands: list[list[int]] | None, vira: int | None) -> None:
+    def _deal(self, hands: list[list[int]] | None, vira: int | None, catches: list[list[int]] | None = None) -> None:
         st = self._st
+        if self.config.senas:  # who would catch each seat's signal, drawn as TrucoState._deal draws it
+            if catches is None:
+                catches = S.draw_catches(self.seed, int(st[K.S_DEAL_NUMBER]), self.num_players, self.config.sena_catch)
+            for seat, row in enumerate(catches):
+                st[K.S_CATCH + seat] = sum(1 << other for other in row)
         if hands is None:
             # random.Random(f"{seed}:{k}").shuffle(deck), the reference deal, from a batch of the generator's
             # 32-bit outputs (getrandbits(32 * m) returns m successive outputs, the first least significant)
@@ -176,7 +183,7 @@ class FastState:
             words = np.frombuffer(rng.getrandbits(bits).to_bytes(bits // 8, "little"), dtype="<u4")
             count = K.deal_from_words(st, self._cfg, words, self._mask, self._buf)
             if count < 0:  # more rejections than words (practically never): shuffle in Python
-                self._deal(*self._python_deal())
+                self._deal(*self._python_deal(), catches)
                 return
         else:
             cards = [c for h in hands for c in h]
@@ -204,10 +211,14 @@ class FastState:
         pair = None
         if st[K.S_NSEATS] != n:
             pair = (int(st[K.S_SEATS]), int(st[K.S_SEATS + 1]))
-        # [dealer, dealt (per seat), vira, score_before, pair, first log index, legal lists, points, score_after]
+        # [dealer, dealt (per seat), vira, score_before, pair, first log index, legal lists, points, score_after,
+        #  catches (señas) or None]
+        catches = None
+        if self.config.senas:
+            catches = [[o for o in range(n) if (st[K.S_CATCH + seat] >> o) & 1] for seat in range(n)]
         self._hands.append([int(st[K.S_DEALER]), st[K.S_DEALT:K.S_DEALT + 3 * n].reshape(n, 3).tolist(),
                             int(st[K.S_VIRA]), (int(st[K.S_SCORE]), int(st[K.S_SCORE + 1])), pair,
-                            len(self._log), [], None, None])
+                            len(self._log), [], None, None, catches])
 
     # -- queries --------------------------------------------------------------------------------------------
 
@@ -288,7 +299,7 @@ class FastState:
         if type(action_id) is not int and isinstance(action_id, (int, np.integer)) and not isinstance(action_id, bool):
             action_id = int(action_id)
         if action_id not in self._legal or type(action_id) is not int:
-            name = self._names[action_id] if isinstance(action_id, int) and 0 <= action_id < A.NUM_ACTIONS \
+            name = self._names[action_id] if isinstance(action_id, int) and 0 <= action_id < len(self._mask) \
                 else action_id
             self.apply(name)  # raises
         self._apply_id(action_id)
@@ -307,7 +318,7 @@ class FastState:
         hand[8] = (int(st[K.S_SCORE]), int(st[K.S_SCORE + 1]))
         if result & K.NEEDS_DEAL:
             forced, self._forced_next = self._forced_next or {}, None
-            self._deal(forced.get("hands"), forced.get("vira"))
+            self._deal(forced.get("hands"), forced.get("vira"), forced.get("catches"))
         elif result & K.ENDED:
             self._legal = []
         else:  # the next pica-pica duel started inside the kernel
@@ -344,7 +355,9 @@ class FastState:
         per config, so that encoding one seat's view costs one kernel call."""
         template = _OBS_TEMPLATES.get(id(self.config))
         if template is None or template[0] is not self.config:
-            out = np.zeros(K.OBS_SIZE, dtype=np.float32)
+            from .encoding import observation_size
+
+            out = np.zeros(observation_size(self.config), dtype=np.float32)
             K.encode_static(self._cfg, options_array(self.config), out)
             if len(_OBS_TEMPLATES) > 256:
                 _OBS_TEMPLATES.clear()
@@ -354,7 +367,7 @@ class FastState:
     # -- records --------------------------------------------------------------------------------------------
 
     def _export_hand(self, index: int, include_legal: bool) -> dict:
-        dealer, dealt, vira, score_before, pair, start, legal_lists, points, score_after = self._hands[index]
+        dealer, dealt, vira, score_before, pair, start, legal_lists, points, score_after, catches = self._hands[index]
         hs = self.config.hand_size
         family = self.family
         end = self._hands[index + 1][5] if index + 1 < len(self._hands) else len(self._log)
@@ -369,7 +382,8 @@ class FastState:
         record = {
             "dealer": dealer,
             "deal": {"hands": [[C.card_text(c, family) for c in h[:hs]] for h in dealt],
-                     "vira": None if vira < 0 else C.card_text(vira, family)},
+                     "vira": None if vira < 0 else C.card_text(vira, family),
+                     **({} if catches is None else {"catches": [list(row) for row in catches]})},
             "score_before": list(score_before),
             "actions": out_actions,
             "points": list(points) if points is not None else [int(self._st[K.S_HP]), int(self._st[K.S_HP + 1])],

@@ -32,8 +32,9 @@ def _describe(value: Any) -> str:
     return f"{text} ({type(value).__name__})"
 
 
-def as_action(action: Any) -> int:
-    """``action`` as a Python int id, or ValueError naming it and what is allowed."""
+def as_action(action: Any, num_actions: int = NUM_ACTIONS) -> int:
+    """``action`` as a Python int id below ``num_actions`` (106 with señas), or ValueError naming it and what is
+    allowed."""
     if type(action) is int:  # the common case first: an AEC loop calls this on every step
         value = action
     elif (isinstance(action, (np.integer, np.ndarray)) and action.shape == () and action.dtype.kind in "iu") or (
@@ -42,13 +43,13 @@ def as_action(action: Any) -> int:
     else:
         raise ValueError(f"action must be {_ALLOWED}, got {_describe(action)}; "
                          f"truco_env.actions.action_id(name, family) gives a name's id")
-    if not 0 <= value < NUM_ACTIONS:
-        raise ValueError(f"action id {value} is out of range: expected an integer 0..{NUM_ACTIONS - 1}")
+    if not 0 <= value < num_actions:
+        raise ValueError(f"action id {value} is out of range: expected an integer 0..{num_actions - 1}")
     return value
 
 
 def as_action_batch(actions: Any, num_envs: int, skip: int | None = None,
-                    kernel_checks: bool = False) -> np.ndarray:
+                    kernel_checks: bool = False, num_actions: int = NUM_ACTIONS) -> np.ndarray:
     """One action id per env as an int32 array (the kernel's type), or ValueError naming the problem.
 
     ``skip``: -1 where that id leaves an env as it is (``truco_env.vector.SKIP``), or None where there is no such
@@ -64,11 +65,11 @@ def as_action_batch(actions: Any, num_envs: int, skip: int | None = None,
     if kernel_checks and acts.dtype in (np.int32, np.int64):
         return acts
     low = 0 if skip is None else skip
-    if acts.size and (acts.min() < low or acts.max() >= NUM_ACTIONS):
-        bad = int(np.argmax((acts < low) | (acts >= NUM_ACTIONS)))
+    if acts.size and (acts.min() < low or acts.max() >= num_actions):
+        bad = int(np.argmax((acts < low) | (acts >= num_actions)))
         also = "" if skip is None else f" or {skip} to skip the env"
         raise ValueError(f"illegal action {acts[bad]} for env {bad}: out of range, expected an action id "
-                         f"0..{NUM_ACTIONS - 1}{also}")
+                         f"0..{num_actions - 1}{also}")
     return acts.astype(np.int32, copy=False)
 
 

@@ -115,8 +115,7 @@ def replay_record(record: Any, watch: Any = None) -> TrucoState:
     first = hands[0]
     try:
         state = TrucoState.new(config, seed=0, score=first["score_before"],
-                               deal={"hands": first["deal"]["hands"], "vira": first["deal"]["vira"],
-                                     "dealer": first["dealer"]})
+                               deal={**_cards_of(first["deal"]), "dealer": first["dealer"]})
     except ValueError as err:
         raise ReplayError(f"hands[0]: {clip(err, 4 * MAX_ECHO)}") from None
     for i, hand in enumerate(hands):
@@ -147,7 +146,7 @@ def replay_record(record: Any, watch: Any = None) -> TrucoState:
             _expect(name in legal, f"{at}: {_short(name)} is not legal here; legal: {legal}")
             if j == len(actions) - 1 and i + 1 < len(hands) and state.next_hand_is_new_deal:
                 try:
-                    state.force_next_deal({k: hands[i + 1]["deal"][k] for k in ("hands", "vira")})
+                    state.force_next_deal(_cards_of(hands[i + 1]["deal"]))
                 except ValueError as err:
                     raise ReplayError(f"hands[{i + 1}].deal: {clip(err, 4 * MAX_ECHO)}") from None
             if watch is not None:
@@ -173,6 +172,11 @@ def replay_record(record: Any, watch: Any = None) -> TrucoState:
         _expect(record["winner"] == state.winner,
                 f"record.winner: recorded {record['winner']}, replay has {state.winner}")
     return state
+
+
+def _cards_of(deal: dict) -> dict:
+    """What a recorded deal fixes: the hands, the vira and, with señas, who catches each seat's signal."""
+    return {k: deal[k] for k in ("hands", "vira", "catches") if k in deal}
 
 
 def load_record(path: str) -> Any:

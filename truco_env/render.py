@@ -5,6 +5,7 @@ Used by the environment's ``ansi``/``human`` render modes and by the terminal fr
 from __future__ import annotations
 
 from . import cards as C
+from . import senas as S
 from .encoding import partner_cards_visible, public_action_name
 from .engine import MAO_DE_FERRO, TIE, TrucoState
 from .views import visible_tricks
@@ -48,9 +49,17 @@ def render_text(state: TrucoState, viewer: int | None = None) -> str:
     ladder = state.truco_level
     lines.append(f"hand worth {state.hand_value}" + (f" (bet level {ladder})" if ladder else ""))
     calls = [f"seat {s}: {public_action_name(state, s, a, viewer)}" for s, a in state.hand_records[-1]["actions"]
-             if not a.startswith(("play", "cover"))]
+             if not a.startswith(("play", "cover", "sena:"))]
     if calls:
         lines.append("calls: " + ", ".join(calls))
+    signals = state.signals_seen(viewer) if cfg.senas else {}
+    if signals:
+        lines.append("signals seen: " + ", ".join(
+            f"seat {s}: {g}" + (f" ({S.MEANINGS[g]})" if cfg.sena_code == "table" else "")
+            for s, g in sorted(signals.items())))
+    if cfg.senas and viewer in state.signals:
+        caught = state.catches[viewer]
+        lines.append("your signal was caught by " + (", ".join(f"seat {o}" for o in caught) if caught else "nobody"))
     for label, shown in (("envido", state.envido_announcements), ("flor", state.flor_announcements)):
         if shown:
             lines.append(f"{label} shown: " + ", ".join(

@@ -13,7 +13,7 @@ Usage::
 
 Every call returns stacked arrays, one row per match: ``obs`` (N, 1086) float32, the observation of the seat to
 act in exactly the layout of the AEC environment (``truco_env.encoding``); ``mask`` (N, 98) int8, its legal
-actions; ``actor`` (N,) int32, that seat; ``reward`` (N, num_players) float32 for every seat of the match
+actions (with señas (N, 1141) and (N, 106), and who would catch each seat's signal drawn from the same stream); ``actor`` (N,) int32, that seat; ``reward`` (N, num_players) float32 for every seat of the match
 (``reward="match"``: +1/-1 when a match ends; ``"points"``: each hand's point difference when it ends); ``done``
 (N,) bool, a match ended at this step. Finished matches restart at once (auto-reset): ``obs``, ``mask`` and
 ``actor`` of a done row already belong to the new match, and ``venv.info`` keeps the result of the finished one
@@ -44,8 +44,8 @@ import numpy as np
 from . import _kernel as K
 from . import actions as A
 from . import cards as C
-from .config import make_config
-from .encoding import PRIVILEGED_SIZE
+from .config import TrucoConfig, make_config
+from .encoding import PRIVILEGED_SIZE, observation_size
 from .fast import config_array, options_array
 from .inputs import as_action_batch, as_seed
 from .limits import clip
@@ -63,9 +63,11 @@ def _seed_streams(seed: int | None, num_envs: int) -> np.ndarray:
 class _Buffers:
     """The arrays shared by the parent and the workers, laid out in one block (shared memory when workers>0)."""
 
-    def __init__(self, num_envs: int, num_players: int, shm_name: str | None = None, create: bool = False):
-        specs = [("states", (num_envs, K.STATE_SIZE), np.int32), ("obs", (num_envs, K.OBS_SIZE), np.float32),
-                 ("masks", (num_envs, A.NUM_ACTIONS), np.int8), ("actions", (num_envs,), np.int32),
+    def __init__(self, num_envs: int, config: TrucoConfig, shm_name: str | None = None, create: bool = False):
+        num_players = config.num_players
+        specs = [("states", (num_envs, K.STATE_SIZE), np.int32),
+                 ("obs", (num_envs, observation_size(config)), np.float32),
+                 ("masks", (num_envs, A.num_actions(config)), np.int8), ("actions", (num_envs,), np.int32),
                  ("actors", (num_envs,), np.int32), ("rewards", (num_envs, num_players), np.float32),
                  ("info", (num_envs, K.INFO_SIZE), np.int32), ("rng", (num_envs,), np.uint64)]
         offsets, total = [], 0
@@ -101,7 +103,7 @@ def _worker(conn: Any, shm_name: str, num_envs: int, preset: str, overrides: dic
             points: bool) -> None:
     config = make_config(preset, **overrides)
     cfg = config_array(config)
-    bufs = _Buffers(num_envs, config.num_players, shm_name=shm_name)
+    bufs = _Buffers(num_envs, config, shm_name=shm_name)
     views = [getattr(bufs, name)[lo:hi] for name in ("states", "obs", "masks", "actions", "actors", "rewards",
                                                        "info", "rng")]
     states, obs, masks, actions, actors, rewards, info, rng = views
@@ -140,13 +142,13 @@ class VectorEnv:
         self.num_players = self.config.num_players
         self.reward_mode = reward
         self.record = record
-        self.action_names = A.action_names(self.config.family)
+        self.action_names = A.action_names(self.config.family, self.config.senas)
         self._cfg = config_array(self.config)
         self._points = reward == "points"
         self._closed = False
         self._conns: list[Any] = []
         self._procs: list[Any] = []
-        self._bufs = _Buffers(num_envs, self.num_players, create=num_workers > 1)
+        self._bufs = _Buffers(num_envs, self.config, create=num_workers > 1)
         for row in self._bufs.obs:
             K.encode_static(self._cfg, options_array(self.config), row)
         self._sample_rng = np.zeros(1, dtype=np.uint64)
@@ -197,7 +199,8 @@ class VectorEnv:
         if not self._has_reset:
             raise RuntimeError("call reset() before step()")
         b = self._bufs
-        acts = as_action_batch(actions, self.num_envs, skip=SKIP, kernel_checks=True)
+        acts = as_action_batch(actions, self.num_envs, skip=SKIP, kernel_checks=True,
+                               num_actions=self._bufs.masks.shape[1])
         bad = K.vec_check(b.masks, acts)  # on the uncast ids (int32 or int64): 2**32 + k cannot pass as k
         if bad >= 0:
             legal = [self.action_names[a] for a in np.flatnonzero(b.masks[bad])]
@@ -291,6 +294,8 @@ class VectorEnv:
                            "vira": None if vira < 0 else C.card_text(vira, family)},
                   "score_before": [int(st[K.S_SCORE]), int(st[K.S_SCORE + 1])], "actions": [],
                   "points": [0, 0], "score_after": [int(st[K.S_SCORE]), int(st[K.S_SCORE + 1])]}
+        if self.config.senas:
+            record["deal"]["catches"] = [[o for o in range(n) if (st[K.S_CATCH + seat] >> o) & 1] for seat in range(n)]
         if st[K.S_NSEATS] != n:
             record["pair"] = [int(st[K.S_SEATS]), int(st[K.S_SEATS + 1])]
         return record
@@ -352,13 +357,13 @@ class EngineVectorEnv:
         self.config = make_config(preset, **overrides)
         self.preset, self.num_envs, self.num_players = preset, num_envs, self.config.num_players
         self.reward_mode = reward
-        self.action_names = A.action_names(self.config.family)
+        self.action_names = A.action_names(self.config.family, self.config.senas)
         self._new = TrucoState.new
         self._rng = np.random.default_rng(seed)
         self._states: list[Any] = []
         self._hand_start: list[tuple[int, ...]] = []  # each row's score when its current hand was dealt
-        self.obs = np.zeros((num_envs, K.OBS_SIZE), dtype=np.float32)
-        self.masks = np.zeros((num_envs, A.NUM_ACTIONS), dtype=np.int8)
+        self.obs = np.zeros((num_envs, observation_size(self.config)), dtype=np.float32)
+        self.masks = np.zeros((num_envs, A.num_actions(self.config)), dtype=np.int8)
         self.actors = np.zeros(num_envs, dtype=np.int32)
         self.rewards = np.zeros((num_envs, self.num_players), dtype=np.float32)
         self.info = np.zeros((num_envs, K.INFO_SIZE), dtype=np.int32)
@@ -388,7 +393,7 @@ class EngineVectorEnv:
         return self.obs, self.masks, self.actors
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        acts = as_action_batch(actions, self.num_envs)
+        acts = as_action_batch(actions, self.num_envs, num_actions=self.masks.shape[1])
         for i, action in enumerate(acts):
             if not self.masks[i, action]:
                 legal = [self.action_names[a] for a in np.flatnonzero(self.masks[i])]
