@@ -23,9 +23,10 @@ from numba import njit
 
 from truco_env import actions as A
 from truco_env import cards as C
+from truco_env import senas as S
 from truco_env._kernel import DECIDED, STRENGTH
 from truco_env.config import PRESETS
-from truco_env.encoding import MAX_SEATS, MAX_TRICKS, OBS_OFFSETS
+from truco_env.encoding import MAX_SEATS, MAX_TRICKS, OBS_OFFSETS, SENAS_OFFSETS
 
 from .mersenne import SAMPLE_SETSIZE, mt_randbelow, mt_random, mt_sample
 from .view import OPTION_KEYS
@@ -47,6 +48,8 @@ A_TRUCO, A_RETRUCO, A_VALE4, A_SEIS, A_NOVE, A_DOZE = range(A.CALL_BASE, A.CALL_
 A_ENVIDO, A_REAL, A_FALTA, A_FLOR, A_CFLOR, A_CFRESTO, A_QUIERO, A_NOQ, A_MAZO = range(A.CALL_BASE + 6,
                                                                                       A.NUM_ACTIONS)
 NUM_ACTIONS = A.NUM_ACTIONS
+A_SENA = A.SENA_BASE  # señas: 8 gestures after the calls, only in games with them
+NUM_GESTURES = len(S.GESTURES)
 LADDER_ARG = np.array([A_TRUCO, A_RETRUCO, A_VALE4], dtype=np.int64)
 LADDER_PAU = np.array([A_TRUCO, A_SEIS, A_NOVE, A_DOZE], dtype=np.int64)
 VALUES_ARG = np.array([1, 2, 3, 4], dtype=np.int64)
@@ -63,10 +66,11 @@ HW = 8  # room for one seat's known cards (a visible partner hand in 3v3 holds t
 _FIELDS = ("hand", "partner_cards", "table", "covered", "trick_results", "trick_index", "trick_leader", "vira",
            "manilha_rank", "truco_level", "hand_value", "pending_truco", "pending_truco_by", "envido_calls",
            "envido_status", "envido_shown", "flor_calls", "flor_status", "flor_holders", "own_points", "score",
-           "target", "mano", "dealer", "participants", "phase", "family", "num_players", "hand_size", "options")
+           "target", "mano", "dealer", "participants", "phase", "family", "num_players", "hand_size", "options",
+           "senas_seen", "sena_code")
 (L_HAND, L_PARTNER, L_TABLE, L_COVERED, L_RESULTS, L_TI, L_LEADER, L_VIRA, L_MANILHA, L_LEVEL, L_HV, L_PENDING,
  L_PBY, L_ECALLS, L_ESTATUS, L_ESHOWN, L_FCALLS, L_FSTATUS, L_FHOLD, L_OWNPTS, L_SCORE, L_TARGET, L_MANO,
- L_DEALER, L_PART, L_PHASE, L_FAMILY, L_NP, L_HS, L_OPTIONS) = range(len(_FIELDS))
+ L_DEALER, L_PART, L_PHASE, L_FAMILY, L_NP, L_HS, L_OPTIONS, L_SENAS_SEEN, L_SENA_CODE) = range(len(_FIELDS))
 #: Options the decisions read, as slots of ``vw[V_OPT:]``.
 _OPTIONS = ("single_hand", "deck=clean", "all_tricks_tied=mao_team", "all_tricks_tied=dealer_team",
             "partner_tie_wins_trick", "lead_after_tie=first_tied_card", "lead_after_tie=next_after_leader", "flor",
@@ -77,14 +81,18 @@ T_OPT = len(_FIELDS)  # option bit index of each _OPTIONS entry
 T_STR = T_OPT + len(_OPTIONS)  # 11 x 40 strengths: argentine, then paulista by manilha rank
 T_WIN = T_STR + 11 * NC  # 4 x 4 x 27: hand_winner by (hand size, results so far, results coded base 3)
 T_SET = T_WIN + 4 * 4 * 27  # random.sample's threshold by k
-T_NDECKS = T_SET + len(SAMPLE_SETSIZE)
+T_SENA = T_SET + len(SAMPLE_SETSIZE)  # señas: the card mask each card gesture names (6), then the good envido
+T_NDECKS = T_SENA + 7
 T_DECKS = T_NDECKS + 1  # rows (family, players, hand size, card mask) of the one-hand research decks
 
 
 def tables() -> np.ndarray:
     """``tab``: everything the kernel looks up, from the modules that own it."""
-    parts = [[OBS_OFFSETS[name][0] for name in _FIELDS], [OPTION_KEYS.index(o) for o in _OPTIONS],
-             STRENGTH.ravel().tolist(), DECIDED.ravel().tolist(), SAMPLE_SETSIZE.tolist()]
+    offsets = {**OBS_OFFSETS, **SENAS_OFFSETS}
+    card_gestures = [sum(1 << c for c in S.CARDS_OF[g]) for g in S.GESTURES if g in S.CARDS_OF]
+    parts = [[offsets[name][0] for name in _FIELDS], [OPTION_KEYS.index(o) for o in _OPTIONS],
+             STRENGTH.ravel().tolist(), DECIDED.ravel().tolist(), SAMPLE_SETSIZE.tolist(),
+             card_gestures + [S.GOOD_ENVIDO]]
     decks = []
     for config in PRESETS.values():
         if config.single_hand and config.deck_ranks:
@@ -106,7 +114,8 @@ _view_fields = [
     ("LEADER", 1), ("VIRA", 1), ("MANILHA", 1), ("LEVEL", 1), ("HV", 1), ("PENDING", 1), ("PBYOWN", 1),
     ("NECALLS", 1), ("ECALL", 4), ("EOWN", 4), ("ESTATUS", 1), ("ESHOWN", MAXS), ("NFCALLS", 1), ("FCALL", 3),
     ("FOWN", 3), ("FSTATUS", 1), ("FHOLD", MAXS), ("OWNENV", 1), ("OWNFLOR", 1), ("MANO", 1), ("DEALER", 1),
-    ("NPART", 1), ("PART", MAXS), ("PHASE", 1), ("OPT", len(_OPTIONS)), ("NLEGAL", 1), ("LEGAL", NUM_ACTIONS),
+    ("NPART", 1), ("PART", MAXS), ("PHASE", 1), ("OPT", len(_OPTIONS)), ("NLEGAL", 1), ("LEGAL", A.NUM_ACTIONS_SENAS),
+    ("SIGNAL", MAXS), ("SENA_TABLE", 1),  # señas: per relative seat the gesture seen + 1 (0: none); table code
 ]
 _pos = 0
 _V = {}
@@ -117,7 +126,7 @@ VIEW_SIZE = _pos
 (V_FAMILY, V_NP, V_HS, V_TARGET, V_SCORE, V_NHAND, V_HAND, V_NPARTNER, V_PARTNER, V_TABLE, V_COVERED, V_NRES,
  V_RES, V_TI, V_LEADER, V_VIRA, V_MANILHA, V_LEVEL, V_HV, V_PENDING, V_PBYOWN, V_NECALLS, V_ECALL, V_EOWN,
  V_ESTATUS, V_ESHOWN, V_NFCALLS, V_FCALL, V_FOWN, V_FSTATUS, V_FHOLD, V_OWNENV, V_OWNFLOR, V_MANO, V_DEALER,
- V_NPART, V_PART, V_PHASE, V_OPT, V_NLEGAL, V_LEGAL) = [_V[n] for n, _ in _view_fields]
+ V_NPART, V_PART, V_PHASE, V_OPT, V_NLEGAL, V_LEGAL, V_SIGNAL, V_SENA_TABLE) = [_V[n] for n, _ in _view_fields]
 SHOWN_NONE, SHOWN_BUENAS = -2, -1  # envido_shown: nothing shown; "son buenas" (no points)
 
 
@@ -240,11 +249,17 @@ def _decode(obs, mask, tab, vw):
     for i in range(len(_OPTIONS)):
         vw[V_OPT + i] = 1 if obs[tab[L_OPTIONS] + tab[T_OPT + i]] > 0 else 0
     n = 0
-    for a in range(NUM_ACTIONS):
+    for a in range(mask.shape[0]):
         if mask[a] != 0:
             vw[V_LEGAL + n] = a
             n += 1
     vw[V_NLEGAL] = n
+    if obs.shape[0] > tab[L_SENAS_SEEN]:  # the señas block (games with señas only)
+        for rel in range(MAXS):
+            for g in range(NUM_GESTURES):
+                if obs[tab[L_SENAS_SEEN] + rel * NUM_GESTURES + g] != 0:
+                    vw[V_SIGNAL + rel] = g + 1
+        vw[V_SENA_TABLE] = 1 if obs[tab[L_SENA_CODE]] > 0 else 0
 
 
 # -------------------------------------------------------------------------------------------- view helpers
@@ -380,6 +395,37 @@ def _flor_of(cards, n):
 
 
 @njit(cache=True)
+def _names_something(g, cards, n, tab):
+    """Whether the hand ``cards[:n]`` holds what gesture ``g`` < 7 names: a card of its set, or good envido."""
+    if g == 6:
+        return _envido_of(cards, n) >= tab[T_SENA + 6]
+    for i in range(n):
+        if (tab[T_SENA + g] >> cards[i]) & 1:
+            return True
+    return False
+
+
+@njit(cache=True)
+def _true_to_table(g, cards, n, tab):
+    """``senas.true_to_table(GESTURES[g], cards[:n])``; the last gesture (eyes closed): none of the others."""
+    if g < NUM_GESTURES - 1:
+        return _names_something(g, cards, n, tab)
+    for k in range(NUM_GESTURES - 1):
+        if _names_something(k, cards, n, tab):
+            return False
+    return True
+
+
+@njit(cache=True)
+def _honest_gesture(vw, tab):
+    """``senas.honest_gesture`` of the own hand (before its first card: the whole hand)."""
+    for g in range(NUM_GESTURES):
+        if _true_to_table(g, vw[V_HAND:V_HAND + vw[V_NHAND]], vw[V_NHAND], tab):
+            return g
+    return NUM_GESTURES - 1
+
+
+@njit(cache=True)
 def _rotation(vw, start, out):
     """The participants in playing order from ``start`` (from the first one when ``start`` does not play)."""
     n = vw[V_NPART]
@@ -425,6 +471,16 @@ def _ev(vw, me, p, win, lose):
 
 
 # ------------------------------------------------------------------------------------------ sampling deals
+
+@njit(cache=True)
+def _agrees(kind, target, cards, m, tab):
+    """``heuristic_reference._agrees``: kind 1 envido points, 0 a declared flor (target 0/1), 2 a signal."""
+    if kind == 1:
+        return _envido_of(cards, m) == target
+    if kind == 0:
+        return (_flor_of(cards, m) >= 0) == (target != 0)
+    return _true_to_table(target, cards, m, tab)
+
 
 @njit(cache=True)
 def _draw(vw, tab, st, n, slot_rel, slot_off, slot_k, fixed_n, fixed_cards):
@@ -480,16 +536,17 @@ def _draw(vw, tab, st, n, slot_rel, slot_off, slot_k, fixed_n, fixed_cards):
                     sampled = True
             if not sampled:
                 fixed_n[rel] = 0
-    # the public information a deal must agree with: announced envido points and declared flors (Argentine)
+    # the public information a deal must agree with: announced envido points, declared flors and (señas, read as
+    # honest) the signals seen (Argentine); kinds 1 envido, 0 flor, 2 signal
     const_ok = True
     nchecks = 0
-    chk = np.empty((2 * MAXS, 4), dtype=np.int64)  # (envido?, target, slot offset, slot count)
-    chk_played = np.empty((2 * MAXS, MAXT), dtype=np.int64)
-    chk_nplayed = np.empty(2 * MAXS, dtype=np.int64)
+    chk = np.empty((3 * MAXS, 4), dtype=np.int64)  # (kind, target, slot offset, slot count)
+    chk_played = np.empty((3 * MAXS, MAXT), dtype=np.int64)
+    chk_nplayed = np.empty(3 * MAXS, dtype=np.int64)
     cards = np.empty(16, dtype=np.int64)
     if vw[V_FAMILY] == 0:
         nspecs = 0
-        spec = np.empty((2 * MAXS, 3), dtype=np.int64)
+        spec = np.empty((3 * MAXS, 3), dtype=np.int64)
         for rel in range(MAXS):
             value = vw[V_ESHOWN + rel]
             if rel != 0 and value >= 0 and _is_participant(vw, rel):
@@ -505,6 +562,13 @@ def _draw(vw, tab, st, n, slot_rel, slot_off, slot_k, fixed_n, fixed_cards):
                     spec[nspecs, 1] = rel
                     spec[nspecs, 2] = vw[V_FHOLD + rel]
                     nspecs += 1
+        if vw[V_SENA_TABLE]:
+            for rel in range(1, MAXS):
+                if vw[V_SIGNAL + rel] > 0 and _is_participant(vw, rel):
+                    spec[nspecs, 0] = 2
+                    spec[nspecs, 1] = rel
+                    spec[nspecs, 2] = vw[V_SIGNAL + rel] - 1
+                    nspecs += 1
         for q in range(nspecs):
             rel = spec[q, 1]
             if fixed_n[rel] >= 0:
@@ -512,11 +576,7 @@ def _draw(vw, tab, st, n, slot_rel, slot_off, slot_k, fixed_n, fixed_cards):
                 for j in range(fixed_n[rel]):
                     cards[m] = fixed_cards[rel, j]
                     m += 1
-                if spec[q, 0]:
-                    ok = _envido_of(cards, m) == spec[q, 2]
-                else:
-                    ok = (_flor_of(cards, m) >= 0) == (spec[q, 2] != 0)
-                const_ok = const_ok and ok
+                const_ok = const_ok and _agrees(spec[q, 0], spec[q, 2], cards, m, tab)
             else:
                 j = 0
                 while slot_rel[j] != rel:
@@ -546,11 +606,7 @@ def _draw(vw, tab, st, n, slot_rel, slot_off, slot_k, fixed_n, fixed_cards):
                     for j in range(chk[q, 3]):
                         cards[m] = row[chk[q, 2] + j]
                         m += 1
-                    if chk[q, 0]:
-                        if _envido_of(cards, m) != chk[q, 1]:
-                            good = False
-                            break
-                    elif (_flor_of(cards, m) >= 0) != (chk[q, 1] != 0):
+                    if not _agrees(chk[q, 0], chk[q, 1], cards, m, tab):
                         good = False
                         break
                 if good:
@@ -1330,9 +1386,11 @@ def _fallback(vw):
 
 
 @njit(cache=True)
-def _decide(vw, tab, st, me, memo, slot, bluff, samples, respect):
+def _decide(vw, tab, st, me, memo, slot, bluff, samples, respect, signal):
     if vw[V_NLEGAL] == 1:
         return vw[V_LEGAL]
+    if signal and vw[V_SENA_TABLE] and _legal(vw, A_SENA):  # señas: tell the partner, honestly, by the table
+        return A_SENA + _honest_gesture(vw, tab)
     phase = vw[V_PHASE]
     if phase == PH_ONZE:
         return _onze(vw, tab, st, me, samples)
@@ -1348,7 +1406,7 @@ def _decide(vw, tab, st, me, memo, slot, bluff, samples, respect):
 @njit(cache=True)
 def act_rows(obs, masks, rows, st, memo, params, me, me_index, tab, out):
     """Decide for every row ``i`` in ``rows``: observation ``obs[i]``, mask ``masks[i]``, the agent's generator
-    ``st[i]`` and memory ``memo[i]`` (both updated), its (bluff, samples, respect) ``params[i]`` and match-equity
+    ``st[i]`` and memory ``memo[i]`` (both updated), its (bluff, samples, respect, signal) ``params[i]`` and match-equity
     table ``me[me_index[i]]``; the action goes to ``out[i]`` (-1 when the mask has no legal action)."""
     vw = np.empty(VIEW_SIZE, dtype=np.int64)
     for i in rows:
@@ -1365,7 +1423,8 @@ def act_rows(obs, masks, rows, st, memo, params, me, me_index, tab, out):
         bluff = params[i, 0]
         samples = np.int64(params[i, 1])
         respect = params[i, 2]
-        action = _decide(vw, tab, st[i], me[me_index[i]], memo[i], slot, bluff, samples, respect)
+        signal = params[i, 3] != 0
+        action = _decide(vw, tab, st[i], me[me_index[i]], memo[i], slot, bluff, samples, respect, signal)
         if action < 0 or not _legal(vw, action):  # defensive: never return an illegal action
             action = _fallback(vw)
         out[i] = action

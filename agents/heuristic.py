@@ -1,13 +1,14 @@
 """HeuristicAgent: a rule-based Truco player for every preset, with a little Monte Carlo look-ahead.
 
 It acts only on its observation dict (decoded by :mod:`agents.view`), never on the engine state. Spec:
-``heuristic`` or ``heuristic:bluff=0.3,samples=48,respect=0.5,edge=0.1,seed=1``:
+``heuristic`` or ``heuristic:bluff=0.3,samples=48,respect=0.5,edge=0.1,signal=1,seed=1``:
 
 * ``bluff`` (0.1): probability of bluffing a weak hand (see below);
 * ``samples`` (48): sampled deals per look-ahead;
 * ``respect`` (0.5): how much an opponent's call shades our win probability towards its strong hands;
 * ``edge`` (0.1): the per-hand edge over the opponent assumed by the match-equity table (a confident player
   avoids staking the match on a coin flip);
+* ``signal`` (1): with señas, whether it signals (0: it never does, and still reads what it sees);
 * ``seed``: its random generator (tournaments reseed it per match).
 
 How it decides
@@ -40,6 +41,11 @@ How it decides
   partner's cards in 2v2.
 * **Teams.** Partners' cards are part of every sampled deal and every rollout, so ``p`` is the team's
   probability; a partner's winning card is not overtaken.
+* **Señas** (``senas`` on, ``sena_code: table``; docs/rules.md §3.13). At its first turn of a hand it signals
+  honestly by the table (the first gesture true of its hand, best card first), and it reads every signal it saw,
+  its partner's and the opponents' it caught, as honest: sampled deals must give that seat what the table says.
+  With ``sena_code: free`` the gestures mean nothing to it: it neither signals nor reads them. ``signal=0``
+  keeps it from signalling (what honest signals are worth to a team is measured against it).
 
 The research presets hide their reduced deck (``deck_ranks`` is not in the observation); the agent then samples
 from the family's whole deck, which still gives legal, sensible play.
@@ -139,7 +145,8 @@ def _obs_target_family(obs: np.ndarray) -> tuple[int, int]:
 class HeuristicParameters:
     """The parameters of the heuristic, checked (the compiled agent and its reference take the same ones)."""
 
-    def __init__(self, bluff: float = 0.1, samples: int = 48, respect: float = 0.5, edge: float = 0.1):
+    def __init__(self, bluff: float = 0.1, samples: int = 48, respect: float = 0.5, edge: float = 0.1,
+                 signal: int = 1):
         if not 0.0 <= bluff <= 1.0:
             raise ValueError(f"heuristic: bluff must be in [0, 1], got {bluff!r}")
         if not 8 <= samples <= 10_000:
@@ -148,6 +155,9 @@ class HeuristicParameters:
             raise ValueError(f"heuristic: respect must be in [0, 1], got {respect!r}")
         if not 0.0 <= edge < 0.5:
             raise ValueError(f"heuristic: edge must be in [0, 0.5), got {edge!r}")
+        if signal not in (0, 1):
+            raise ValueError(f"heuristic: signal must be 0 or 1, got {signal!r}")
+        self.signal = int(signal)
         self.edge = float(edge)
         self.bluff = float(bluff)
         self.samples = int(samples)
@@ -158,10 +168,10 @@ class HeuristicAgent(HeuristicParameters, Agent):
     """A strong rule-based player for every preset (see the module docstring)."""
 
     def __init__(self, bluff: float = 0.1, samples: int = 48, respect: float = 0.5, edge: float = 0.1,
-                 seed: int | None = None):
-        super().__init__(bluff, samples, respect, edge)
+                 signal: int = 1, seed: int | None = None):
+        super().__init__(bluff, samples, respect, edge, signal)
         self._rng = MersenneStream(seed)
-        self._params = np.array([[self.bluff, self.samples, self.respect]])
+        self._params = np.array([[self.bluff, self.samples, self.respect, self.signal]])
         self._memo = np.zeros((1, 1 + 2 * _MEMO_START), dtype=np.int64)  # see agents._heuristic_kernel
         self._out = np.zeros(1, dtype=np.int64)
         self._me_at: dict[tuple[int, int], np.ndarray] = {}
@@ -239,7 +249,7 @@ class HeuristicAgent(HeuristicParameters, Agent):
 # spec: heuristic, heuristic:bluff=0.3,samples=48,respect=0.5,seed=1
 
 _PARAMS = {"bluff": (float, "a number"), "samples": (int, "an integer"), "respect": (float, "a number"),
-           "edge": (float, "a number"), "seed": (int, "an integer")}
+           "edge": (float, "a number"), "signal": (int, "0 or 1"), "seed": (int, "an integer")}
 
 
 def _heuristic_factory(arg: str | None, params: dict[str, str]) -> Agent:

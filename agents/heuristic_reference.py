@@ -17,6 +17,7 @@ from typing import Any
 
 from truco_env import actions as A
 from truco_env import cards as C
+from truco_env import senas as S
 from truco_env.engine import ALL_TIED, LADDER_CALLS, LADDER_VALUES, hand_winner
 
 from .base import Agent
@@ -82,8 +83,8 @@ class ReferenceHeuristic(HeuristicParameters, Agent):
     """The heuristic in plain Python (see the module docstrings here and of :mod:`agents.heuristic`)."""
 
     def __init__(self, bluff: float = 0.1, samples: int = 48, respect: float = 0.5, edge: float = 0.1,
-                 seed: int | None = None):
-        super().__init__(bluff, samples, respect, edge)
+                 signal: int = 1, seed: int | None = None):
+        super().__init__(bluff, samples, respect, edge, signal)
         self._rng = random.Random(seed)
         self._bluff_memo: dict[tuple, bool] = {}
         self._opp_called: dict[tuple, bool] = {}  # per hand seen in this match: did the opponents call the ladder
@@ -112,6 +113,8 @@ class ReferenceHeuristic(HeuristicParameters, Agent):
         legal = v.legal_names
         if len(legal) == 1:
             return legal[0]
+        if self.signal and v.sena_table and "sena:eyebrows" in legal:  # señas: tell the partner, honestly, by the table
+            return f"sena:{S.honest_gesture(v.hand)}"
         if v.phase == "onze":
             return self._onze(v)
         if v.phase == "flor_contest":
@@ -214,47 +217,37 @@ class ReferenceHeuristic(HeuristicParameters, Agent):
             if rel not in fixed and rel not in sampled:
                 fixed[rel] = []
         const_ok = True
-        var_checks: list[tuple[bool, int, list[int], int, int]] = []  # (envido?, target/must, played, off, k)
+        var_checks: list[tuple[str, Any, list[int], int, int]] = []  # (kind, target, played, offset, count)
         if v.family == C.ARGENTINE:
-            specs = []
+            specs: list[tuple[str, int, Any]] = []  # (kind, relative seat, target)
             for rel, value in v.envido_shown.items():
                 if rel != 0 and value is not None and rel in v.participants:
-                    specs.append((True, rel, value))
+                    specs.append(("envido", rel, value))
             if v.options.get("flor") and v.flor_status != "none":
                 for rel in v.participants:
                     if rel != 0:
-                        specs.append((False, rel, rel in v.flor_holders))
+                        specs.append(("flor", rel, rel in v.flor_holders))
+            if v.sena_table:  # a signal seen is read as honest: the seat holds what the table says
+                specs.extend(("sena", rel, g) for rel, g in sorted(v.signals.items())
+                             if rel != 0 and rel in v.participants)
             where = {rel: (off, k) for rel, off, k in slots}
-            for is_envido, rel, target in specs:
+            for kind, rel, target in specs:
                 played = v.played_by(rel)
                 if rel in fixed:
-                    cards = played + fixed[rel]
-                    ok = (_envido(cards) == target if is_envido
-                          else (C.flor_of(cards) is not None) == target)
-                    const_ok = const_ok and ok
+                    const_ok = const_ok and _agrees(kind, target, played + fixed[rel])
                 else:
                     off, k = where[rel]
-                    var_checks.append((is_envido, target, played, off, k))
+                    var_checks.append((kind, target, played, off, k))
         sample = self._rng.sample
         if const_ok and not var_checks:
             return fixed, slots, [sample(pool, need) for _ in range(n)]
-        table = _envido3_nested()
-        flor_of = C.flor_of
         draws = []
         for _ in range(n):
             for _attempt in range(25):
                 drawn = sample(pool, need)
-                if const_ok:
-                    for is_envido, target, played, off, k in var_checks:
-                        cards = played + drawn[off:off + k]
-                        if is_envido:
-                            if (table[cards[0]][cards[1]][cards[2]] if len(cards) == 3
-                                    else C.envido_of(cards)) != target:
-                                break
-                        elif (flor_of(cards) is not None) != target:
-                            break
-                    else:
-                        break
+                if const_ok and all(_agrees(kind, target, played + drawn[off:off + k])
+                                    for kind, target, played, off, k in var_checks):
+                    break
             draws.append(drawn)
         return fixed, slots, draws
 
@@ -644,6 +637,17 @@ class ReferenceHeuristic(HeuristicParameters, Agent):
                 total += 1
                 wins += value < mine or (value == mine and i_win_ties)
         return wins / total if total else 1.0
+
+
+def _agrees(kind: str, target: Any, cards: list[int]) -> bool:
+    """Whether a seat's whole hand ``cards`` agrees with what was public: its announced envido points, whether it
+    declared a flor, or (señas) the signal it made, read by the table."""
+    if kind == "envido":
+        table = _envido3_nested()
+        return (table[cards[0]][cards[1]][cards[2]] if len(cards) == 3 else C.envido_of(cards)) == target
+    if kind == "flor":
+        return (C.flor_of(cards) is not None) == target
+    return S.true_to_table(target, cards)
 
 
 def _card_candidates(v: View) -> list[int]:

@@ -15,6 +15,7 @@ import numpy as np
 
 from truco_env import actions as A
 from truco_env import cards as C
+from truco_env import senas as S
 from truco_env.config import PRESETS
 from truco_env.encoding import (
     ENVIDO_STATUS,
@@ -23,8 +24,10 @@ from truco_env.encoding import (
     MAX_SEATS,
     MAX_TRICKS,
     OBS_OFFSETS,
+    OBSERVATION_SIZE,
     OPTION_BITS,
     PHASES,
+    SENAS_OFFSETS,
 )
 
 OWN, OPP, TIE = 0, 1, -1  # trick results from the observer's side
@@ -89,6 +92,8 @@ class View:
     options: dict[str, bool]
     legal: list[int]  # legal action ids
     legal_names: list[str] = field(default_factory=list)
+    signals: dict[int, str] = field(default_factory=dict)  # señas: relative seat -> gesture seen this hand
+    sena_table: bool = False  # señas carry the common table's meaning (sena_code = table)
 
     # ---- derived helpers -------------------------------------------------------------------------------
 
@@ -242,4 +247,9 @@ def decode(observation: dict[str, Any]) -> View:
         legal=legal,
     )
     view.legal_names = [view.name_of(a) for a in legal]
+    if len(obs) > OBSERVATION_SIZE:  # the señas block (games with señas only)
+        start, end = SENAS_OFFSETS["senas_seen"]
+        for rel, gesture in zip(*np.nonzero(obs[start:end].reshape(MAX_SEATS, len(S.GESTURES)))):
+            view.signals[int(rel)] = S.GESTURES[int(gesture)]
+        view.sena_table = bool(obs[SENAS_OFFSETS["sena_code"][0]] > 0)
     return view

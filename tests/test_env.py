@@ -24,6 +24,7 @@ from truco_env.encoding import (
     encode_privileged,
     information_state_string,
     observation_markdown,
+    observation_size,
 )
 from truco_env.records import replay_record
 
@@ -66,7 +67,8 @@ def play_env_match(env, rng, check):
 def check_mask(env, agent, obs):
     game = env.unwrapped.game
     mask = obs["action_mask"]
-    assert obs["observation"].dtype == np.float32 and obs["observation"].shape == (OBSERVATION_SIZE,)
+    assert obs["observation"].dtype == np.float32
+    assert obs["observation"].shape == (observation_size(env.unwrapped.config),)
     assert mask.dtype == np.int8 and mask.any(), "empty mask for the acting agent"
     names = {env.unwrapped.action_names[i] for i in np.flatnonzero(mask)}
     assert names == set(game.legal_actions())

@@ -28,7 +28,13 @@ from truco_env.config import (
     SENAS_FIELDS,
     TrucoConfig,
 )
-from truco_env.encoding import FRACTION_FIELDS, OBS_OFFSETS, OBSERVATION_FIELDS, OBSERVATION_SIZE
+from truco_env.encoding import (
+    FRACTION_FIELDS,
+    OBS_OFFSETS,
+    OBSERVATION_FIELDS,
+    OBSERVATION_SIZE,
+    SENAS_SIZE,
+)
 from truco_env.records import replay_record
 from truco_env.vector import VectorEnv
 
@@ -65,19 +71,25 @@ def draw_rules(rng: random.Random, preset: str) -> dict:
         "flor_values": lambda: {key: rng.randrange(10) for key in DEFAULT_FLOR_VALUES},
         "hand_size": lambda: rng.randint(1, 3),
         **{name: (lambda name=name: rng.choice(CHOICES[name])) for name in CHOICES
-           if name not in ("family", *SENAS_FIELDS)},
-        **{name: (lambda: rng.random() < 0.5) for name in BOOLS if name not in ("pica_pica", *SENAS_FIELDS)},
+           if name not in ("family", "sena_code")},
+        **{name: (lambda: rng.random() < 0.5) for name in BOOLS if name not in ("pica_pica", "senas")},
         "pica_pica": lambda: value("num_players") == 6 and rng.random() < 0.5,
         "deck_ranks": lambda: None if rng.random() < 0.3 else draw_ranks(),
+        "senas": lambda: value("num_players") > 2 and rng.random() < 0.5,
+        "sena_catch": lambda: rng.choice((0.0, 0.25, 0.7, 1.0)),
+        "sena_code": lambda: rng.choice(CHOICES["sena_code"]),
     }
-    # the señas fields wait for the compiled engine, which refuses them so far (tests/test_senas.py covers them on
-    # the reference engine)
-    assert set(draws) | {"family", *SENAS_FIELDS} == set(FIELD_NAMES), "a rules field the fuzzer does not draw"
+    assert set(draws) | {"family"} == set(FIELD_NAMES), "a rules field the fuzzer does not draw"
     for name, draw in draws.items():
         if name not in foreign and rng.random() < 0.5:
             drawn[name] = draw()
     if value("pica_pica") and value("num_players") != 6:
         drawn["pica_pica"] = False
+    if value("senas") and value("num_players") == 2:
+        drawn["senas"] = False
+    if not value("senas"):  # the señas fields keep their defaults without señas
+        for name in SENAS_FIELDS[1:]:
+            drawn.pop(name, None)
     ranks = value("deck_ranks")
     if ranks is not None:  # a preset's own small deck may no longer fit the drawn players, cards or deck
         family_ranks = C.SPANISH_RANKS if base.family == C.ARGENTINE else C.PAULISTA_DECK_RANKS[value("deck")]
@@ -93,16 +105,16 @@ def draw_rules(rng: random.Random, preset: str) -> dict:
 
 
 ONE_HOT = [name for name, _, meaning in OBSERVATION_FIELDS if meaning.startswith("one-hot")]
-FLAGS = np.ones(OBSERVATION_SIZE, dtype=bool)
+FLAGS = np.ones(OBSERVATION_SIZE + SENAS_SIZE, dtype=bool)  # the señas block holds flags only
 for _name in FRACTION_FIELDS:
     FLAGS[slice(*OBS_OFFSETS[_name])] = False
 
 
 def check_observation(obs: np.ndarray) -> None:
     """The ranges of truco_env/encoding.py: all in [0, 1], flags 0 or 1, one-hot fields at most one 1."""
-    assert obs.dtype == np.float32 and obs.shape == (OBSERVATION_SIZE,)
+    assert obs.dtype == np.float32 and obs.shape in ((OBSERVATION_SIZE,), (OBSERVATION_SIZE + SENAS_SIZE,))
     assert np.isfinite(obs).all() and obs.min() >= 0.0 and obs.max() <= 1.0
-    flags = obs[FLAGS]
+    flags = obs[FLAGS[:len(obs)]]
     assert ((flags == 0.0) | (flags == 1.0)).all(), "a flag field holds a fraction"
     for name in ONE_HOT:
         assert obs[slice(*OBS_OFFSETS[name])].sum() <= 1.0, f"one-hot field {name} has several ones"
@@ -204,7 +216,7 @@ def test_the_fuzzer_draws_every_rules_field_and_only_valid_configs():
     for _ in range(400):
         for name, value in draw_rules(rng, rng.choice(sorted(PRESETS))).items():
             seen.setdefault(name, set()).add(json.dumps(value, sort_keys=True))
-    assert set(seen) | {"family", *SENAS_FIELDS} == set(FIELD_NAMES)
+    assert set(seen) | {"family"} == set(FIELD_NAMES)
     assert all(len(values) >= 2 for name, values in seen.items() if name != "pica_pica")
 
 

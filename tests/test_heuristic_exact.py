@@ -51,6 +51,9 @@ PINNED: dict[tuple[str, tuple[tuple[str, object], ...], str], str] = {
     ("argentine", (("deck_ranks", ("1", "3", "7", "12")), ("hand_size", 2)), "heuristic:bluff=0,respect=0.9"):
         "0d8f1c679643af65cb21d4a3",
     ("argentine-3v3", (("pica_pica", True),), "heuristic"): "1f8c6cb8e6fd15d8e21be032",
+    # señas: signals made by the table and read in the sampled deals (recorded with the reference)
+    ("argentine-2v2-senas", (), "heuristic"): "85a337d1c075a74753862237",
+    ("argentine-2v2-senas", (("sena_catch", 1.0),), "heuristic:bluff=0.35"): "9b5eb4bfdca08310880ded7f",
 }
 
 
@@ -101,7 +104,8 @@ def _reference(spec: str) -> ReferenceHeuristic:
     return ReferenceHeuristic(**spec_params("heuristic", arg, params, _PARAMS))
 
 
-@pytest.mark.parametrize("case", [c for c in PINNED if c[0] in ("argentine-flor", "paulista-2v2") and not c[1]],
+@pytest.mark.parametrize("case", [c for c in PINNED if c[0] in ("argentine-flor", "paulista-2v2", "argentine-2v2-senas")
+                                  and not c[1]],
                          ids=lambda c: f"{c[0]}-{c[2]}")
 def test_the_readable_reference_holds_the_same_digests(case):
     preset, overrides, spec = case

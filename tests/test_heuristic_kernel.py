@@ -32,6 +32,9 @@ CASES = [
     ("paulista-clean", {"partner_tie_wins_trick": False}, {}),
     ("argentine-mini", {}, {"bluff": 0.2}),
     ("paulista-mini", {}, {}),
+    ("argentine-2v2-senas", {"sena_catch": 0.6}, {}),  # signals made and read (docs/rules.md §3.13)
+    ("argentine-3v3", {"senas": True, "sena_catch": 1.0, "flor": True}, {"bluff": 0.3}),
+    ("argentine-2v2-senas", {"sena_code": "free"}, {"samples": 16}),
 ]
 
 

@@ -286,3 +286,157 @@ def test_table_meanings_and_the_honest_gesture():
     assert S.honest_gesture(hand("6e", "5e", "4b")) == "head_tilt"  # envido 31
     assert not S.true_to_table("head_tilt", hand("6e", "12e", "4b"))  # envido 26
     assert set(S.MEANINGS) == set(S.GESTURES)
+
+
+# --- the environments ---------------------------------------------------------------------------------------------
+
+def test_every_view_of_the_senas_preset_has_the_longer_spaces():
+    import truco_env
+    from truco_env.gym_vector import TrucoVectorEnv
+    from truco_env.single import TrucoSingleAgentEnv
+
+    env = truco_env.env("argentine-2v2-senas")
+    env.reset(seed=0)
+    assert env.observation_space("player_0")["observation"].shape == (OBSERVATION_SIZE + SENAS_SIZE,)
+    assert env.action_space("player_0").n == 106 and env.unwrapped.action_names[98] == "sena:eyebrows"
+    assert env.unwrapped.state().shape == env.unwrapped.state_space.shape
+    single = TrucoSingleAgentEnv("argentine-2v2-senas")
+    obs, info = single.reset(seed=0)
+    assert obs.shape == single.observation_space.shape == (1141,) and info["action_mask"].shape == (106,)
+    rng = np.random.default_rng(0)
+    signalled = 0
+    for _ in range(300):
+        action = int(rng.choice(np.flatnonzero(info["action_mask"])))
+        signalled += action >= A.SENA_BASE
+        obs, _, done, _, info = single.step(action)
+        assert obs.shape == (1141,)
+        if done:
+            obs, info = single.reset()
+    assert signalled > 10
+    batched = TrucoVectorEnv("argentine-2v2-senas", 4)
+    obs, info = batched.reset(seed=0)
+    assert obs.shape == (4, 1141) and info["action_mask"].shape == (4, 106)
+    batched.close()
+
+
+# --- the heuristic -----------------------------------------------------------------------------------------------
+
+def test_the_heuristic_signals_honestly_by_the_table_and_not_without_one():
+    from agents.heuristic import HeuristicAgent
+    from truco_env.encoding import encode_action_mask
+
+    for code, signal, expect in (("table", 1, True), ("free", 1, False), ("table", 0, False)):
+        config = make_config("argentine-2v2-senas", sena_code=code)
+        signalled = 0
+        for seed in range(20):
+            state = TrucoState.new(config, seed=seed)
+            agents = [HeuristicAgent(seed=seed + s, signal=signal) for s in range(4)]
+            while not state.is_over and state.hand_index < 3:
+                seat = state.actor
+                first_turn = any(a.startswith("sena:") for a in state.legal_actions())
+                action = A.action_name(agents[seat].act({"observation": encode_observation(state, seat),
+                                                         "action_mask": encode_action_mask(state)}), "argentine")
+                if action.startswith("sena:"):
+                    assert first_turn and expect
+                    gesture = action.removeprefix("sena:")
+                    assert gesture == S.honest_gesture(state.dealt_cards(seat))
+                    signalled += 1
+                else:
+                    assert not (first_turn and expect), "an honest signaller skipped its chance"
+                state.apply(action)
+        assert (signalled > 50) == expect
+
+
+def test_the_heuristic_reads_a_signal_it_saw_as_the_seat_holding_those_cards():
+    from agents.heuristic_reference import ReferenceHeuristic
+    from agents.view import decode
+
+    hands = [["4e", "5b", "6o"], ["12c", "11c", "4c"], ["1e", "5c", "6c"], ["4o", "5o", "7c"]]
+    state = TrucoState.new(make_config("argentine-2v2-senas"), seed=0,
+                           deal={"dealer": 3, "hands": hands, "catches": [[], [], [], []]})
+    state.apply("play:4e")
+    state.apply("play:12c")
+    state.apply("sena:eyebrows")  # seat 2 tells seat 0 it holds the 1 of swords; nobody else sees it
+    view = decode({"observation": encode_observation(state, 0), "action_mask": np.zeros(106, np.int8)})
+    assert view.signals == {2: "eyebrows"} and view.sena_table
+    assert decode({"observation": encode_observation(state, 1), "action_mask": np.zeros(106, np.int8)}).signals == {}
+
+    def share_with_1e(v) -> float:  # of seat 0's sampled deals, those that give its partner the 1 of swords
+        _, slots, draws = ReferenceHeuristic(seed=1)._draw(v, 200)
+        off, k = next((off, k) for rel, off, k in slots if rel == 2)
+        return sum(0 in draw[off:off + k] for draw in draws) / len(draws)
+
+    read = share_with_1e(view)
+    view.signals = {}
+    unread = share_with_1e(view)
+    assert read > 0.8 and unread < 0.3, (read, unread)
+
+
+# --- people at the table -------------------------------------------------------------------------------------------
+
+def test_truco_play_offers_signals_and_never_shows_one_the_person_did_not_catch(tmp_path):
+    import io
+
+    from training.play import play_match
+
+    save = tmp_path / "match.json"
+    out = io.StringIO()
+    offered = []
+
+    def person(prompt: str) -> str:  # signal when offered, else the first choice
+        screen = out.getvalue()
+        choices = re.findall(r"\[(\d+)\] ([^\n]+)", screen[screen.rfind("your turn"):])
+        signal = [key for key, label in choices if label.startswith("Seña:")]
+        offered.append(bool(signal))
+        return signal[0] if signal else "1"
+
+    assert play_match("argentine-2v2-senas", "heuristic", "heuristic", 0, 3, str(save), max_hands=4, read=person,
+                      out=out) == 0
+    screen = out.getvalue()
+    record = json.loads(save.read_text())
+    hands = record["hands"]
+    caught = sum(1 for h in hands for s, a in h["actions"]
+                 if a.startswith("sena:") and s % 2 == 1 and 0 in h["deal"]["catches"][s])
+    partner = sum(1 for h in hands for s, a in h["actions"] if a.startswith("sena:") and s == 2)
+    opponents = sum(1 for h in hands for s, a in h["actions"] if a.startswith("sena:") and s % 2 == 1)
+    announced = re.findall(r"(\w[\w ()]*) says: Seña: ", screen)
+    assert sum("partner" in who for who in announced) == partner > 0
+    assert sum("partner" not in who for who in announced) == caught < opponents, "an uncaught signal was shown"
+    assert any(offered) and any(a.startswith("sena:") for s, a in hands[0]["actions"] if s == 0)
+    assert "(the 1 of swords)" in screen or "(a 3)" in screen or "(nothing good)" in screen  # the table's meaning
+
+
+def test_the_web_table_shows_the_person_only_the_signals_it_saw(tmp_path):
+    from werkzeug.test import Client
+
+    from training.serve import App, Policy, Table
+
+    table = Table("argentine-2v2-senas", Policy("onnx:unused.onnx", tmp_path / "unused.onnx", {}),
+                  tmp_path / "records", seed=5)
+    client = Client(App(table))
+    view = client.post("/api/games").get_json()
+    state = table.games[view["game"]].state
+    rng = random.Random(2)
+    offered = shown = hidden = 0
+    while not view["over"] and state.hand_index < 6:
+        if view["to_act"] == 0:
+            signals = [a for a in view["legal"] if a["name"].startswith("sena:")]
+            offered += bool(signals)
+            assert all(a["label"].startswith("Seña: ") and "(" in a["label"] for a in signals)  # the table's meaning
+            action = (signals or view["legal"])[0]["id"] if signals else rng.choice(view["legal"])["id"]
+        else:
+            legal = state.legal_actions()
+            signals = [a for a in legal if a.startswith("sena:")]
+            action = A.action_id(signals[0] if signals else rng.choice(legal), "argentine")
+        seat, hand = view["to_act"], state.hand_index
+        name = A.action_name(action, "argentine")
+        seen = S.sees(state.catches, seat, 0)
+        body = {"seat": seat, "action": action, "position": view["position"]}
+        view = client.post(f"/api/games/{view['game']}/actions", json=body).get_json()
+        said = view["said"] if state.hand_index == hand else view["previous"]["said"]
+        if name.startswith("sena:"):
+            last = said[-1] if said else {}
+            assert (last.get("name") == name and last.get("seat") == seat) == seen, "a signal shown but not seen"
+            shown += seen
+            hidden += not seen
+    assert offered and shown and hidden

@@ -6,6 +6,7 @@ web table (``truco serve``), so that a person reads "ancho de espadas" or "zap" 
 from __future__ import annotations
 
 from truco_env import cards as C
+from truco_env import senas as S
 from truco_env.engine import ONZE, TrucoState
 
 SPANISH = {
@@ -13,6 +14,12 @@ SPANISH = {
     "envido": "Envido", "real_envido": "Real envido", "falta_envido": "Falta envido", "flor": "¡Flor!",
     "contraflor": "Contraflor", "contraflor_al_resto": "Contraflor al resto", "quiero": "Quiero",
     "no_quiero": "No quiero", "mazo": "Me voy al mazo",
+}
+#: The señas (docs/rules.md §3.13) as a player describes the gesture.
+GESTURE_WORDS = {
+    "eyebrows": "levantar las cejas", "wink": "guiñar un ojo", "mouth_side": "torcer la boca",
+    "lip_bite": "morderse el labio", "kiss": "tirar un beso", "open_mouth": "abrir la boca",
+    "head_tilt": "inclinar la cabeza", "eyes_closed": "cerrar los ojos",
 }
 PORTUGUESE = {
     "truco": "Truco!", "seis": "Seis!", "nove": "Nove!", "doze": "Doze!", "quiero": "Aceito",
@@ -53,11 +60,14 @@ def card_legend(family: str) -> str:
             "manilhas (the rank after the vira) beat all, zap > copas > espadilha > pica-fumo, then 3, 2, A, K, ...")
 
 
-def choice_label(name: str, family: str, phase: str, manilha: str | None = None) -> str:
+def choice_label(name: str, family: str, phase: str, manilha: str | None = None, sena_table: bool = False) -> str:
     """The name a player of that family would say for ``name``, said in ``phase`` (the engine's phase before the
-    action: a mão de onze's "quiero" is playing the hand); cards by :func:`card_name`."""
+    action: a mão de onze's "quiero" is playing the hand); cards by :func:`card_name`; a signal by its gesture,
+    with the common table's meaning where ``sena_table``."""
     kind, _, arg = name.partition(":")
     spanish = family == C.ARGENTINE
+    if kind == "sena":
+        return f"Seña: {GESTURE_WORDS[arg]}" + (f" ({S.MEANINGS[arg]})" if sena_table else "")
     if kind == "play":
         return f"{'Jugar' if spanish else 'Jogar'} {card_name(arg, family, manilha)}"
     if kind == "cover":
@@ -79,4 +89,5 @@ def manilha_of(state: TrucoState) -> str | None:
 
 def action_words(name: str, state: TrucoState) -> str:
     """:func:`choice_label` of ``name`` about to be played in ``state``."""
-    return choice_label(name, state.family, state.phase, manilha_of(state))
+    return choice_label(name, state.family, state.phase, manilha_of(state),
+                        state.config.senas and state.config.sena_code == "table")

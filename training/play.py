@@ -24,7 +24,7 @@ from training.atomic import atomic_write_json
 from training.labels import action_words, card_legend, card_name, choice_label, manilha_of
 from truco_env import cards as C
 from truco_env.config import PRESETS, make_config, unknown_preset
-from truco_env.encoding import partner_cards_visible
+from truco_env.encoding import partner_cards_visible, public_action_name
 from truco_env.engine import MAO_DE_FERRO, TIE, TrucoState
 from truco_env.limits import clip
 from truco_env.records import StopWatching
@@ -95,7 +95,8 @@ def play_match(preset: str, opponent: str, partner: str, seat: int, seed: int | 
             console.print(f"  you: {action_words(name, state)}")
         else:
             name = ask_agent(bots[actor], state, actor)
-            _announce(console, state, actor, name, words)
+            if public_action_name(state, actor, name, seat) is not None:  # a signal the person did not catch: nothing
+                _announce(console, state, actor, name, words)
         return name
 
     def hand_over(hand: int, before: tuple[int, int]) -> None:
@@ -260,10 +261,15 @@ def table_in_words(state: TrucoState, seat: int, words: Words) -> str:
     lines.append(f"the hand is worth {state.hand_value}")
     # each call as said (an answer's words do not depend on the phase it was said in, except a mão de onze's,
     # which the special-hand line above names)
-    said = [f"{words.who(s)}: {choice_label(a, family, '', manilha)}"
-            for s, a in state.hand_records[-1]["actions"] if not a.startswith(("play", "cover"))]
+    table_code = config.senas and config.sena_code == "table"
+    said = [f"{words.who(s)}: {choice_label(a, family, '', manilha, table_code)}"
+            for s, a in state.hand_records[-1]["actions"]
+            if not a.startswith(("play", "cover")) and public_action_name(state, s, a, seat) is not None]
     if said:
         lines.append("said: " + ", ".join(said))
+    if config.senas and seat in state.signals:
+        caught = [words.who(o) for o in state.catches[seat]]
+        lines.append("your signal was caught by " + (", ".join(caught) if caught else "nobody"))
     for label, shown in (("envido", state.envido_announcements), ("flor", state.flor_announcements)):
         if shown:
             lines.append(f"{label} shown: " + ", ".join(

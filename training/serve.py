@@ -54,6 +54,7 @@ from truco_env.encoding import (
     OBSERVATION_SIZES,
     OBSERVATION_VERSION,
     partner_cards_visible,
+    public_action_name,
 )
 from truco_env.engine import MAO_DE_FERRO, TrucoState
 from truco_env.limits import clip, loads_json
@@ -302,8 +303,9 @@ class Table:
             if not isinstance(value, int) or isinstance(value, bool):
                 raise ApiError(400, f"{key!r} must be an integer, as in {example}; got {str(value)[:40]!r}")
         seat, action, position = body["seat"], body["action"], body["position"]
-        if not 0 <= action < A.NUM_ACTIONS:
-            raise ApiError(400, f"action id {clip(action)} is out of range: expected 0..{A.NUM_ACTIONS - 1} "
+        count = A.num_actions(self.config)
+        if not 0 <= action < count:
+            raise ApiError(400, f"action id {clip(action)} is out of range: expected 0..{count - 1} "
                                 "(docs/actions.md)")
         with self.lock:
             state = game.state
@@ -322,7 +324,8 @@ class Table:
             hand, said = state.hand_index, self._said(state, seat, name)
             state.apply(name)
             game.position += 1
-            game.said[hand].append(said)
+            if said is not None:
+                game.said[hand].append(said)
             if state.hand_index == hand:
                 game.shown[hand] = {"envido": [list(a) for a in state.envido_announcements],
                                     "flor": [list(a) for a in state.flor_announcements]}
@@ -331,11 +334,14 @@ class Table:
                 game.shown.append({})
             self._save(game)
 
-    def _said(self, state: TrucoState, seat: int, name: str) -> dict:
+    def _said(self, state: TrucoState, seat: int, name: str) -> dict | None:
         """How the person sees ``seat``'s action ``name`` about to be played: its public name (a face-down card of
         a seat whose cards the person does not see is ``cover``; a blind card ``play_slot:<i>=<card>``) and its
-        text: a card as its text, a call as said in the family's language."""
+        text: a card as its text, a call as said in the family's language; None for a signal the person did not
+        see (señas: an opponent's signal the person did not catch)."""
         kind, _, arg = name.partition(":")
+        if kind == "sena" and public_action_name(state, seat, name, self.seat) is None:
+            return None
         public, text = name, arg
         if kind == "cover" and seat != self.seat and not self._sees(state, seat):
             public, text = "cover", ""

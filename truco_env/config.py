@@ -240,6 +240,8 @@ PRESETS: dict[str, TrucoConfig] = {
     "argentine-flor": TrucoConfig(family=ARGENTINE, num_players=2, target_score=30, flor=True),
     "argentine-2v2": TrucoConfig(family=ARGENTINE, num_players=4, target_score=30, flor=False),
     "argentine-3v3": TrucoConfig(family=ARGENTINE, num_players=6, target_score=30, flor=False, pica_pica=False),
+    # argentine-2v2 with partner signals (docs/rules.md §3.13)
+    "argentine-2v2-senas": TrucoConfig(family=ARGENTINE, num_players=4, target_score=30, flor=False, senas=True),
     "paulista": TrucoConfig(family=PAULISTA, num_players=2, target_score=12, deck="dirty"),
     "paulista-2v2": TrucoConfig(family=PAULISTA, num_players=4, target_score=12, deck="dirty"),
     "paulista-clean": TrucoConfig(family=PAULISTA, num_players=2, target_score=12, deck="clean"),

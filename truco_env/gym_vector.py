@@ -37,7 +37,7 @@ from gymnasium.vector.utils import batch_space
 
 from . import _kernel as K
 from . import actions as A
-from .encoding import OBSERVATION_SIZE
+from .encoding import observation_size
 from .inputs import as_action_batch, as_seed
 from .limits import clip
 from .single import RandomPlayer
@@ -59,8 +59,8 @@ class TrucoVectorEnv(gymnasium.vector.VectorEnv):
                             f"{clip(repr(self.opponents))}; agents.vector_env takes agent specs")
         self.env = VectorEnv(preset, num_envs, num_workers=num_workers, reward=reward, **overrides)
         self.preset, self.fixed_team, self.num_envs = preset, team, num_envs
-        self.single_observation_space = spaces.Box(0.0, 1.0, (OBSERVATION_SIZE,), dtype=np.float32)
-        self.single_action_space = spaces.Discrete(A.NUM_ACTIONS)
+        self.single_observation_space = spaces.Box(0.0, 1.0, (observation_size(self.env.config),), dtype=np.float32)
+        self.single_action_space = spaces.Discrete(A.num_actions(self.env.config))
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
         self._rng = np.random.default_rng()
@@ -83,7 +83,7 @@ class TrucoVectorEnv(gymnasium.vector.VectorEnv):
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
         if self._obs is None:
             raise RuntimeError("call reset() before step()")
-        acts = as_action_batch(actions, self.num_envs)  # the learner acts in every row: no SKIP here
+        acts = as_action_batch(actions, self.num_envs, num_actions=self.single_action_space.n)  # the learner acts in every row: no SKIP here
         reward, carry, done, won = self._play(acts)
         reward += self._carry
         self._carry = carry

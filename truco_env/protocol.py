@@ -98,12 +98,15 @@ def act_message(state: TrucoState, seat: int, observation: Any = None) -> dict:
         "hand_number": state.hand_index + 1, "dealer": state.dealer, "mano": state.mano,
         "special_hand": state.special_hand or None, "hand_value": state.hand_value, "phase": state.phase,
         "tricks": tricks,
-        "history": [[s, public_name(a, s, shown, hands)] for s, a in record["actions"]],
+        "history": [[s, name] for s, name in ((s, public_name(a, s, shown, hands, seat, record["deal"].get("catches")))
+                                               for s, a in record["actions"]) if name is not None],
         "envido_shown": [list(a) for a in state.envido_announcements],
         "flor_shown": [list(a) for a in state.flor_announcements],
         "partners": partners,
         "legal": [{"name": name, "id": A.action_id(name, family)} for name in state.legal_actions()],
     }
+    if config.senas and seat in state.signals:  # who caught its own signal (docs/rules.md §3.13)
+        message["sena_caught_by"] = list(state.catches[seat])
     if observation is not None:
         indices = observation.nonzero()[0] if hasattr(observation, "nonzero") else [
             i for i, value in enumerate(observation) if value]  # a numpy vector, or a plain list

@@ -28,7 +28,7 @@ from gymnasium import spaces
 
 from . import actions as A
 from .config import make_config
-from .encoding import OBSERVATION_SIZE
+from .encoding import observation_size
 from .fast import FastState
 from .inputs import as_action, as_reset_options, as_seed
 from .limits import clip
@@ -90,8 +90,8 @@ class TrucoSingleAgentEnv(gymnasium.Env):
             raise ValueError(f"render_mode={clip(repr(render_mode))} is not allowed; choose None, 'ansi' or 'human'")
         self.preset, self.fixed_seat, self.reward_mode, self.render_mode = preset, seat, reward, render_mode
         self._opponents, self._partners = opponents, partners if partners is not None else opponents
-        self.observation_space = spaces.Box(0.0, 1.0, (OBSERVATION_SIZE,), dtype=np.float32)
-        self.action_space = spaces.Discrete(A.NUM_ACTIONS)
+        self.observation_space = spaces.Box(0.0, 1.0, (observation_size(self.config),), dtype=np.float32)
+        self.action_space = spaces.Discrete(A.num_actions(self.config))
         self._build(self._opponents)  # a bad argument fails here, saying what is allowed
         self._build(self._partners)
         self._cache: dict[tuple[int, bool], Any] = {}
@@ -148,7 +148,7 @@ class TrucoSingleAgentEnv(gymnasium.Env):
             raise RuntimeError("call reset() before step()")
         if state.is_over:
             raise RuntimeError("the episode is over: call reset()")
-        action = as_action(action)  # a wrong type or an id out of range raises: a bug, not a move
+        action = as_action(action, self.action_space.n)  # a wrong type or an id out of range raises: a bug, not a move
         if not state.legal_mask()[action]:
             return self._observe(), -1.0, True, False, {**self._info(), "illegal_action": True}
         hand = state.hand_index
@@ -164,7 +164,7 @@ class TrucoSingleAgentEnv(gymnasium.Env):
     def action_masks(self) -> np.ndarray:
         """Boolean mask of the learner's legal actions (sb3-contrib's ``MaskablePPO`` calls this)."""
         if self.state is None or self.state.is_over:
-            return np.ones(A.NUM_ACTIONS, dtype=bool)  # nothing is legal; avoid an all-False distribution
+            return np.ones(self.action_space.n, dtype=bool)  # nothing is legal; avoid an all-False distribution
         return self._mask().astype(bool)
 
     def render(self) -> str | None:
@@ -204,7 +204,7 @@ class TrucoSingleAgentEnv(gymnasium.Env):
     def _mask(self) -> np.ndarray:
         """The learner's legal actions (all zero once the match is over)."""
         if self.state.is_over or self.state.actor != self.seat:
-            return np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+            return np.zeros(self.action_space.n, dtype=np.int8)
         return self.state.legal_mask().copy()
 
 

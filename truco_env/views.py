@@ -3,7 +3,8 @@
 A seat view is the match record cut down to one seat's knowledge: its own cards (none in a blind mão de ferro),
 the vira, the public actions (another seat's face-down card as ``cover``, a blind card as
 ``play_slot:<i>=<card>``), the points announced at a showdown, the flor holders once a flor is declared, a
-partner's cards where a mão de onze shows them, and the scores. A game server sends it to a front end that runs a
+partner's cards where a mão de onze shows them, the signals it saw (with señas; ``sena_caught_by`` where it
+signalled), and the scores. A game server sends it to a front end that runs a
 policy for that seat (``truco serve``); the encoder's parity export writes it beside truco_env's observation.
 """
 
@@ -11,15 +12,19 @@ from __future__ import annotations
 
 from . import actions as A
 from . import cards as C
+from . import senas as S
 from .encoding import partner_cards_visible
 from .engine import MAO_DE_FERRO, TrucoState
 
 
-def public_name(name: str, seat: int, shown: set[int], hands: list[list[str]]) -> str:
+def public_name(name: str, seat: int, shown: set[int], hands: list[list[str]], viewer: int,
+                catches: list[list[int]] | None) -> str | None:
     """How the viewer saw ``seat``'s action: another seat's face-down card is ``cover`` (unless the viewer sees that
-    seat's cards), a blind card is ``play_slot:<i>=<the card it showed>``."""
+    seat's cards), a blind card is ``play_slot:<i>=<the card it showed>``, a signal it did not see nothing (None)."""
     if name.startswith("cover:") and seat not in shown:
         return "cover"
+    if name.startswith("sena:") and not S.sees(catches, seat, viewer):
+        return None
     if name.startswith("play_slot:"):
         return f"{name}={hands[seat][int(name.split(':')[1])]}"
     return name
@@ -28,9 +33,12 @@ def public_name(name: str, seat: int, shown: set[int], hands: list[list[str]]) -
 def _hand_view(record: dict, seat: int, shown: set[int], blind: bool) -> dict:
     hands = record["deal"]["hands"]
     cards = [list(hands[s]) if s in shown and not (blind and s == seat) else None for s in range(len(hands))]
+    catches = record["deal"].get("catches")
+    seen = [[s, public_name(a, s, shown, hands, seat, catches)] for s, a in record["actions"]]
     out = {"dealer": record["dealer"], "deal": {"hands": cards, "vira": record["deal"]["vira"]},
-           "score_before": list(record["score_before"]),
-           "actions": [[s, public_name(a, s, shown, hands)] for s, a in record["actions"]]}
+           "score_before": list(record["score_before"]), "actions": [entry for entry in seen if entry[1] is not None]}
+    if any(s == seat and a.startswith("sena:") for s, a in record["actions"]):  # who caught its own signal
+        out["sena_caught_by"] = list(catches[seat])
     if "pair" in record:
         out["pair"] = list(record["pair"])
     return out
@@ -91,6 +99,7 @@ def seat_view(state: TrucoState, seat: int, compact: bool = False) -> dict:
         tally = [[0] * len(A.TALLY_CLASSES) for _ in range(2)]
         for record in records[:current]:
             for s, name in record["actions"]:
-                tally[s % 2][A.TALLY_CLASS_OF[A.action_id(name, config.family)]] += 1
+                if not name.startswith("sena:"):  # signals stay out of the tally
+                    tally[s % 2][A.TALLY_CLASS_OF[A.action_id(name, config.family)]] += 1
         out["tally_before"] = tally
     return out

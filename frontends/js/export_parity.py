@@ -44,6 +44,7 @@ CONFIGS = (
     ("argentine", "argentine", {}),
     ("argentine-flor", "argentine-flor", {}),
     ("argentine-2v2", "argentine-2v2", {}),
+    ("argentine-2v2-senas", "argentine-2v2-senas", {}),
     ("argentine-3v3", "argentine-3v3", {}),
     ("paulista", "paulista", {}),
     ("paulista-2v2", "paulista-2v2", {}),
@@ -68,6 +69,8 @@ CONFIGS = (
         "covered_card": True, "mao_de_onze_decider": "any_accepts", "mao_de_onze_truco": "caller_loses_match",
         "all_tricks_tied": "mao_team", "paulista_mazo": True}),
     ("paulista-open-ferro", "paulista-clean", {"mao_de_ferro_blind": False, "forbid_useless_raise": True}),
+    ("argentine-3v3-senas-free", "argentine-3v3", {"senas": True, "sena_code": "free", "sena_catch": 0.6,
+                                                   "pica_pica": True}),
 )
 
 MAX_DECISIONS_PER_MATCH = 40  # then a new match: many short stretches from varied scores beat a few long matches
@@ -201,6 +204,10 @@ def _features() -> dict:
         "contraflor al resto": lambda t: "contraflor_al_resto" in last_actions(t),
         "several hands of history": lambda t: len(t["view"]["hands"]) > 1,
         "tally_before": lambda t: "tally_before" in t["view"],
+        "a signal seen": lambda t: any(a.startswith("sena:") for _, a in t["view"]["hands"][-1]["actions"]),
+        "an opponent's signal caught": lambda t: any(a.startswith("sena:") and s % 2 != t["view"]["seat"] % 2
+                                                     for s, a in t["view"]["hands"][-1]["actions"]),
+        "own signal caught": lambda t: bool(t["view"]["hands"][-1].get("sena_caught_by")),
     })
     return out
 

@@ -54,6 +54,9 @@ def tables() -> dict:
             "max_seats": E.MAX_SEATS,
             "max_tricks": E.MAX_TRICKS,
             "tally_scale": E.TALLY_SCALE,
+            # appended only where the rules have senas (docs/rules.md §3.13)
+            "senas_fields": [[name, E.SENAS_OFFSETS[name][0], size] for name, size, _ in E.SENAS_FIELDS],
+            "senas_size": E.SENAS_SIZE,
         },
         "actions": {
             "count": A.NUM_ACTIONS,
@@ -62,6 +65,7 @@ def tables() -> dict:
             "names": {family: A.action_names(family) for family in C.FAMILIES},
             "tally_classes": list(A.TALLY_CLASSES),
             "tally_class_of": list(A.TALLY_CLASS_OF),
+            "sena_base": A.SENA_BASE, "senas": list(A.SENA_ACTIONS), "count_with_senas": A.NUM_ACTIONS_SENAS,
         },
         "cards": {
             "count": C.NUM_CARDS,

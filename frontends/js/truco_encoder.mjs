@@ -38,10 +38,12 @@ export class TrucoEncoder {
     this.numActions = tables.actions.count;
     this.offsets = {};
     for (const [name, offset, size] of tables.observation.fields) this.offsets[name] = [offset, size];
+    for (const [name, offset, size] of tables.observation.senas_fields) this.offsets[name] = [offset, size];
     this._ids = {};
     this._cards = {};
     for (const family of Object.keys(tables.actions.names)) {
-      this._ids[family] = new Map(tables.actions.names[family].map((name, id) => [name, id]));
+      const names = [...tables.actions.names[family], ...tables.actions.senas];
+      this._ids[family] = new Map(names.map((name, id) => [name, id]));
       const cards = new Map();
       tables.cards.ranks[family].forEach((rank, r) => tables.cards.suits[family].forEach((suit, s) => {
         cards.set(rank + suit, r * tables.cards.suits[family].length + s);
@@ -52,8 +54,9 @@ export class TrucoEncoder {
 
   /** The name of action ``id`` in the deck text of ``family`` ("play:1e", "truco", ...). */
   actionName(id, family) {
-    const names = this.tables.actions.names[family];
-    if (!names) fail(`unknown family ${JSON.stringify(family)}`);
+    const base = this.tables.actions.names[family];
+    if (!base) fail(`unknown family ${JSON.stringify(family)}`);
+    const names = [...base, ...this.tables.actions.senas];
     if (!Number.isInteger(id) || id < 0 || id >= names.length) fail(`action id ${id} is out of range 0..${names.length - 1}`);
     return names[id];
   }
@@ -114,7 +117,8 @@ export class TrucoEncoder {
       if (!Array.isArray(hand?.actions)) fail(`view.hands[${i}].actions must be a list`);
       hand.actions.forEach((entry, j) => {
         if (!Array.isArray(entry) || !Number.isInteger(entry[0])) fail(`view.hands[${i}].actions[${j}]: expected [seat, name]`);
-        tally[entry[0] % 2][this._tallyClass(entry[1], `view.hands[${i}].actions[${j}]`)] += 1;
+        const k = this._tallyClass(entry[1], `view.hands[${i}].actions[${j}]`);
+        if (k !== null) tally[entry[0] % 2][k] += 1;
       });
     });
     const state = new HandState(this, rules, view.seat, view.hands[last], last, tally);
@@ -134,7 +138,7 @@ export class TrucoEncoder {
       fail(`it is not seat ${view.seat}'s turn: the replayed actor is seat ${state.actor} (${state.phase} phase)`);
     }
     const legalActions = state.legal();
-    const actionMask = new Int8Array(this.numActions);
+    const actionMask = new Int8Array(state.rules.senas ? this.tables.actions.count_with_senas : this.numActions);
     for (const name of legalActions) actionMask[this.actionId(name, state.family)] = 1;
     return { observation: state.observe(), actionMask, legalActions, phase: state.phase, family: state.family };
   }
@@ -143,6 +147,7 @@ export class TrucoEncoder {
     const t = this.tables.actions;
     if (typeof name !== "string") fail(`${where}: action names must be strings`);
     if (name === "cover" || name.startsWith("play:") || name.startsWith("cover:") || name.startsWith("play_slot:")) return 0;
+    if (t.senas.includes(name)) return null; // a signal is no public decision: it stays out of the tally
     const call = t.calls.indexOf(name);
     if (call < 0) fail(`${where}: unknown action ${JSON.stringify(name)}`);
     return t.tally_class_of[t.call_base + call];
@@ -270,6 +275,7 @@ class HandState {
     this.florDeclared = false;
     this.florChain = [];
     this.florCaller = null;
+    this.signals = new Map(); // seat -> gesture, the signals the viewer saw
     this.handOver = false;
     if (this.onzeDeciders.length) {
       this.phase = ONZE;
@@ -353,7 +359,8 @@ class HandState {
     if (seat !== this.actor) fail(`${at}: seat ${seat} acted, but the replay has seat ${this.actor} to act (${this.phase} phase)`);
     if (typeof name !== "string") fail(`${at}: the action name must be a string`);
     this.checkLegal(seat, name, at);
-    this.tally[this.teamOf(seat)][this.enc._tallyClass(name, at)] += 1;
+    const k = this.enc._tallyClass(name, at);
+    if (k !== null) this.tally[this.teamOf(seat)][k] += 1;
     const handler = {
       [PLAY]: this.onPlay, [TRUCO]: this.onTruco, [ENVIDO]: this.onEnvido, [FLOR_DECLARE]: this.onFlorDeclare,
       [FLOR_CONTEST]: this.onFlorContest, [ONZE]: this.onOnze,
@@ -401,6 +408,8 @@ class HandState {
       this.openEnvido(seat, name);
     } else if (name === "mazo") {
       this.fold(seat);
+    } else if (kind === "sena") {
+      this.signals.set(seat, arg); // the seat acts again: a signal does not pass the turn
     } else {
       this.propose(seat, this.level + 1);
     }
@@ -785,6 +794,10 @@ class HandState {
     }
     if (this.canOpenEnvido(seat)) legal.push(...ENVIDO_CALLS);
     if (this.family === "argentine" || (rules.paulista_mazo && this.special !== MAO_DE_FERRO)) legal.push("mazo");
+    // señas: once a hand, before the seat's first card, in a hand with partners in it (not a pica-pica duel)
+    if (rules.senas && this.seats.length > 2 && !this.signals.has(seat) && !this.hasPlayed(seat)) {
+      legal.push(...this.t.actions.senas);
+    }
     return legal;
   }
 
@@ -820,7 +833,7 @@ class HandState {
 
   observe() {
     const T = this.t.observation;
-    const obs = new Float32Array(T.size);
+    const obs = new Float32Array(T.size + (this.rules.senas ? T.senas_size : 0));
     const off = this.enc.offsets;
     const set = (field, index, value = 1) => {
       const [start, size] = off[field];
@@ -915,6 +928,12 @@ class HandState {
       counts.forEach((count, k) => set("match_tally", row * width + k, count / total));
       set("match_tally", row * width + width - 1, total / (total + T.tally_scale));
     });
+    if (this.rules.senas) {
+      const gestures = this.t.actions.senas;
+      for (const [seat, gesture] of this.signals) set("senas_seen", rel(seat) * gestures.length + gestures.indexOf(`sena:${gesture}`));
+      if (this.signals.has(viewer)) for (const seat of this.hand.sena_caught_by ?? []) set("sena_caught_by", rel(seat));
+      set("sena_code", 0, Number(this.rules.sena_code === "table"));
+    }
     return obs;
   }
 }

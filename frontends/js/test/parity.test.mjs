@@ -32,7 +32,10 @@ test("reproduces the observation and mask of every exported state exactly", { sk
     } catch (err) {
       assert.fail(`${where}: ${err.message}\nview: ${JSON.stringify(triple.view)}`);
     }
-    const expected = new Float64Array(encoder.observationSize);
+    const senas = Boolean(view.rules.senas); // a game with señas appends their block and their actions
+    const size = encoder.observationSize + (senas ? encoder.tables.observation.senas_size : 0);
+    assert.equal(got.observation.length, size, `${where}: observation length`);
+    const expected = new Float64Array(size);
     for (const index of triple.ones) expected[index] = 1;
     for (const [index, value] of triple.values) expected[index] = value;
     for (let k = 0; k < expected.length; k++) {
@@ -41,7 +44,8 @@ test("reproduces the observation and mask of every exported state exactly", { sk
                     `view: ${JSON.stringify(triple.view)}`);
       }
     }
-    const mask = new Int8Array(encoder.numActions);
+    const mask = new Int8Array(senas ? encoder.tables.actions.count_with_senas : encoder.numActions);
+    assert.equal(got.actionMask.length, mask.length, `${where}: mask length`);
     for (const id of triple.mask) mask[id] = 1;
     const family = view.rules.family;
     const names = (m) => [...m.keys()].filter((a) => m[a]).map((a) => encoder.actionName(a, family));
