@@ -23,7 +23,13 @@ from torch import nn
 
 from truco_env import actions as A
 from truco_env import cards as C
-from truco_env.encoding import OBS_OFFSETS, OBSERVATION_SIZE, OBSERVATION_SIZES, OBSERVATION_VERSION
+from truco_env.encoding import (
+    OBS_OFFSETS,
+    OBSERVATION_SIZE,
+    OBSERVATION_SIZE_SENAS,
+    OBSERVATION_SIZES,
+    OBSERVATION_VERSION,
+)
 from truco_env.limits import (
     MAX_HIDDEN_LAYERS,
     MAX_HIDDEN_WIDTH,
@@ -230,8 +236,12 @@ class PolicyNet(nn.Module):
         if self.tally_net is not None:
             scale, shift = self.tally_net(_tally_of(x)).chunk(2, -1)
             features = features * (1 + scale) + shift
-        logits = self.policy(features).masked_fill(~mask, float("-inf"))
-        return logits, self.value(features).squeeze(-1)
+        logits = self.policy(features)
+        # a game with actions this network was not made for (señas' signals): never chosen (an exported graph
+        # has the network's own width, so a trace skips this)
+        if not torch.jit.is_tracing() and mask.shape[-1] > self.num_actions:
+            logits = torch.nn.functional.pad(logits, (0, mask.shape[-1] - self.num_actions), value=float("-inf"))
+        return logits.masked_fill(~mask, float("-inf")), self.value(features).squeeze(-1)
 
     def probabilities(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         logits, _ = self(obs, mask)
@@ -333,8 +343,9 @@ def load_policy(path: str) -> tuple[PolicyNet, dict[str, Any]]:
         raise PolicyFileError(f"{path}: an opponent-gated policy (experts under a gate, shipped before the PPO "
                               "rebuild) is no longer read; its ONNX copy in agents/policies/previous/ plays as "
                               "onnx:FILE")
-    if (not _is_int(version) or version not in OBSERVATION_SIZES or not _is_int(arch.get("obs_size"))
-            or arch.get("obs_size") != OBSERVATION_SIZES[version]):
+    senas = version == OBSERVATION_VERSION and arch.get("obs_size") == OBSERVATION_SIZE_SENAS  # with señas' block
+    if not senas and (not _is_int(version) or version not in OBSERVATION_SIZES or not _is_int(arch.get("obs_size"))
+                      or arch.get("obs_size") != OBSERVATION_SIZES[version]):
         raise PolicyFileError(f"{path}: observation layout version {clip(repr(version))} with "
                               f"{clip(repr(arch.get('obs_size')))} inputs; this truco-rl reads versions "
                               f"{sorted(OBSERVATION_SIZES)} (sizes {OBSERVATION_SIZES}), current {OBSERVATION_VERSION}")
@@ -379,9 +390,10 @@ def _expected_shapes(path: str, arch: dict[str, Any]) -> dict[str, tuple[int, ..
             or not all(_is_int(h) and 1 <= h <= MAX_HIDDEN_WIDTH for h in hidden)):
         raise PolicyFileError(f"{path}: architecture 'hidden' must be 1 to {MAX_HIDDEN_LAYERS} layer widths, each "
                               f"1..{MAX_HIDDEN_WIDTH}; got {clip(repr(hidden))}")
-    if arch.get("num_actions") != A.NUM_ACTIONS or not _is_int(arch.get("num_actions")):
-        raise PolicyFileError(f"{path}: architecture 'num_actions' must be {A.NUM_ACTIONS}, "
-                              f"got {clip(repr(arch.get('num_actions')))}")
+    actions = A.NUM_ACTIONS_SENAS if arch.get("obs_size") == OBSERVATION_SIZE_SENAS else A.NUM_ACTIONS
+    if arch.get("num_actions") != actions or not _is_int(arch.get("num_actions")):
+        raise PolicyFileError(f"{path}: architecture 'num_actions' must be {actions} (with {clip(repr(arch.get('obs_size')))} "
+                              f"inputs), got {clip(repr(arch.get('num_actions')))}")
     if arch.get("features", "none") not in FEATURES or arch.get("kind", "mlp") != "mlp":
         raise PolicyFileError(f"{path}: architecture kind {clip(repr(arch.get('kind', 'mlp')))} with features "
                               f"{clip(repr(arch.get('features', 'none')))}; this truco-rl builds kind 'mlp' with "

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from truco_env import actions as A
-from truco_env.encoding import OBSERVATION_SIZE, OBSERVATION_SIZES
+from truco_env.encoding import OBSERVATION_SIZE, OBSERVATION_SIZE_SENAS, OBSERVATION_SIZES
 from truco_env.limits import MAX_METADATA_BYTES, clip, read_json
 
 from .base import PLAY_MODES, Agent, register_agent, sample_rows
@@ -40,7 +40,8 @@ class OnnxAgent(Agent):
             raise ValueError(f"agent 'onnx': {path} is not a loadable ONNX model "
                              f"({clip(str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__, 120)})"
                              ) from None
-        self._obs_size = _check_signature(path, self.session)  # an older layout's model reads a prefix
+        # an older layout's model reads a prefix; a model without señas plays a game with them, never signalling
+        self._obs_size, self._actions = _check_signature(path, self.session)
         self.greedy = greedy
         self.presets = tuple(_metadata(path).get("presets") or ()) or None
         self._rng = np.random.default_rng(seed)
@@ -51,12 +52,13 @@ class OnnxAgent(Agent):
     def probabilities(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """Batched masked probabilities for ``[batch, obs]`` observations and ``[batch, actions]`` masks."""
         observations = np.asarray(observations, dtype=np.float32)
+        masks = np.asarray(masks, dtype=np.int8)
         if self._obs_size is not None and observations.shape[-1] > self._obs_size:
             observations = observations[..., :self._obs_size]
         probs, _ = self.session.run(["probabilities", "value"], {
-            "observation": observations,
-            "action_mask": np.asarray(masks, dtype=np.int8)})
-        return probs
+            "observation": observations, "action_mask": masks[..., :self._actions]})
+        extra = masks.shape[-1] - probs.shape[-1]
+        return np.pad(probs, ((0, 0), (0, extra))) if extra > 0 else probs
 
     def act(self, observation: dict[str, Any]) -> int:
         mask = np.asarray(observation["action_mask"], dtype=np.int8)
@@ -98,11 +100,12 @@ def _factory(arg: str | None, params: dict[str, str]) -> Agent:
     return OnnxAgent(path, greedy=mode == "greedy")
 
 
-def _check_signature(path: str, session: Any) -> int | None:
-    """The observation width the model reads (None: any), after checking its inputs and outputs against this
-    truco-rl: ``observation`` of a known layout's width, ``action_mask`` of one entry per action, and
-    ``probabilities`` of one per action (checked on one probe row too, since a width can be symbolic), finite
-    and summing to 1. Why at load: a model of another width would otherwise fail mid-match in numpy."""
+def _check_signature(path: str, session: Any) -> tuple[int | None, int]:
+    """The observation width the model reads (None: any) and its number of actions, after checking its inputs
+    and outputs against this truco-rl: ``observation`` of a known layout's width, ``action_mask`` of one entry per
+    action, and ``probabilities`` of one per action (checked on one probe row too, since a width can be
+    symbolic), finite and summing to 1; 1,141 inputs and 106 actions for a model made for señas. Why at load: a
+    model of another width would otherwise fail mid-match in numpy."""
     inputs = {i.name: i for i in session.get_inputs()}
     outputs = {o.name: o for o in session.get_outputs()}
     if set(inputs) != {"observation", "action_mask"}:
@@ -111,31 +114,32 @@ def _check_signature(path: str, session: Any) -> int | None:
     if not {"probabilities", "value"} <= set(outputs):
         raise ValueError(f"agent 'onnx': {path} has outputs {clip(sorted(outputs), 80)}, expected probabilities, "
                          "value")
-    widths = sorted(set(OBSERVATION_SIZES.values()))
-    expected = {"observation": widths, "action_mask": [A.NUM_ACTIONS], "probabilities": [A.NUM_ACTIONS]}
+    width = inputs["observation"].shape[1] if len(inputs["observation"].shape or []) == 2 else None
+    actions = A.NUM_ACTIONS_SENAS if width == OBSERVATION_SIZE_SENAS else A.NUM_ACTIONS
+    widths = sorted({*OBSERVATION_SIZES.values(), OBSERVATION_SIZE_SENAS})
+    expected = {"observation": widths, "action_mask": [actions], "probabilities": [actions]}
     for name, allowed in expected.items():
         shape = (inputs.get(name) or outputs[name]).shape
         if not isinstance(shape, list) or len(shape) != 2 or (isinstance(shape[1], int) and shape[1] not in allowed):
             raise ValueError(f"agent 'onnx': {path}: {name} has shape {clip(shape, 60)}, expected [batch, "
                              f"{' or '.join(map(str, allowed))}]")
-    width = inputs["observation"].shape[1]
     obs_size = width if isinstance(width, int) else None
     try:
         probs, value = session.run(["probabilities", "value"], {
             "observation": np.ones((1, obs_size or OBSERVATION_SIZE), np.float32),
-            "action_mask": np.ones((1, A.NUM_ACTIONS), np.int8)})
+            "action_mask": np.ones((1, actions), np.int8)})
     except Exception as err:  # noqa: BLE001  # onnxruntime raises its own error types
         raise ValueError(f"agent 'onnx': {path} does not run on one observation "
                          f"({clip(str(err).splitlines()[0] if str(err) else type(err).__name__, 120)})") from None
     probs = np.asarray(probs)
-    if probs.shape != (1, A.NUM_ACTIONS):
+    if probs.shape != (1, actions):
         raise ValueError(f"agent 'onnx': {path} gives probabilities of shape {clip(probs.shape, 60)} for one "
-                         f"observation, expected (1, {A.NUM_ACTIONS})")
+                         f"observation, expected (1, {actions})")
     if not (np.all(np.isfinite(probs)) and np.all(probs >= 0) and abs(float(probs.sum()) - 1.0) < 1e-3
             and np.all(np.isfinite(np.asarray(value, dtype=np.float64)))):
         raise ValueError(f"agent 'onnx': {path} gives probabilities that are not finite, non-negative and "
                          "summing to 1 (or a non-finite value)")
-    return obs_size
+    return obs_size, actions
 
 
 def _metadata(model_path: str) -> dict:

@@ -440,3 +440,58 @@ def test_the_web_table_shows_the_person_only_the_signals_it_saw(tmp_path):
             shown += seen
             hidden += not seen
     assert offered and shown and hidden
+
+
+# --- learning to signal ----------------------------------------------------------------------------------------------
+
+def test_ppo_trains_a_network_for_senas_that_plays_exports_and_matches_its_onnx(tmp_path):
+    import torch
+
+    from agents.base import make_agent
+    from agents.network import PolicyNet
+    from training.evaluate import run_tournament
+    from training.export import export_onnx
+    from training.options import build
+    from training.ppo import PPOArgs, train
+    from truco_env.encoding import encode_action_mask
+
+    args = build(PPOArgs, {"preset": "argentine-2v2-senas", "total_decisions": 3000, "batch_decisions": 1500,
+                           "tables": 16, "hidden": [32], "eval_every": 0, "eval_opponents": [],
+                           "scripted": {"heuristic": 0.2}, "run_dir": str(tmp_path / "run")})
+    policy = train(args, progress_bar=False)
+    agent = make_agent(f"ppo:{policy}")
+    assert (agent.net.obs_size, agent.net.num_actions) == (OBSERVATION_SIZE + SENAS_SIZE, 106)
+    summary, _ = run_tournament([f"ppo:{policy}", "heuristic"], ["argentine-2v2-senas"], 4, seed=1)
+    assert summary["pairings"][0]["matches"] == 4
+    model, _ = export_onnx(str(policy), str(tmp_path / "policy.onnx"))
+    onnx = make_agent(f"onnx:{model}")
+    states = [play_random(SENAS, seed, limit=seed % 7) for seed in range(40)]
+    states = [s for s in states if not s.is_over]
+    obs = np.stack([encode_observation(s, s.actor) for s in states])
+    masks = np.stack([encode_action_mask(s) for s in states])
+    with torch.no_grad():
+        reference = agent.net.probabilities(torch.from_numpy(obs), torch.from_numpy(masks > 0)).numpy()
+    assert np.abs(onnx.probabilities(obs, masks) - reference).max() < 1e-5
+    # a network made without señas plays the game with them: it reads the usual observation and never signals
+    plain = PolicyNet(hidden=(16,))
+    with torch.no_grad():
+        probs = plain.probabilities(torch.from_numpy(obs), torch.from_numpy(masks > 0)).numpy()
+    assert probs.shape == masks.shape and probs[:, A.SENA_BASE:].sum() == 0 and np.allclose(probs.sum(1), 1)
+
+
+def test_evaluation_reports_how_each_agent_signals(tmp_path):
+    from training.evaluate import run_tournament
+    from training.tournament_files import markdown_report, write_outputs
+
+    summary, meta = run_tournament(["heuristic", "heuristic:signal=0"], ["argentine-2v2-senas", "argentine"], 16,
+                                   seed=3)
+    rows = {(r["preset"], r["agent"]): r for r in summary["behaviour"]}
+    honest = rows[("argentine-2v2-senas", "heuristic")]
+    assert honest["signal_rate"] > 0.7 and honest["signal_honesty"] == 1.0 and 0 < honest["signal_caught_rate"] < 0.6
+    counts = honest["counts"]
+    assert counts["caught_hands"] + counts["uncaught_hands"] > 0 and counts["signal_watchers"] == 2 * counts["signals"]
+    assert rows[("argentine-2v2-senas", "heuristic:signal=0")]["signal_rate"] == 0
+    assert "signal_rate" not in rows[("argentine", "heuristic")]  # only games with señas have the columns
+    assert "| true to the table |" in markdown_report(summary)
+    written = write_outputs(tmp_path / "out", summary, meta, plots=False)
+    assert "signal_rate" in (tmp_path / "out" / "behaviour.csv").read_text().splitlines()[0] and written

@@ -14,6 +14,16 @@ Behaviour statistics (per agent, from the match records and the seats it held)
 * ``envido_accuracy``: of its envido calls (openings and raises), the share where its team really held the better
   envido (ties resolved as the rules do).
 
+With señas (docs/rules.md §3.13), per agent:
+
+* ``signal_rate``: of its seat-hands where it could signal (hands with partners in them), the share it signalled in;
+* ``signal_honesty``: of its signals, the share true to the common table about the hand it held;
+* ``signal_caught_rate``: of the opponents who might have caught its signals, the share who did;
+* ``caught_signal_cost``: what a caught signal is worth to the opponents, in points per hand: the opponents' point
+  margin over it in its hands where a signal of its was caught, minus that margin in its hands where it signalled
+  and nobody caught it. Who catches is drawn apart from play, so the two kinds of hands differ by the catch alone
+  (and by chance: read it with its hand counts).
+
 **Hand strength** (for the bluff statistics) of a dealt hand is the sum over its cards of the share of the other
 cards of the deck that the card beats (ties count half), with that hand's strength table, so Paulista manilhas
 count. A hand is *weak* when its strength is below the lower tertile of that measure over 4,000 random deals of
@@ -27,6 +37,7 @@ from collections import Counter
 from functools import lru_cache
 
 from truco_env import cards as C
+from truco_env import senas as S
 from truco_env.config import TrucoConfig
 
 LADDER = ("truco", "retruco", "vale_cuatro", "seis", "nove", "doze")
@@ -136,6 +147,8 @@ def behaviour_counts(config: TrucoConfig, record: dict, hand_winners: list[int |
                 if s % 2 == team_of_agent:
                     out["envido_calls"] += 1
                     out["envido_correct"] += truth == team_of_agent
+        if config.senas:
+            _count_signals(out, hand, mine, family, team_of_agent)
         blind = (family == C.PAULISTA and config.mao_de_ferro and config.mao_de_ferro_blind
                  and hand["score_before"] == blind_score)
         if blind:
@@ -154,6 +167,27 @@ def behaviour_counts(config: TrucoConfig, record: dict, hand_winners: list[int |
     return out
 
 
+def _count_signals(out: Counter, hand: dict, mine: list[int], family: str, team: int) -> None:
+    """The señas counters of one hand for the agent at the seats ``mine`` (see the module docstring)."""
+    if "pair" in hand:  # a pica-pica duel: nobody may signal
+        return
+    catches = hand["deal"]["catches"]
+    signals = {s: a.removeprefix("sena:") for s, a, *_ in hand["actions"] if a.startswith("sena:") and s in mine}
+    out["sena_chances"] += len(mine)
+    out["signals"] += len(signals)
+    caught = False
+    for seat, gesture in signals.items():
+        out["signals_true"] += S.true_to_table(gesture, [C.parse_card(c, family) for c in hand["deal"]["hands"][seat]])
+        out["signal_watchers"] += len(hand["deal"]["hands"]) // 2
+        out["signal_catches"] += len(catches[seat])
+        caught = caught or bool(catches[seat])
+    if signals:
+        margin = hand["points"][1 - team] - hand["points"][team]
+        kind = "caught" if caught else "uncaught"
+        out[f"{kind}_hands"] += 1
+        out[f"{kind}_margin"] += margin
+
+
 def behaviour_rates(counts: Counter | dict) -> dict[str, float | None]:
     def rate(num: str, den: str) -> float | None:
         return counts.get(num, 0) / counts[den] if counts.get(den) else None
@@ -168,4 +202,11 @@ def behaviour_rates(counts: Counter | dict) -> dict[str, float | None]:
         "weak_call_share": rate("bluffs", "calling_hands"),
         "bluff_win_rate": rate("bluffs_won", "bluffs"),
         "envido_accuracy": rate("envido_correct", "envido_calls"),
+        **({} if not counts.get("sena_chances") else {
+            "signal_rate": rate("signals", "sena_chances"),
+            "signal_honesty": rate("signals_true", "signals"),
+            "signal_caught_rate": rate("signal_catches", "signal_watchers"),
+            "caught_signal_cost": (None if not (counts.get("caught_hands") and counts.get("uncaught_hands"))
+                                   else rate("caught_margin", "caught_hands") - rate("uncaught_margin", "uncaught_hands")),
+        }),
     }

@@ -29,6 +29,8 @@ from truco_env.encoding import (
     OBSERVATION_SIZE,
     OBSERVATION_VERSION,
     OPTION_BITS,
+    SENAS_FIELDS,
+    SENAS_OFFSETS,
     encode_action_mask,
     encode_observation,
 )
@@ -54,17 +56,23 @@ class _ExportedPolicy(nn.Module):
 
 
 def metadata(net_meta: dict[str, Any], onnx_file: str) -> dict[str, Any]:
-    """Everything a front end needs besides the model itself."""
+    """Everything a front end needs besides the model itself (a network made for señas reads their block too and
+    answers for their actions)."""
+    arch = net_meta.get("architecture", {})
+    obs_size, actions = arch.get("obs_size", OBSERVATION_SIZE), arch.get("num_actions", A.NUM_ACTIONS)
+    senas = actions == A.NUM_ACTIONS_SENAS
+    fields = OBSERVATION_FIELDS + (SENAS_FIELDS if senas else ())
+    offsets = {**OBS_OFFSETS, **SENAS_OFFSETS}
     return {
         "format": "truco-rl-onnx-policy",
         "format_version": 1,
         "model": os.path.basename(onnx_file),
         "inputs": {
-            "observation": {"dtype": "float32", "shape": ["batch", OBSERVATION_SIZE]},
-            "action_mask": {"dtype": "int8", "shape": ["batch", A.NUM_ACTIONS], "meaning": "1 = legal"},
+            "observation": {"dtype": "float32", "shape": ["batch", obs_size]},
+            "action_mask": {"dtype": "int8", "shape": ["batch", actions], "meaning": "1 = legal"},
         },
         "outputs": {
-            "probabilities": {"dtype": "float32", "shape": ["batch", A.NUM_ACTIONS],
+            "probabilities": {"dtype": "float32", "shape": ["batch", actions],
                               "meaning": "masked action probabilities; illegal actions are exactly 0"},
             "value": {"dtype": "float32", "shape": ["batch"], "meaning": "the critic's estimate of what is still to come for the acting seat's team: "
                                "the match result in [-1, 1] plus shaping, or, for a policy trained with "
@@ -72,14 +80,14 @@ def metadata(net_meta: dict[str, Any], onnx_file: str) -> dict[str, Any]:
         },
         "observation": {
             "version": OBSERVATION_VERSION,
-            "size": OBSERVATION_SIZE,
-            "fields": [{"name": name, "offset": OBS_OFFSETS[name][0], "size": size, "meaning": meaning}
-                       for name, size, meaning in OBSERVATION_FIELDS],
+            "size": obs_size,
+            "fields": [{"name": name, "offset": offsets[name][0], "size": size, "meaning": meaning}
+                       for name, size, meaning in fields],
             "option_bits": [{"field": name, "value": value} for name, value in OPTION_BITS],
             "card_index": "rank_index * 4 + suit_index; ranks 1 2 3 4 5 6 7 10 11 12 (A 2 3 4 5 6 7 Q J K), "
                           "suits espadas/spades, bastos/clubs, oros/diamonds, copas/hearts",
         },
-        "actions": {family: A.action_names(family) for family in C.FAMILIES},
+        "actions": {family: A.action_names(family, senas) for family in C.FAMILIES},
         "presets": net_meta.get("presets", []),
         "play": {"mode": net_meta.get("play", "sample"),
                  "meaning": "greedy: take the most probable legal action; sample: draw from the probabilities "
@@ -93,7 +101,7 @@ def export_onnx(policy_path: str, out_path: str) -> tuple[str, str]:
     """Write ``out_path`` (.onnx) and its metadata JSON beside it; returns both paths."""
     net, net_meta = load_policy(policy_path)
     wrapper = _ExportedPolicy(net).eval()
-    example = (torch.zeros(2, OBSERVATION_SIZE), torch.ones(2, A.NUM_ACTIONS, dtype=torch.int8))
+    example = (torch.zeros(2, net.obs_size), torch.ones(2, net.num_actions, dtype=torch.int8))
     axes = {"observation": {0: "batch"}, "action_mask": {0: "batch"}, "probabilities": {0: "batch"},
             "value": {0: "batch"}}
 

@@ -68,7 +68,14 @@ from agents.network import (
     load_tensors,
 )
 from truco_env import cards as C
-from truco_env.encoding import OBSERVATION_SIZE, OBSERVATION_VERSION, PRIVILEGED_SIZE
+from truco_env.actions import num_actions
+from truco_env.config import make_config
+from truco_env.encoding import (
+    OBSERVATION_SIZE,
+    OBSERVATION_VERSION,
+    PRIVILEGED_SIZE,
+    observation_size,
+)
 from truco_env.limits import clip
 from truco_env.vector import VectorEnv
 
@@ -165,6 +172,13 @@ class PPOArgs(Options):
     """Updates between checkpoints."""
 
     @property
+    def shapes(self) -> dict[str, int]:
+        """The network's input and output widths on this preset: the observation and the action space, the señas
+        block and signals included where the preset has them."""
+        config = make_config(self.preset)
+        return {"obs_size": observation_size(config), "num_actions": num_actions(config)}
+
+    @property
     def features(self) -> str:
         """The network's input features: every policy this trainer makes also reads each visible card's trick
         strength under the vira (``agents.network.FEATURES``; ``none`` remains only to read older files)."""
@@ -173,11 +187,10 @@ class PPOArgs(Options):
     @model_validator(mode="after")
     def _consistent(self) -> PPOArgs:
         from agents.network import _expected_shapes
-        from truco_env.actions import NUM_ACTIONS
 
         # the limits a policy file is read within (truco_env/limits.py): a bigger network would train for hours
         # into a policy that never loads, and one YAML line such as hidden: [100000, 100000] asked for 40 GB
-        _expected_shapes("option 'hidden'", {"obs_size": OBSERVATION_SIZE, "num_actions": NUM_ACTIONS,
+        _expected_shapes("option 'hidden'", {**self.shapes,
                                              "hidden": list(self.hidden), "features": self.features,
                                              "tally_film": self.tally_film})
         if self.self_play + self.snapshots + sum(self.scripted.values()) <= 0:
@@ -214,10 +227,10 @@ class DealCritic(nn.Module):
     value). The policy still reads only its own observation, so it stays a legal player; the critic is never
     saved with it."""
 
-    def __init__(self, hidden: tuple[int, ...]):
+    def __init__(self, hidden: tuple[int, ...], obs_size: int = OBSERVATION_SIZE):
         super().__init__()
         self.strength = CardStrength()
-        width = OBSERVATION_SIZE + PRIVILEGED_SIZE + self.strength.size + (PRIVILEGED_SIZE // C.NUM_CARDS) * STRENGTH_LEVELS
+        width = obs_size + PRIVILEGED_SIZE + self.strength.size + (PRIVILEGED_SIZE // C.NUM_CARDS) * STRENGTH_LEVELS
         layers: list[nn.Module] = []
         for size in hidden:
             layers += [nn.Linear(width, size), nn.ReLU()]
@@ -725,13 +738,14 @@ class Learner:
 def new_learner(args: PPOArgs) -> Learner:
     """Fresh weights and state, seeded from ``args.seed`` (the order of creation is part of the seeding)."""
     torch.manual_seed(int(np.random.SeedSequence([args.seed, 1 << 20]).generate_state(1)[0]))
-    net = PolicyNet(hidden=args.hidden, features=args.features, tally_film=args.tally_film)
-    critic = DealCritic(args.hidden)
+    shapes = args.shapes
+    net = PolicyNet(**shapes, hidden=args.hidden, features=args.features, tally_film=args.tally_film)
+    critic = DealCritic(args.hidden, shapes["obs_size"])
     params = list(net.parameters()) + list(critic.parameters())
     optimizer = torch.optim.Adam(params, lr=args.learning_rate, eps=1e-5)
     rng = np.random.default_rng(np.random.SeedSequence([args.seed, 1 << 21]))
     # the magnet: a frozen copy of the policy the run starts from (after the warm start), or the checkpoint's
-    magnet = PolicyNet(hidden=args.hidden, features=args.features, tally_film=args.tally_film) \
+    magnet = PolicyNet(**shapes, hidden=args.hidden, features=args.features, tally_film=args.tally_film) \
         if args.magnet_coef > 0 and not args.magnet else None
     return Learner(net, critic, params, optimizer, rng, League(), magnet)
 

@@ -352,8 +352,8 @@ class Collector:
 
 
 def _network(arch: dict[str, Any], weights: dict[str, np.ndarray], reuse: PolicyNet | None = None) -> PolicyNet:
-    net = reuse if reuse is not None else PolicyNet(hidden=tuple(arch["hidden"]), features=arch["features"],
-                                                                 tally_film=arch["tally_film"])
+    net = reuse if reuse is not None else PolicyNet(arch["obs_size"], arch["num_actions"], tuple(arch["hidden"]),
+                                                    arch["features"], arch["tally_film"])
     net.load_state_dict({k: torch.from_numpy(np.asarray(v)) for k, v in weights.items()})
     return net.eval()
 
@@ -405,7 +405,7 @@ class Backend:
             ) -> list[dict[str, Any]]:
         """Collect ``tasks`` with the learner ``net`` and the league's ``snapshots`` (weights by id; each is sent
         to the workers once)."""
-        arch = {"hidden": list(net.hidden), "features": net.features, "tally_film": net.tally_film}
+        arch = net.architecture()
         weights = {k: v.detach().numpy() for k, v in net.state_dict().items()}
         new = {sid: w for sid, w in snapshots.items() if sid not in self.sent}
         self.sent = set(snapshots)

@@ -43,6 +43,16 @@ def markdown_report(summary: dict[str, Any]) -> str:
                      f"{_rate(r['envido_call_rate'])} | {_pct(r['fold_rate'])} | {_rate(r['mazo_rate'])} | "
                      f"{_pct(r['bluff_rate'])} | {_pct(r['weak_call_share'])} | {_pct(r['bluff_win_rate'])} | "
                      f"{_pct(r['envido_accuracy'])} |")
+    senas = [r for r in summary["behaviour"] if "signal_rate" in r]
+    if senas:  # games with señas (docs/rules.md §3.13; training/behaviour.py says what each column counts)
+        lines += ["", ("| preset | agent | signal rate | true to the table | caught | a caught signal costs "
+                       "(points/hand) | hands caught / uncaught |"), "|---|---|---:|---:|---:|---:|---|"]
+        for r in senas:
+            cost = r["caught_signal_cost"]
+            counts = r.get("counts", {})
+            lines.append(f"| {r['preset']} | `{r['agent']}` | {_pct(r['signal_rate'])} | {_pct(r['signal_honesty'])} | "
+                         f"{_pct(r['signal_caught_rate'])} | {'-' if cost is None else f'{cost:+.2f}'} | "
+                         f"{counts.get('caught_hands', 0)} / {counts.get('uncaught_hands', 0)} |")
     return "\n".join(lines)
 
 
@@ -75,7 +85,8 @@ def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
     with path.open("w", newline="") as fh:
         if not rows:
             return
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        fields = list(dict.fromkeys(key for row in rows for key in row))  # rows of games with señas have more
+        writer = csv.DictWriter(fh, fieldnames=fields)
         writer.writeheader()
         writer.writerows(rows)
 

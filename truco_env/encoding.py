@@ -131,6 +131,7 @@ SENAS_FIELDS = (
     ("sena_code", 1, "signals carry the common table's meaning (sena_code = table)"),
 )
 _SENAS_OFFSETS, SENAS_SIZE = _offsets(SENAS_FIELDS)
+OBSERVATION_SIZE_SENAS = OBSERVATION_SIZE + SENAS_SIZE  # what a network made for señas reads (106 actions)
 SENAS_OFFSETS = {name: (OBSERVATION_SIZE + a, OBSERVATION_SIZE + b) for name, (a, b) in _SENAS_OFFSETS.items()}
 
 
