@@ -495,3 +495,18 @@ def test_evaluation_reports_how_each_agent_signals(tmp_path):
     assert "| true to the table |" in markdown_report(summary)
     written = write_outputs(tmp_path / "out", summary, meta, plots=False)
     assert "signal_rate" in (tmp_path / "out" / "behaviour.csv").read_text().splitlines()[0] and written
+
+
+def test_truco_replay_shows_a_record_with_signals_and_who_caught_them(tmp_path, capsys):
+    from training.cli import main as cli_main
+
+    state = play_random(SENAS, 8, signal=1.0, limit=40)
+    path = tmp_path / "match.json"
+    path.write_text(json.dumps(state.match_record()))
+    assert cli_main(["replay", str(path)]) == 0
+    assert cli_main(["replay", "--show", str(path)]) == 0
+    out = capsys.readouterr().out
+    first = state.hand_records[0]
+    seat = next(s for s, a in first["actions"] if a.startswith("sena:"))
+    caught = first["deal"]["catches"][seat]
+    assert "Seña: " in out and ("caught by " + (", ".join(f"seat {o}" for o in caught) or "nobody")) in out

@@ -325,6 +325,9 @@ class Onlooker:
             self.console.print(f"  seat {seat} plays {card_name(text, state.family, manilha_of(state))} face down")
             return
         _announce(self.console, state, seat, name, self.words)
+        if name.startswith("sena:"):  # the onlooker also sees who caught the signal
+            caught = state.catches[seat]
+            self.console.print("    caught by " + (", ".join(f"seat {o}" for o in caught) if caught else "nobody"))
 
     def hand_end(self, state: TrucoState, index: int) -> None:
         if state.is_over or state.hand_index > index:
