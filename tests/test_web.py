@@ -323,11 +323,11 @@ def _browser_missing() -> str | None:
 BROWSER_MISSING = _browser_missing()
 
 
-def _start_server(tmp_path: Path, preset: str) -> tuple[subprocess.Popen, str]:
+def _start_server(tmp_path: Path, preset: str, *extra: str) -> tuple[subprocess.Popen, str]:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "training.cli", "serve", "--preset", preset, "--port", "0", "--seed", "11",
-         "--records", str(tmp_path / "records"), "--cache", str(tmp_path / "cache")],
+         "--records", str(tmp_path / "records"), "--cache", str(tmp_path / "cache"), *extra],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines: queue.Queue[str] = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
@@ -468,3 +468,60 @@ def test_a_whole_match_in_chromium(tmp_path):
         checked += 1
     assert checked >= 5
     assert actions[last_bot["position"]] == (last_bot["seat"], last_bot["name"])
+
+
+@pytest.mark.skipif(BROWSER_MISSING is not None, reason=f"no browser test: {BROWSER_MISSING}")
+def test_a_hand_with_signals_in_chromium(tmp_path):
+    """argentine-2v2-senas in the browser: the page offers the signals, the person makes one, the page says it,
+    and the bots (a small network made for señas, run by the page) play on."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from training.options import build
+    from training.ppo import PPOArgs, train
+
+    policy = train(build(PPOArgs, {"preset": "argentine-2v2-senas", "total_decisions": 3000,
+                                   "batch_decisions": 1500, "tables": 16, "hidden": [32], "eval_every": 0,
+                                   "eval_opponents": [], "run_dir": str(tmp_path / "run")}), progress_bar=False)
+    proc, url = _start_server(tmp_path, "argentine-2v2-senas", "--opponent", f"ppo:{policy}")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
+        options.add_argument(arg)
+    driver = None
+    signalled = None
+    try:
+        driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+        driver.get(url + "?botDelay=0")
+        wait = WebDriverWait(driver, 60, poll_frequency=0.02)
+        position = ""
+        said = ""
+        for _ in range(30):
+            page = wait.until(lambda d, at=position: _page_ready(d, at))
+            assert page["state"] != "error", page["error"]
+            position = page["position"]
+            if signalled is not None:  # the page after the person's signal: it says it
+                said = driver.find_element(By.ID, "said").text
+                break
+            if page["state"] == "over":
+                break
+            signals = [a for a in page["offered"] if a >= A.SENA_BASE]
+            if signals:
+                assert len(signals) == 8, page["offered"]
+                signalled = choice = signals[1]  # a wink
+            else:  # refuse what is offered (the match goes on), else the first card or call
+                no = A.action_id("no_quiero", "argentine")
+                choice = no if no in page["offered"] else next(a for a in page["offered"] if a < A.SENA_BASE)
+            driver.find_element(By.CSS_SELECTOR, f'#actions button[data-action="{choice}"]').click()
+    finally:
+        if driver is not None:
+            driver.quit()
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert signalled is not None, "the page never offered a signal"
+    assert "Seña: guiñar un ojo" in said, said
+    record = load_record(str(next((tmp_path / "records").glob("*.json"))))
+    assert any([0, "sena:wink"] in hand["actions"] for hand in record["hands"])
+    replay_record(record)

@@ -51,6 +51,7 @@ from truco_env import cards as C
 from truco_env.config import PRESETS, make_config, unknown_preset
 from truco_env.encoding import (
     OBSERVATION_SIZE,
+    OBSERVATION_SIZE_SENAS,
     OBSERVATION_SIZES,
     OBSERVATION_VERSION,
     partner_cards_visible,
@@ -155,7 +156,8 @@ def resolve_policy(spec: str, preset: str, cache: Path, allow_other_preset: bool
                          "(--allow-other-preset plays it anyway)")
     observation = meta.get("observation") if isinstance(meta.get("observation"), dict) else {}
     size, version = observation.get("size", OBSERVATION_SIZE), observation.get("version", OBSERVATION_VERSION)
-    if size not in set(OBSERVATION_SIZES.values()) or not isinstance(version, int) or version > OBSERVATION_VERSION:
+    if (size not in {*OBSERVATION_SIZES.values(), OBSERVATION_SIZE_SENAS} or not isinstance(version, int)
+            or version > OBSERVATION_VERSION):
         raise ValueError(f"--opponent {spec!r}: its metadata names an observation layout this truco-rl does not "
                          f"know (version {str(version)[:20]!r}, size {str(size)[:20]!r})")
     return Policy(spec=spec, model=model, meta=meta, mode=mode, obs_size=size)

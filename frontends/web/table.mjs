@@ -188,7 +188,7 @@ function render(g) {
 
   $("actions").replaceChildren(...g.legal.map((a, i) => {
     const key = i < 9 ? String(i + 1) : i === 9 ? "0" : null;
-    const isCard = a.name.includes(":");
+    const isCard = /^(play|cover|play_slot):/.test(a.name); // a signal (sena:<gesture>) is said, not played
     const button = el("button", { type: "button", class: isCard ? "card-play" : "call",
       dataset: { action: String(a.id), name: a.name, key: key ?? "" } },
       key ? el("kbd", {}, key) : null,
