@@ -87,9 +87,9 @@ def draw_rules(rng: random.Random, preset: str) -> dict:
         drawn["pica_pica"] = False
     if value("senas") and value("num_players") == 2:
         drawn["senas"] = False
-    if not value("senas"):  # the señas fields keep their defaults without señas
+    if not value("senas"):  # the señas fields keep their defaults without señas (a señas preset sets them)
         for name in SENAS_FIELDS[1:]:
-            drawn.pop(name, None)
+            drawn[name] = getattr(TrucoConfig, name)
     ranks = value("deck_ranks")
     if ranks is not None:  # a preset's own small deck may no longer fit the drawn players, cards or deck
         family_ranks = C.SPANISH_RANKS if base.family == C.ARGENTINE else C.PAULISTA_DECK_RANKS[value("deck")]

@@ -242,6 +242,9 @@ PRESETS: dict[str, TrucoConfig] = {
     "argentine-3v3": TrucoConfig(family=ARGENTINE, num_players=6, target_score=30, flor=False, pica_pica=False),
     # argentine-2v2 with partner signals (docs/rules.md §3.13)
     "argentine-2v2-senas": TrucoConfig(family=ARGENTINE, num_players=4, target_score=30, flor=False, senas=True),
+    # ... with gestures that mean nothing until a team gives them a meaning: learned communication
+    "argentine-2v2-senas-free": TrucoConfig(family=ARGENTINE, num_players=4, target_score=30, flor=False, senas=True,
+                                            sena_code="free"),
     "paulista": TrucoConfig(family=PAULISTA, num_players=2, target_score=12, deck="dirty"),
     "paulista-2v2": TrucoConfig(family=PAULISTA, num_players=4, target_score=12, deck="dirty"),
     "paulista-clean": TrucoConfig(family=PAULISTA, num_players=2, target_score=12, deck="clean"),

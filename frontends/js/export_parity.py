@@ -45,6 +45,7 @@ CONFIGS = (
     ("argentine-flor", "argentine-flor", {}),
     ("argentine-2v2", "argentine-2v2", {}),
     ("argentine-2v2-senas", "argentine-2v2-senas", {}),
+    ("argentine-2v2-senas-free", "argentine-2v2-senas-free", {}),
     ("argentine-3v3", "argentine-3v3", {}),
     ("paulista", "paulista", {}),
     ("paulista-2v2", "paulista-2v2", {}),
