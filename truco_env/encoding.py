@@ -463,8 +463,9 @@ def observation_markdown() -> str:
 OBSERVATION_DOC_HEADER = """# Observation layout (version {version})
 
 `env.observe(agent)["observation"]` is a float32 vector of {size} values in [0, 1], the same layout for every
-preset (both families, 2, 4 and 6 players). It is drawn from the observing seat: "relative seat" 0 is the
-observer, 1 the next seat in playing order, and so on; "own team" is the observer's team. Fields that a preset
+preset (both families, 2, 4 and 6 players); a game with señas appends {senas} more ([below](#señas)).
+It is drawn from the observing seat: "relative seat" 0 is the observer, 1 the next seat in playing order, and so
+on; "own team" is the observer's team. Fields that a preset
 does not use stay zero (no vira in Argentine Truco, seats 2-5 in 1v1).
 
 Ranges: these fields hold fractions in [0, 1]: {fractions}.
@@ -498,7 +499,8 @@ own_score, their_score = obs["observation"][start:end] * target   # target = env
 
 
 if __name__ == "__main__":
-    print(OBSERVATION_DOC_HEADER.format(version=OBSERVATION_VERSION, size=OBSERVATION_SIZE, actions=A.NUM_ACTIONS,
+    print(OBSERVATION_DOC_HEADER.format(version=OBSERVATION_VERSION, size=OBSERVATION_SIZE, senas=SENAS_SIZE,
+                                        actions=A.NUM_ACTIONS,
                                         info=INFO_STATE_SIZE, slots=HISTORY_SLOTS,
                                         fractions=", ".join(f"`{f}`" for f in FRACTION_FIELDS))
           + observation_markdown())
