@@ -471,9 +471,11 @@ def test_a_whole_match_in_chromium(tmp_path):
 
 
 @pytest.mark.skipif(BROWSER_MISSING is not None, reason=f"no browser test: {BROWSER_MISSING}")
-def test_a_hand_with_signals_in_chromium(tmp_path):
+@pytest.mark.parametrize("bots", ["made for senas", "made without"])
+def test_a_hand_with_signals_in_chromium(tmp_path, bots):
     """argentine-2v2-senas in the browser: the page offers the signals, the person makes one, the page says it,
-    and the bots (a small network made for señas, run by the page) play on."""
+    and the bots play on: a small network made for señas, or the shipped argentine-2v2 policy (never signalling),
+    both run by the page."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
@@ -482,10 +484,14 @@ def test_a_hand_with_signals_in_chromium(tmp_path):
     from training.options import build
     from training.ppo import PPOArgs, train
 
-    policy = train(build(PPOArgs, {"preset": "argentine-2v2-senas", "total_decisions": 3000,
-                                   "batch_decisions": 1500, "tables": 16, "hidden": [32], "eval_every": 0,
-                                   "eval_opponents": [], "run_dir": str(tmp_path / "run")}), progress_bar=False)
-    proc, url = _start_server(tmp_path, "argentine-2v2-senas", "--opponent", f"ppo:{policy}")
+    if bots == "made for senas":
+        policy = train(build(PPOArgs, {"preset": "argentine-2v2-senas", "total_decisions": 3000,
+                                       "batch_decisions": 1500, "tables": 16, "hidden": [32], "eval_every": 0,
+                                       "eval_opponents": [], "run_dir": str(tmp_path / "run")}), progress_bar=False)
+        extra = ["--opponent", f"ppo:{policy}"]
+    else:
+        extra = ["--opponent", "ppo:argentine-2v2", "--allow-other-preset"]
+    proc, url = _start_server(tmp_path, "argentine-2v2-senas", *extra)
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
@@ -525,3 +531,5 @@ def test_a_hand_with_signals_in_chromium(tmp_path):
     record = load_record(str(next((tmp_path / "records").glob("*.json"))))
     assert any([0, "sena:wink"] in hand["actions"] for hand in record["hands"])
     replay_record(record)
+    if bots == "made without":
+        assert not [a for h in record["hands"] for s, a in h["actions"] if s != 0 and a.startswith("sena:")]

@@ -267,6 +267,9 @@ class Table:
                 "target": self.config.target_score, "seat": self.seat,
                 "policy": {"spec": self.policy.spec, "mode": self.policy.mode, "model": "/policy/model.onnx",
                            "observation_size": self.policy.obs_size,
+                           # the actions the model answers for: a model made without señas never signals
+                           "actions": A.NUM_ACTIONS_SENAS if self.policy.obs_size == OBSERVATION_SIZE_SENAS
+                           else A.NUM_ACTIONS,
                            "observation_version": OBSERVATION_VERSION}}
 
     def new_game(self) -> Game:

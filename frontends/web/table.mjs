@@ -268,9 +268,11 @@ async function botChoice(bot) {
   const { observation, actionMask, family } = encoder.encode(bot.view);
   const width = table.policy.observation_size; // an older layout's policy reads a prefix
   const obs = observation.length > width ? observation.slice(0, width) : observation;
+  const count = table.policy.actions; // a model made without señas answers for the actions before the signals
+  const mask = actionMask.length > count ? actionMask.slice(0, count) : actionMask;
   const out = await session.run({
     observation: new ort.Tensor("float32", obs, [1, width]),
-    action_mask: new ort.Tensor("int8", actionMask, [1, actionMask.length]),
+    action_mask: new ort.Tensor("int8", mask, [1, mask.length]),
   });
   const p = out.probabilities.data;
   let id = -1;
