@@ -96,7 +96,6 @@ from . import actions as A
 from . import cards as C
 from .config import make_config
 from .encoding import (
-    OBSERVATION_SIZE,
     encode_information_state,
     encode_observation,
     information_state_string,
@@ -113,7 +112,6 @@ REWARDS = ("match", "points")
 ILLEGAL = ("raise", "terminate")
 RENDER_MODES = ("ansi", "human")
 STATE_HANDS = 6 * C.NUM_CARDS  # every seat's unplayed cards, after seat 0's observation
-STATE_SIZE = OBSERVATION_SIZE + STATE_HANDS  # without señas
 
 
 def _choice(name: str, value: Any, allowed: tuple) -> None:

@@ -387,7 +387,7 @@ def encode_information_state(state: TrucoState, viewer: int) -> np.ndarray:
     encoded as the covered bit of the observation only (its slot marks the seat and no action). Signals take no
     slot: the observation's señas block holds the ones the viewer saw."""
     size = observation_size(state.config)
-    info = np.zeros(size + HISTORY_SLOTS * HISTORY_SLOT_SIZE, dtype=np.float32)
+    info = np.zeros(information_state_size(state.config), dtype=np.float32)
     encode_observation(state, viewer, info[:size])
     history = info[size:].reshape(HISTORY_SLOTS, HISTORY_SLOT_SIZE)
     n = state.num_players
