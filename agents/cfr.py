@@ -1,31 +1,29 @@
 """CFRAgent: plays the average strategy of a CFR checkpoint (spec ``cfr:PATH``).
 
-Exact checkpoints (research presets) are keyed by the seat's information-state string; MCCFR checkpoints (full
-presets) by the information-set abstraction of :mod:`agents.cfr_abstraction`. Either way the agent asks the
-runner for ``info_state_string`` only (a seat-safe view: own cards and public actions) and samples an action
-from the stored probabilities. An information set the table lacks (possible for MCCFR, which only stores what
-it visited) is played uniformly over the legal actions and counted in ``misses``. A row whose legal entries all
-have probability 0 (its weight sits on actions not legal now) is played uniformly over those legal entries,
-greedy or not: the agent only ever picks a legal action.
+Two kinds of checkpoint, one agent. Exact checkpoints (research presets, :mod:`training.cfr.solver`) are keyed
+by the seat's information-state string (a seat-safe view: own cards and public actions), which the agent asks the
+runner for. MCCFR checkpoints (the compiled walk, abstraction ``v4``, ``v5`` or ``lossless`` of
+:mod:`agents.cfr_abstraction_v3`) are keyed from the observation and the action mask by the very function the
+walk used, so such an agent wants nothing beyond them (it also plays where only the compiled engine runs); a
+``lossless`` one also reads the hand's history from ``info_state``. Checkpoints of retired abstractions (``v1``,
+``v2``, ``v3``) are refused in one line.
+
+The agent samples an action from the stored probabilities. An information set the table lacks (possible for
+MCCFR, which only stores what it visited) is played uniformly over the legal actions and counted in ``misses``.
+A row whose legal entries all have probability 0 (its weight sits on actions not legal now) is played uniformly
+over those legal entries, greedy or not: the agent only ever picks a legal action.
 
 MCCFR strategies are played *thresholded* (``threshold``, default :data:`MCCFR_THRESHOLD`): actions whose
 average-strategy probability is below the threshold are dropped and the rest renormalised (the strongest action
 is kept if none passes). A sampled, abstracted, not fully converged average strategy keeps some probability
 on every action it tried early on; dropping that noise is the usual purification step of abstraction-based
 agents, and measured better against ``heuristic`` (docs/cfr.md). Exact checkpoints are played as they
-are (threshold 0). A *data-biased response* checkpoint (MCCFR trained against a model of a fixed agent,
-``meta["solver"]["response"]``) is played greedily by default: a response to a fixed opponent is a pure
-strategy, and the most likely action of its average strategy measured best (docs/cfr.md).
+are (threshold 0).
 
 Checkpoints are read with ``np.load(allow_pickle=False)`` (:mod:`agents.cfr_table`): a file that is not a
 plain checkpoint is refused with a ValueError, never executed.
 
-MCCFR checkpoints of the compiled walk (abstraction ``v3``, :mod:`agents.cfr_abstraction_v3`) are keyed from the
-observation and the action mask with the function the walk itself used, so such an agent wants nothing beyond
-them (``wants`` is empty: it also plays where only the compiled engine runs); a ``lossless`` one also reads the
-hand's history from ``info_state``.
-
-``search=MS`` (such checkpoints only): at each decision with more than one legal action whose public state has
+``search=MS`` (MCCFR checkpoints only): at each decision with more than one legal action whose public state has
 few enough deals (in 1v1 the last trick) the agent re-solves the rest of the hand with a safe-subgame-solving
 gadget (:mod:`agents.cfr_search`, a budget of MS milliseconds of walked nodes), checks exactly that the new
 strategy gives no opponent hand more than the one it replaces, and if so plays it for its cards, thresholded or
@@ -43,12 +41,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from truco_env import actions as A
 from truco_env.config import PRESETS
 from truco_env.fast import config_array
 
 from .base import SHIPPED_DIR, Agent, register_agent
-from .cfr_abstraction import action_name, key_from_info_string
 from .cfr_abstraction_v3 import VERSIONS as OBSERVATION_VERSIONS
 from .cfr_abstraction_v3 import codes_and_ids, key_from_observation
 from .cfr_table import MCCFR_THRESHOLD, StrategyTable, default_play
@@ -63,9 +59,12 @@ class CFRAgent(Agent):
                  threshold: float | None = None, search: float | None = None):
         self.table = StrategyTable.load(path)
         self.config = self.table.config
-        self.abstraction = str(self.table.meta.get("abstraction", "v1")) if self.table.kind == "mccfr" else None
+        self.abstraction = str(self.table.meta.get("abstraction", "?")) if self.table.kind == "mccfr" else None
         self._cfg = None
-        if self.abstraction in OBSERVATION_VERSIONS:  # keyed by the observation: no information-state string
+        if self.abstraction is not None:  # keyed by the observation: no information-state string
+            if self.abstraction not in OBSERVATION_VERSIONS:
+                raise ValueError(f"agent 'cfr': {path} is an MCCFR checkpoint of abstraction {self.abstraction!r}, "
+                                 f"which is retired; playable: {', '.join(OBSERVATION_VERSIONS)} (train it again)")
             self._cfg = config_array(self.config)
             self.wants = frozenset() if self.abstraction != "lossless" else frozenset({"info_state"})
         self.presets = tuple(name for name, config in PRESETS.items() if config == self.config)
@@ -88,9 +87,9 @@ class CFRAgent(Agent):
     def _make_search(self):
         from .cfr_search import Blueprint, HandSearch, SearchError
 
-        if self.abstraction not in OBSERVATION_VERSIONS:
-            raise SearchError(f"agent 'cfr': search needs a checkpoint of the compiled walk (abstraction v3, v4 or "
-                              f"lossless); this one is {self.table.kind} {self.abstraction or ''}".rstrip())
+        if self.abstraction is None:
+            raise SearchError(f"agent 'cfr': search needs an MCCFR checkpoint (abstraction "
+                              f"{', '.join(OBSERVATION_VERSIONS)}); this one is {self.table.kind}")
         solver = self.table.meta.get("solver")
         utility = solver.get("utility", "points") if isinstance(solver, dict) else "points"
         blueprint = Blueprint(*self.table.rows(), abstraction=str(self.abstraction))
@@ -193,22 +192,15 @@ class CFRAgent(Agent):
         return result.codes, result.probs, (lambda code: by_code[int(code)])
 
     def _string_lookup(self, observation: dict[str, Any], legal: np.ndarray):
-        """The row of an exact, v1 or v2 checkpoint, keyed by the information-state string, and how its actions
-        map to engine ids (None: they are ids)."""
+        """The row of an exact checkpoint, keyed by the information-state string (its actions are engine ids)."""
         info = observation.get("info_state_string")
         if info is None:
             raise ValueError("CFRAgent.act needs observation['info_state_string'] (declared in CFRAgent.wants)")
         self.lookups += 1
-        if self.table.kind == "exact":
-            return self.table.lookup(self.table.key_for(info)), None
-        # mccfr: abstract key and abstract action codes
-        family = self.config.family
-        legal_names = [A.action_name(int(a), family) for a in legal]
-        key, view = key_from_info_string(info, self.config, legal_names, str(self.abstraction))
-        return self.table.lookup(key), (lambda code: A.action_id(action_name(view, int(code)), family))
+        return self.table.lookup(self.table.key_for(info)), None
 
     def _observation_lookup(self, observation: dict[str, Any], mask: np.ndarray):
-        """The row of a v3 or lossless checkpoint, keyed from the observation (and, lossless, the information
+        """The row of an MCCFR checkpoint, keyed from the observation (and, lossless, the information
         state), and the engine id of each of its codes."""
         obs = observation["observation"]
         info = observation.get("info_state")

@@ -1,14 +1,16 @@
-"""Abstractions ``v3``, ``v4`` and ``v5`` (and the ``lossless`` key) for MCCFR on the compiled engine: keys and abstract actions read
-from the observation vector and the legal mask, by compiled functions.
+"""The information-set abstractions of MCCFR, ``v4`` (1v1) and ``v5`` (team play), and the ``lossless`` key of the
+research presets: keys and abstract actions read from the observation vector and the legal mask, by compiled
+functions. (Earlier abstractions, ``v1`` and ``v2`` keyed from information-state strings and ``v3``, the first 60
+bits below trained alone, are retired: no shipped table uses them.)
 
 Why from the observation: the same function then runs inside the compiled MCCFR walk
 (:mod:`training.cfr.mccfr_kernel`, on the kernel's own ``encode_obs``) and at play time in :mod:`agents.cfr` (on
 the observation every environment already hands an agent), so the training and the playing key agree by
-construction, and a ``v3`` checkpoint plays from ``{"observation", "action_mask"}`` alone: no
+construction, and a checkpoint plays from ``{"observation", "action_mask"}`` alone: no
 information-state string and no reference engine. ``tests/test_mccfr_kernel.py`` still checks that the key of
 the walk equals the key of the environment's observation for the same decision.
 
-Content: that of ``v2`` (:mod:`agents.cfr_abstraction`), packed into one int64 (60 bits), field by field:
+The base key (:func:`key_base`), packed into one int64 (60 bits), field by field:
 
 ========  ====  ====================================================================================
 bits      size  field
@@ -17,13 +19,13 @@ bits      size  field
                 envido, real_envido, falta_envido, flor, contraflor, contraflor_al_resto, quiero, no_quiero,
                 mazo (whether cards may be played fixes which card codes: every unplayed card is legal then)
 12        1     mano
-13-16     4     score buckets own, opponent (v2's: Argentine >5 to go / 3-5 / last two; Paulista 0-7 / 8-9 /
-                10 / 11), from the *current* score (v2 used the score before the hand: the observation shows
-                the score after any envido of this hand was paid)
-17-25     9     own unplayed cards: three base-7 digits, strongest first, 1-5 the v1 letters A-E by trick
+13-16     4     score buckets own, opponent (Argentine >5 to go / 3-5 / last two; Paulista 0-7 / 8-9 /
+                10 / 11), from the *current* score (the observation shows the score after any envido of this
+                hand was paid)
+17-25     9     own unplayed cards: three base-7 digits, strongest first, 1-5 the letters A-E by trick
                 strength, 6 an unseen card of a blind mão de ferro
 26-30     5     envido bucket (Argentine, first trick, while an envido or flor call is legal or waits for its
-                answer): 1 + 4 x v1's envido bucket + (flor bucket + 1 when holding a flor)
+                answer): 1 + 4 x envido bucket + (flor bucket + 1 when holding a flor)
 31-36     6     finished tricks: base-4 digits, 1 won, 2 lost, 3 tied
 37-41     5     the opponent's face-up card on the current trick: 1 + 4 x (own cards that beat it) + (own
                 cards that tie it); 0 when it has not played or played face down
@@ -33,10 +35,13 @@ bits      size  field
                 1 + call (0-2) + 3 x (0 own, 1 opponent's)
 ========  ====  ====================================================================================
 
-``v4`` is ``v3`` plus one field, bits 60-62: the seat's own card on the current trick (0 before it plays there,
-1-5 the card's letter, 6 face down). ``v3`` forgets a card once it leaves the hand, so a seat that has led a trick
-answers a raise without knowing what it led: after leading the last trick, not even whether it wins. In Paulista
-the heuristic raises on such spots and the v3 blueprint pays for it.
+Letters by the card's trick strength (1-14): A 13+, B 11-12, C 9-10, D 6-8, E below. Envido buckets by points:
+0-4, 5-19, 20-24, 25-27, 28-30, 31+; flor buckets: up to 28, 29-32, 33+.
+
+``v4`` is the base key plus one field, bits 60-62: the seat's own card on the current trick (0 before it plays
+there, 1-5 the card's letter, 6 face down). The base key forgets a card once it leaves the hand, so a seat that has
+led a trick would answer a raise without knowing what it led: after leading the last trick, not even whether it
+wins. In Paulista the heuristic raises on such spots, and a blueprint on the base key alone (``v3``) paid for it.
 
 ``v5`` is ``v4`` in 1v1. In team play (2v2) bits 37-41, which in 1v1 rate the opponent's card on the trick
 and in team play would see only the next seat's, hold the whole current trick instead (:func:`key_v5`): how many
@@ -44,7 +49,7 @@ cards are on it, whether the best of them is the partner's or an opponent's, and
 ties it. Each seat's key is read from its own observation, so partners, who never see each other's cards, keep
 rows of their own.
 
-Abstract actions (the table's codes, as in v1/v2): ``0..2`` play the own unplayed card of that strength rank
+Abstract actions (the table's codes): ``0..2`` play the own unplayed card of that strength rank
 (0 = strongest, ties by card index; in a blind mão de ferro the unplayed slots in order), ``3..5`` cover it,
 ``10 + i`` the call ``truco_env.actions.CALLS[i]``. :func:`legal_codes` lists the codes of the legal actions with
 their engine ids, so the walk applies them and an agent maps a table row back to legal engine actions.
@@ -62,10 +67,12 @@ import numpy as np
 from numba import njit
 
 from truco_env import _kernel as K
+from truco_env import actions as A
 
-VERSIONS = ("v3", "v4", "v5", "lossless")
-#: The compiled walk's key kinds (the ``kind`` of :func:`abstract_key` and of the walk), by abstraction name.
-KINDS = {"v3": 0, "lossless": 1, "v4": 2, "v5": 3}
+VERSIONS = ("v4", "v5", "lossless")
+#: The compiled walk's key kinds (the ``kind`` of :func:`abstract_key` and of the walk), by abstraction name (0 was
+#: the retired ``v3``, :func:`key_base` trained alone).
+KINDS = {"lossless": 1, "v4": 2, "v5": 3}
 LOSSLESS = KINDS["lossless"]
 CALL_BASE = 10  # the abstract code of truco_env.actions.CALLS[0]
 MAX_LEGAL = 24  # more than any decision's legal actions (3 cards, 3 covers, a ladder call, 9 others)
@@ -204,8 +211,8 @@ def _argmax(obs, start, size):
 
 
 @njit(cache=True)
-def key_v3(obs, mask, cfg):
-    """The packed ``v3`` key of the seat whose observation is ``obs`` (layout: the module docstring)."""
+def key_base(obs, mask, cfg):
+    """The packed base key (60 bits) of the seat whose observation is ``obs`` (layout: the module docstring)."""
     family = cfg[K.C_FAMILY]
     target = cfg[K.C_TARGET]
     phase = _argmax(obs, K.O_PHASE, 7)
@@ -300,11 +307,11 @@ def key_v3(obs, mask, cfg):
 
 @njit(cache=True)
 def key_v4(obs, mask, cfg):
-    """The packed ``v4`` key: ``v3`` plus the seat's own card on the current trick (bits 60-62: 0 none, 1-5 its
-    tier, 6 face down). Why: ``v3`` drops a card once it leaves the hand, so a seat that has led a trick
+    """The packed ``v4`` key: the base key plus the seat's own card on the current trick (bits 60-62: 0 none, 1-5 its
+    tier, 6 face down). Why: the base key drops a card once it leaves the hand, so a seat that has led a trick
     answers a raise without knowing what it led (after leading the last trick, not even whether it wins),
     which an opponent that reads its face-up card exploits."""
-    key = key_v3(obs, mask, cfg)
+    key = key_base(obs, mask, cfg)
     t = 0  # the current trick: the number of finished ones
     for i in range(9):
         if obs[K.O_RESULTS + i] > 0.5:
@@ -372,12 +379,10 @@ def key_v5(obs, mask, cfg):
 
 @njit(cache=True)
 def abstract_key(obs, mask, cfg, kind):
-    """The ``v3``, ``v4`` or ``v5`` key (``kind``: :data:`KINDS`)."""
+    """The ``v4`` or ``v5`` key (``kind``: :data:`KINDS`)."""
     if kind == 3:
         return key_v5(obs, mask, cfg)
-    if kind == 2:
-        return key_v4(obs, mask, cfg)
-    return key_v3(obs, mask, cfg)
+    return key_v4(obs, mask, cfg)
 
 
 @njit(cache=True, inline="always")
@@ -406,14 +411,14 @@ def key_lossless(obs, mask, hist_rel, hist_act, n_hist):
     return np.int64(h >> np.uint64(1))  # non-negative: decimal text without a sign
 
 
-def key_from_observation(obs: np.ndarray, mask: np.ndarray, cfg: np.ndarray, abstraction: str = "v3",
+def key_from_observation(obs: np.ndarray, mask: np.ndarray, cfg: np.ndarray, abstraction: str = "v4",
                          info_state: np.ndarray | None = None) -> int:
     """The table key of one decision from what the environment shows the seat: ``obs`` and ``mask``, plus (for
     ``lossless``) ``info_state`` (``encode_information_state``, whose tail holds the hand's public history).
     ``cfg``: :func:`truco_env.fast.config_array` of the rules."""
     obs = np.ascontiguousarray(obs, dtype=np.float32)
     mask = np.ascontiguousarray(mask, dtype=np.int8)
-    if abstraction in ("v3", "v4", "v5"):
+    if abstraction in ("v4", "v5"):
         return int(abstract_key(obs, mask, cfg, KINDS[abstraction]))
     if abstraction != "lossless":
         raise ValueError(f"unknown compiled-engine abstraction {abstraction!r}; known: {', '.join(VERSIONS)}")
@@ -445,14 +450,27 @@ def codes_and_ids(obs: np.ndarray, mask: np.ndarray, cfg: np.ndarray) -> tuple[n
     return codes[:n].copy(), ids[:n].copy()
 
 
+
+def code_label(code: int) -> str:
+    """The name of an abstract action code without a hand to resolve it: ``play:1`` / ``cover:1`` for the own
+    unplayed card of strength rank 1 (the strongest; the blind slot of that rank in a blind mão de ferro), else the
+    call's name. What ``truco export cfr`` writes for MCCFR tables."""
+    code = int(code)
+    if CALL_BASE <= code < CALL_BASE + len(A.CALLS):
+        return A.CALLS[code - CALL_BASE]
+    if not 0 <= code < 6:
+        raise ValueError(f"abstract action code {code} is not a card code (0..5) or a call code "
+                         f"({CALL_BASE}..{CALL_BASE + len(A.CALLS) - 1})")
+    return ("cover:" if code >= 3 else "play:") + str(code % 3 + 1)
+
 _LETTERS = "?ABCDE?"
 _CALL_NAMES = (("e", "re", "fe"), ("f", "cf", "cr"))
 _LEGAL_NAMES = ("play", "cover", "ladder", "e", "re", "fe", "f", "cf", "cr", "q", "n", "m")
 
 
 def describe(key: int, family: str = "argentine") -> str:
-    """A readable form of a ``v3`` or ``v4`` key, ``|``-joined like v2's keys (for exports and debugging; v4's
-    own card on the current trick is ``c`` and its letter, ``cx`` face down, in the tricks part)."""
+    """A readable form of a ``v4`` key, ``|``-joined fields (for exports and debugging; the own card on the current
+    trick is ``c`` and its letter, ``cx`` face down, in the tricks part)."""
     key = int(key)
 
     def field(shift: int, bits: int) -> int:
@@ -492,9 +510,9 @@ def describe(key: int, family: str = "argentine") -> str:
                      tricks, betting, legal])
 
 
-def state_key(state, seat: int, cfg: np.ndarray, abstraction: str = "v3") -> tuple[int, np.ndarray, np.ndarray]:
+def state_key(state, seat: int, cfg: np.ndarray, abstraction: str = "v4") -> tuple[int, np.ndarray, np.ndarray]:
     """(key, codes, engine ids) of ``seat``'s decision on a reference engine state, from the observation the
-    environment shows that seat (the Python walk's ``lossless`` mode, and the research presets' exact trees)."""
+    environment shows that seat (the research presets' exact trees, and tests)."""
     from truco_env.encoding import encode_action_mask, encode_information_state, encode_observation
 
     info = encode_information_state(state, seat) if abstraction == "lossless" else None

@@ -176,7 +176,7 @@ class Blueprint:
         try:
             inf_key = np.fromiter((int(k) for k in keys), dtype=np.int64, count=len(keys))
         except (ValueError, OverflowError):
-            raise SearchError("search needs a checkpoint keyed by the compiled engine (abstraction v3, v4 or "
+            raise SearchError("search needs a checkpoint keyed by the compiled engine (abstraction v4, v5 or "
                               "lossless)") from None
         size = 1 << max(2 * len(keys), 2).bit_length()
         hkeys, hidx = np.zeros(size, np.int64), np.full(size, -1, np.int64)

@@ -27,9 +27,8 @@ The strategy table maps an information-set key to ``(action ids, probabilities)`
 
 * exact checkpoints (research presets): :func:`truco_env.encoding.information_state_string` of the seat, with
   the own cards of each hand in deck order (:func:`canonical_key`; the engine lists them in dealt order);
-* MCCFR checkpoints (full presets): the abstraction key of :mod:`agents.cfr_abstraction`, computed from the
-  same information-state string (``v1``, ``v2``), or the int64 key of :mod:`agents.cfr_abstraction_v3` in
-  decimal, computed from the observation (``v3``, ``lossless``); ``slot_action`` then holds abstract codes.
+* MCCFR checkpoints: the int64 key of :mod:`agents.cfr_abstraction_v3` in decimal, computed from the observation
+  (``v4``, ``v5``, ``lossless``); ``slot_action`` then holds abstract codes.
 """
 
 from __future__ import annotations
@@ -51,10 +50,9 @@ VERSION = 1
 KINDS = ("exact", "mccfr")
 ARRAYS = {"meta": np.uint8, "keys": np.uint8, "slot_start": np.int64, "slot_action": np.int16,
           "regrets": np.float64, "cumulative": np.float64}
-#: The extra arrays an MCCFR run may store (``extra_<name>`` in the file, 1-D numeric): its random state, the
-#: restricted opponent's table and the opponent model of a data-biased response. Any other member is refused.
-EXTRAS = ("rng_state", "rng_version", "rng_gauss", "r_keys", "r_slot_start", "r_slot_action", "r_regrets",
-          "r_cumulative", "model_keys", "model_start", "model_codes", "model_counts")
+#: The extra array an MCCFR run stores (``extra_<name>`` in the file, 1-D numeric): its random state. Any other
+#: member is refused.
+EXTRAS = ("rng_state",)
 
 
 class CheckpointError(ValueError):
@@ -169,13 +167,9 @@ MCCFR_THRESHOLD = 0.2
 def default_play(meta: dict) -> dict:
     """How ``cfr:PATH`` plays a checkpoint unless told otherwise (also written into the JSON export, so other
     front ends play it the same way): exact strategies are sampled as they are; self-play MCCFR strategies are
-    thresholded (actions under :data:`MCCFR_THRESHOLD` dropped, the rest renormalised); data-biased responses
-    (``meta["solver"]["response"]``) take their most likely action."""
+    thresholded (actions under :data:`MCCFR_THRESHOLD` dropped, the rest renormalised)."""
     if meta.get("kind") != "mccfr":
         return {"mode": "sample"}
-    solver = meta.get("solver")
-    if isinstance(solver, dict) and "response" in solver:
-        return {"mode": "greedy"}
     return {"mode": "threshold", "threshold": MCCFR_THRESHOLD}
 
 

@@ -239,7 +239,7 @@ def purify(out, n, threshold, greedy):
 @njit(cache=True)
 def blueprint_probs(key, obs, mask, cfg, codes, n, ctx, out):
     """The blueprint's average strategy at a decision (``key``: its lossless key; the blueprint's own key is
-    computed from the observation when it is ``v3``), uniform where the blueprint has no row."""
+    computed from the observation when it is ``v4`` or ``v5``), uniform where the blueprint has no row."""
     bkind = ctx[0][I_BP_KIND]
     bkey = key if bkind == LOSSLESS else abstract_key(obs, mask, cfg, bkind)
     if not probs_of(bkey, codes, n, ctx[2], ctx[3], ctx[4], ctx[5], ctx[6], out):

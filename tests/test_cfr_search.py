@@ -13,7 +13,6 @@ import pytest
 from agents.base import make_agent, observation_for
 from agents.cfr_search import Blueprint, HandSearch, root_from_info_string
 from training.cfr.checkpoint import save_checkpoint
-from training.cfr.mccfr import MCCFR
 from training.cfr.mccfr_kernel import KernelMCCFR
 from training.cfr.resolve import blueprint_policy, compare, infoset_roots
 from training.cfr.solver import reaches
@@ -139,7 +138,7 @@ def test_beliefs_are_the_deals_of_the_public_state_weighted_by_the_blueprint(pre
 SMALL_DECK = {"deck_ranks": ("K", "A", "2")}
 
 
-def _kernel_checkpoint(tmp_path, preset="paulista", iterations=2000, abstraction="v3", **overrides):
+def _kernel_checkpoint(tmp_path, preset="paulista", iterations=2000, abstraction="v4", **overrides):
     solver = KernelMCCFR(make_config(preset, **overrides), seed=0, abstraction=abstraction, utility="match_equity")
     solver.iterate(iterations)
     path = tmp_path / f"{preset}.npz"
@@ -166,14 +165,13 @@ def _play(agent, rules, seeds, opponent_seed=0):
     return actions
 
 
-@pytest.mark.parametrize("abstraction", ["v3", "v4"])
-def test_agent_searches_deterministically_on_a_full_preset(tmp_path, abstraction):
-    """``cfr:PATH,search=MS`` on a v3 or v4 checkpoint of full matches: legal actions, the same ones for the same
+def test_agent_searches_deterministically_on_a_full_preset(tmp_path):
+    """``cfr:PATH,search=MS`` on a v4 checkpoint of full matches: legal actions, the same ones for the same
     seed, searches that pass their check and reach the decision they were made for, and the budget as walked
     nodes (the solve's, plus one last iteration; the check's at most as many again)."""
     from agents.cfr_search import NODES_PER_MS
 
-    path = _kernel_checkpoint(tmp_path, abstraction=abstraction, **SMALL_DECK)
+    path = _kernel_checkpoint(tmp_path, **SMALL_DECK)
     rules = make_config("paulista", **SMALL_DECK)
     agent = make_agent(f"cfr:{path},search=20")
     assert "info_state_string" in agent.wants and agent.search_ms == 20.0
@@ -264,12 +262,15 @@ def test_a_bad_search_budget_is_a_one_line_error(tmp_path, value):
     assert "\n" not in str(err.value) and repr(value) in str(err.value)
 
 
-def test_search_needs_a_checkpoint_of_the_compiled_walk(tmp_path):
-    solver = MCCFR(make_config("paulista"), seed=0, abstraction="v2")
-    solver.iterate(5)
-    path = tmp_path / "v2.npz"
-    save_checkpoint(path, solver.to_checkpoint("paulista"))
+def test_search_needs_an_mccfr_checkpoint(tmp_path):
+    from training.cfr.runconfig import parse_config
+    from training.cfr.train import train
+
+    path = tmp_path / "exact.npz"
+    train(parse_config({"trainer": "exact", "preset": "paulista-mini", "overrides": {"deck_ranks": ["K"]},
+                        "iterations": 5, "target_nash_conv": None, "checkpoint": str(path), "logdir": None,
+                        "progress": False}))
     make_agent(f"cfr:{path}")  # plays without search
-    with pytest.raises(ValueError, match="search needs a checkpoint of the compiled walk") as err:
+    with pytest.raises(ValueError, match="search needs an MCCFR checkpoint") as err:
         make_agent(f"cfr:{path},search=200")
     assert "\n" not in str(err.value)

@@ -206,7 +206,7 @@ def test_the_report_covers_a_shipped_blueprint_and_writes_its_card(tmp_path, mon
            "gauntlet": {"mean": 0.6, "mean_low": 0.58, "mean_high": 0.62,
                         "worst": {"win_rate": 0.5, "ci_low": 0.45, "ci_high": 0.55, "opponent": "tight"}},
            "versus": {"heuristic": rate, "random": rate}}
-    meta = {"abstraction": "v3", "iteration": 6_000_000, "nodes": 10, "solver": {"utility": "match_equity"},
+    meta = {"abstraction": "v4", "iteration": 6_000_000, "nodes": 10, "solver": {"utility": "match_equity"},
             "kind": "mccfr", "shipped": {"config": "configs/cfr_blueprint_paulista.yaml", "config_hash": "abc",
                                          "commit": "def"}}
     card = blueprint_card(row, meta, {"finished": "2026-12-02", "decisions": 600_000})

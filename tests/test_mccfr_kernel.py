@@ -1,8 +1,8 @@
 """MCCFR on the compiled engine (training/cfr/mccfr_kernel.py) with the observation keys of
 agents/cfr_abstraction_v3.py: the walk's key is the key an agent computes from the environment's observation,
-abstract actions map back to the legal engine actions, the lossless walk converges to the same exact NashConv as
-the Python walk on the research presets, runs resume bit for bit (also across table growth), bad checkpoints are
-one-line errors, and the ``cfr:`` agent plays a v3 checkpoint from the observation alone."""
+abstract actions map back to the legal engine actions, the lossless walk converges towards the exact equilibrium
+of the research presets (exact NashConv), runs resume bit for bit (also across table growth), bad checkpoints are
+one-line errors, and the ``cfr:`` agent plays a v4 checkpoint from the observation alone."""
 
 import dataclasses
 import io
@@ -12,19 +12,19 @@ import numpy as np
 import pytest
 
 from agents.base import make_agent, observation_for
-from agents.cfr_abstraction import key_from_info_string
 from agents.cfr_abstraction_v3 import (
     KINDS,
     MAX_LEGAL,
     codes_and_ids,
     describe,
+    key_base,
     key_from_observation,
     state_key,
 )
 from agents.cfr_table import CheckpointError, load_checkpoint
 from training.cfr import mccfr_kernel
 from training.cfr.checkpoint import save_checkpoint
-from training.cfr.mccfr import MCCFR, train_mccfr
+from training.cfr.mccfr import train_mccfr
 from training.cfr.mccfr_kernel import KernelMCCFR, node_key, tree_keys, tree_policy
 from training.cfr.runconfig import parse_config
 from training.cfr.solver import nash_conv, uniform_policy
@@ -32,7 +32,7 @@ from training.cfr.tree import build_tree, infoset_states
 from truco_env import TrucoState, make_config
 from truco_env import actions as A
 from truco_env import cards as C
-from truco_env.encoding import information_state_string
+from truco_env.encoding import encode_action_mask, encode_observation
 from truco_env.fast import FastState, config_array
 
 FULL = ["argentine", "argentine-flor", "paulista", "paulista-clean"]
@@ -47,7 +47,7 @@ class _Seat:
         self.wants = wants
 
 
-@pytest.mark.parametrize("preset, abstraction", [(p, a) for p in FULL for a in ("v3", "v4", "v5", "lossless")]
+@pytest.mark.parametrize("preset, abstraction", [(p, a) for p in FULL for a in ("v4", "v5", "lossless")]
                          + [("argentine-2v2", "v5"), ("paulista-2v2", "v5")])
 def test_the_walk_key_is_the_key_at_play(preset, abstraction):
     """The walk's ``node_key`` on the kernel state (single-hand rules, as the walk runs) equals the key an agent
@@ -91,31 +91,8 @@ def test_the_walk_key_is_the_key_at_play(preset, abstraction):
 
 
 @pytest.mark.parametrize("preset", ["argentine", "paulista"])
-def test_v3_keeps_the_content_of_v2(preset):
-    """Mano, hand letters, envido bucket, tricks and betting state read as v2's key (the scores too while no
-    point of the hand has been paid: v3 reads the current score, v2 the score before the hand)."""
-    rules = make_config(preset)
-    cfg = config_array(rules)
-    rng = random.Random(2)
-    compared = 0
-    for game in range(30):
-        st = TrucoState.new(rules, seed=game, score=[rng.randrange(rules.target_score) for _ in range(2)])
-        start, hand = st.score, st.hand_index
-        while not st.is_over and st.hand_index == hand:
-            seat, legal = st.actor, st.legal_actions()
-            key, _, _ = state_key(st, seat, cfg, "v3")
-            v2, _ = key_from_info_string(information_state_string(st, seat), rules, legal, "v2")
-            ours, theirs = describe(key, rules.family).split("|"), v2.split("|")
-            same = [0, 2, 3, 4, 5] + ([1] if st.score == start else [])
-            assert [ours[i] for i in same] == [theirs[i] for i in same], (ours, theirs)
-            compared += 1
-            st.apply(rng.choice(legal))
-    assert compared > 100
-
-
-@pytest.mark.parametrize("preset", ["argentine", "paulista"])
-def test_v4_is_v3_and_the_own_card_on_the_current_trick(preset):
-    """The v4 key is the v3 key with the seat's own card on the current trick in bits 60-62 (its tier, 6 when
+def test_v4_is_the_base_key_and_the_own_card_on_the_current_trick(preset):
+    """The v4 key is the base key with the seat's own card on the current trick in bits 60-62 (its tier, 6 when
     face down, 0 before it plays), read here from the reference engine's trick; a seat that has led sees it."""
     rules = make_config(preset)
     cfg = config_array(rules)
@@ -126,7 +103,7 @@ def test_v4_is_v3_and_the_own_card_on_the_current_trick(preset):
         hand = st.hand_index
         while not st.is_over and st.hand_index == hand:
             seat, legal = st.actor, st.legal_actions()
-            v3, _, _ = state_key(st, seat, cfg, "v3")
+            base = int(key_base(encode_observation(st, seat), encode_action_mask(st), cfg))
             v4, _, _ = state_key(st, seat, cfg, "v4")
             mine = [(card, covered) for s, card, covered in st.current_trick if s == seat]
             want = 0
@@ -134,7 +111,7 @@ def test_v4_is_v3_and_the_own_card_on_the_current_trick(preset):
                 card, covered = mine[0]
                 table = C.strength_table(rules.family, st.vira, rules.deck, rules.deck_ranks)
                 want = 6 if covered else 1 + sum(table[card] < bound for bound in (13, 11, 9, 6))
-            assert v4 & ((1 << 60) - 1) == v3 and v4 >> 60 == want
+            assert v4 & ((1 << 60) - 1) == base and v4 >> 60 == want
             seen["card" if want else 0] += 1
             if want:
                 assert "c" + "?ABCDEx"[want] in describe(v4, rules.family)
@@ -142,7 +119,7 @@ def test_v4_is_v3_and_the_own_card_on_the_current_trick(preset):
     assert seen[0] > 50 and seen["card"] > 20
 
 
-@pytest.mark.parametrize("abstraction", ["v3", "v4", "lossless"])
+@pytest.mark.parametrize("abstraction", ["v4", "lossless"])
 @pytest.mark.parametrize("preset", sorted(SMALL))
 def test_every_key_of_the_walk_is_a_decision_key_of_the_game(preset, abstraction):
     """On a small research game every decision is in its exact tree: each key the walk stored is the play-time
@@ -187,23 +164,17 @@ def test_lossless_walk_converges_on_small_research_games(preset):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("preset, iterations", [("argentine-mini", 3000), ("paulista-mini", 10000)])
-def test_both_walks_reach_the_same_nash_conv_on_the_research_presets(preset, iterations):
-    """The compiled and the Python walk, both lossless (the same keys), after the same iterations: their exact
-    NashConv agree within sampling noise (measured 3% and 6% apart); the compiled walk, continued to 300,000
-    iterations, falls below 5% of the uniform strategy's."""
+def test_the_lossless_walk_approaches_the_equilibrium_of_the_research_presets(preset, iterations):
+    """After ``iterations`` the lossless walk's exact NashConv is below 80% of the uniform strategy's; continued to
+    300,000 iterations, below 5%. (Its first oracle, the retired Python walk, agreed within sampling noise.)"""
     rules = make_config(preset)
     tree = build_tree(rules)
     keys = tree_keys(tree)
     uniform = nash_conv(tree, uniform_policy(tree))
-    values = {}
-    for name, cls in (("kernel", KernelMCCFR), ("python", MCCFR)):
-        solver = cls(rules, seed=0, abstraction="lossless")
-        solver.iterate(iterations)
-        values[name] = _nash_conv(tree, keys, solver, preset)
-    assert max(values.values()) < 0.8 * uniform
-    assert abs(values["kernel"] - values["python"]) < 0.2 * max(values.values()), values
     solver = KernelMCCFR(rules, seed=0, abstraction="lossless")
-    solver.iterate(300_000)
+    solver.iterate(iterations)
+    assert _nash_conv(tree, keys, solver, preset) < 0.8 * uniform
+    solver.iterate(300_000 - iterations)
     assert _nash_conv(tree, keys, solver, preset) < 0.05 * uniform
 
 
@@ -211,7 +182,7 @@ def test_both_walks_reach_the_same_nash_conv_on_the_research_presets(preset, ite
 
 def _cfg(tmp_path, preset="paulista", **extra):
     data = {"trainer": "mccfr", "preset": preset, "iterations": 2000, "checkpoint": str(tmp_path / "m.npz"),
-            "logdir": None, "progress": False, "log_every": 1000, "seed": 3, "abstraction": "v3"}
+            "logdir": None, "progress": False, "log_every": 1000, "seed": 3, "abstraction": "v4"}
     data.update(extra)
     return parse_config(data)
 
@@ -234,7 +205,7 @@ def test_resume_equals_uninterrupted(tmp_path, utility):
     train_mccfr(b, out=io.StringIO())
     ca, cb = load_checkpoint(a.checkpoint), load_checkpoint(b.checkpoint)
     _same(ca, cb)
-    assert ca.meta["abstraction"] == "v3" and ca.meta["key"] == "abstraction-v3"
+    assert ca.meta["abstraction"] == "v4" and ca.meta["key"] == "abstraction-v4"
     assert ca.meta["solver"]["engine"] == "kernel"
 
 
@@ -255,16 +226,12 @@ def test_checkpoint_of_another_run_is_a_one_line_error(tmp_path):
     train_mccfr(_cfg(tmp_path, iterations=200), out=io.StringIO())
     path = tmp_path / "m.npz"
     for other, message in ((_cfg(tmp_path, preset="argentine"), "other rules"),
-                           (_cfg(tmp_path, abstraction="v2"), "solver settings differ"),
+                           (_cfg(tmp_path, abstraction="v5"), "solver settings differ"),
                            (_cfg(tmp_path, abstraction="lossless"), "solver settings differ"),
                            (_cfg(tmp_path, utility="match_equity"), "solver settings differ")):
         with pytest.raises(CheckpointError, match=message) as err:
             train_mccfr(other, out=io.StringIO())
         assert "\n" not in str(err.value)
-    python_run = tmp_path / "py"
-    train_mccfr(_cfg(python_run, abstraction="v2", iterations=20), out=io.StringIO())
-    with pytest.raises(CheckpointError, match="solver settings differ"):
-        train_mccfr(_cfg(python_run), out=io.StringIO())
     data = path.read_bytes()
     path.write_bytes(data[:len(data) // 2])  # truncated
     with pytest.raises(CheckpointError, match="corrupt") as err:
@@ -292,7 +259,7 @@ def test_restore_refuses_tables_that_are_not_the_kernels(tmp_path):
     ({"abstraction": "v6"}, "abstraction"),
     ({"preset": "argentine-2v2", "abstraction": "v4"}, "2v2 ones with abstraction v5"),
     ({"preset": "argentine-3v3", "abstraction": "v5"}, "has 6 players"),
-    ({"opponent_model": {"agent": "heuristic"}}, "opponent_model.*Python walk"),
+    ({"opponent_model": {"agent": "heuristic"}}, "unknown option 'opponent_model'"),
 ])
 def test_config_errors(tmp_path, data, message):
     with pytest.raises(ValueError, match=message) as err:
@@ -300,7 +267,7 @@ def test_config_errors(tmp_path, data, message):
     assert "\n" not in str(err.value).strip()
 
 
-def test_agent_plays_a_v3_checkpoint_from_the_observation_alone(tmp_path):
+def test_agent_plays_a_v4_checkpoint_from_the_observation_alone(tmp_path):
     cfg = _cfg(tmp_path, preset="argentine", iterations=2000)
     train_mccfr(cfg, out=io.StringIO())
     agent = make_agent(f"cfr:{cfg.checkpoint}")
@@ -408,7 +375,7 @@ def test_a_finished_blueprint_ships_play_only_and_plays_as_its_checkpoint(tmp_pa
     from training.ship import main as ship_main
 
     config = tmp_path / "blueprint.yaml"
-    data = {"trainer": "mccfr", "preset": "paulista", "iterations": 40, "abstraction": "v3",
+    data = {"trainer": "mccfr", "preset": "paulista", "iterations": 40, "abstraction": "v4",
             "checkpoint": str(tmp_path / "run" / "ck.npz"), "logdir": None, "progress": False, "seed": 1}
     config.write_text(yaml.safe_dump(data))
     train_mccfr(parse_config(data), out=io.StringIO(), max_new_iterations=30)

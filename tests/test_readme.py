@@ -31,9 +31,6 @@ BUDGETS = {
     "truco train cfr --config configs/cfr_argentine_mini.yaml": ["--set", "iterations=3", "--no-progress"],
     "truco train cfr --config": ["--set", "iterations=40", "--set", "eval={opponent: heuristic, matches: 2, workers: 1}",
                                  "--no-progress"],
-    "truco train cfr --config configs/cfr_response_argentine.yaml": [
-        "--set", "iterations=40", "--set", "eval={opponent: heuristic, matches: 2, workers: 1}",
-        "--set", "opponent_model={agent: heuristic, matches: 4, weight: 1.0, full_count: 5}", "--no-progress"],
     "truco eval": ["--matches", "4", "--no-plots", "--no-progress"],
     "truco gauntlet": ["--matches", "2"],
     "truco exploit": ["--budget-decisions", "2000", "--matches", "2", "--no-progress"],

@@ -107,9 +107,8 @@ def ship_blueprint(config: str, policies: str | None = None) -> str:
     from .cfr.runconfig import load_config
 
     cfg = load_config(config)
-    if cfg.trainer != "mccfr" or cfg.opponent_model is not None:
-        raise ValueError(f"{config}: only a self-play MCCFR config ships as a blueprint (trainer: mccfr, no "
-                         "opponent_model)")
+    if cfg.trainer != "mccfr":
+        raise ValueError(f"{config}: only a self-play MCCFR config ships as a blueprint (trainer: mccfr)")
     ckpt = load_checkpoint(cfg.checkpoint)
     if ckpt.iteration != cfg.iterations:
         raise ValueError(f"{cfg.checkpoint} holds {ckpt.iteration:,} of the config's {cfg.iterations:,} iterations; "

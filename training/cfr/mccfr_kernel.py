@@ -1,23 +1,18 @@
-"""External-sampling MCCFR compiled end to end on the fast engine's kernel, with the ``v3``, ``v4``, ``v5`` (or
-``lossless``) key of :mod:`agents.cfr_abstraction_v3`; 1v1, and 2v2 with ``v5``.
+"""External-sampling MCCFR compiled end to end on the fast engine's kernel, with the ``v4``, ``v5`` or ``lossless``
+key of :mod:`agents.cfr_abstraction_v3`; 1v1, and 2v2 with ``v5``. The run around it (checkpoints, progress,
+evaluation) is :mod:`training.cfr.mccfr`.
 
-Why: the Python walk of :mod:`training.cfr.mccfr` spends its time in the reference engine and in building string
-keys (100-600 iterations/s); here a whole batch of iterations is one compiled call. The game, the sampling and
-the update are the Python walk's: each iteration draws a starting score (uniform below the target for each team;
-0-0 on a one-hand research preset, whose game starts there), a dealer and a deal, then walks that hand on a
-``single_hand`` copy of the rules for the traverser (alternating by iteration): every action at the traverser's
-nodes, one action sampled from the current strategy at the opponent's, where the average strategy is
-accumulated with linear (iteration) weights. Regret matching floors negative regrets at 0 (as CFR+). The utility
-is the hand's point difference or the change in match-winning probability (:data:`training.cfr.runconfig.UTILITIES`).
-Both seats share one table. In 2v2 the traverser is each of the four seats in turn, its team's utility its
-own; every seat's rows are keyed from its own observation (``v5``), so partners, who never see each other's
-cards, learn rows of their own in the one table: a team strategy of four independent seats, as the game is
-played (no seat acts on its partner's cards). External rather than outcome sampling: it is the Python walk's scheme, so the two
-engines learn the same thing, and its variance is far lower on this shallow game.
-
-The draws differ from the Python walk (a splitmix64 counter here, Python's Mersenne Twister there), so the two do
-not give the same tables bit for bit; ``tests/test_mccfr_kernel.py`` instead checks that both, with a lossless key,
-reach the same exact NashConv on the research presets.
+Each iteration draws a starting score (uniform below the target for each team; 0-0 on a one-hand research preset,
+whose game starts there), a dealer and a deal, then walks that hand on a ``single_hand`` copy of the rules for the
+traverser (alternating by iteration): every action at the traverser's nodes, one action sampled from the current
+strategy at the opponent's, where the average strategy is accumulated with linear (iteration) weights. Regret
+matching floors negative regrets at 0 (as CFR+). The utility is the hand's point difference or the change in
+match-winning probability (:data:`training.cfr.runconfig.UTILITIES`). Both seats share one table. In 2v2 the
+traverser is each of the four seats in turn, its team's utility its own; every seat's rows are keyed from its own
+observation (``v5``), so partners, who never see each other's cards, learn rows of their own in the one table: a
+team strategy of four independent seats, as the game is played (no seat acts on its partner's cards). External
+rather than outcome sampling: its variance is far lower on this shallow game. ``tests/test_mccfr_kernel.py``
+checks the lossless walk against the exact NashConv of the research presets.
 
 How it runs: the walk itself (:func:`agents.cfr_walk.walk`: per-depth buffers, the key computed at each node from
 the kernel's observation and legal mask, the function an agent uses at play time, and hash-map tables over flat
@@ -93,7 +88,7 @@ class KernelMCCFR(WalkTables):
     #: Iterations per step of the training loop (between progress updates, time checks and checkpoints).
     batch = 2000
 
-    def __init__(self, config: TrucoConfig, seed: int = 0, abstraction: str = "v3", utility: str = "points",
+    def __init__(self, config: TrucoConfig, seed: int = 0, abstraction: str = "v4", utility: str = "points",
                  capacity: int = 1 << 16):
         if config.num_players not in (2, 4) or (config.num_players == 4 and abstraction not in TEAM_ABSTRACTIONS):
             raise ValueError(f"MCCFR here trains 1v1 presets, and 2v2 with the {'/'.join(TEAM_ABSTRACTIONS)} "
@@ -168,7 +163,7 @@ class KernelMCCFR(WalkTables):
     def restore(self, ckpt: Checkpoint) -> None:
         """Continue from ``ckpt`` (checked for this run's settings by the caller); CheckpointError if its arrays
         cannot be this engine's tables."""
-        rng = ckpt.extra.get("rng_state")  # one splitmix64 word (the Python walk's holds 625 Mersenne Twister words)
+        rng = ckpt.extra.get("rng_state")  # one splitmix64 word
         if rng is None or rng.shape != (1,) or rng.dtype != np.int64:
             raise CheckpointError("mccfr checkpoint lacks the compiled engine's generator state (rng_state: one "
                                   "int64)")

@@ -7,9 +7,9 @@ writes them out for other front ends.
 JSON export format::
 
     {"format": "truco-cfr-strategy", "version": 1, "kind": "exact" | "mccfr", "preset": "argentine-mini",
-     "rules": {...every rules field...}, "key": "information_state_string" | "abstraction-v1" | ... | "abstraction-v3",
+     "rules": {...every rules field...}, "key": "information_state_string" | "abstraction-v4" | "abstraction-v5" | ...,
      "iteration": 130, "nash_conv": 0.028, "utility_range": 30.0,
-     "play": {"mode": "sample"} | {"mode": "threshold", "threshold": 0.2} | {"mode": "greedy"},
+     "play": {"mode": "sample"} | {"mode": "threshold", "threshold": 0.2},
      "strategy": {"<infoset key>": {"<action name>": probability, ...}, ...}}
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from agents.cfr_abstraction import code_label
+from agents.cfr_abstraction_v3 import code_label
 from agents.cfr_table import StrategyTable, default_play, load_checkpoint
 from truco_env import actions as A
 from truco_env.limits import MAX_TABLE_BYTES, read_json

@@ -14,14 +14,11 @@ exact
   NashConv evaluations), ``checkpoint_every`` (iterations)
 mccfr
   ``iterations`` (the most to run), ``time_limit_s`` (stop after this wall time), ``checkpoint_every_s``,
-  ``log_every`` (iterations between TensorBoard points), ``abstraction`` (``v2``, the default, or ``v1``: the
-  Python walk of :mod:`training.cfr.mccfr`; ``v3``, ``v4`` or ``lossless``: the compiled walk of
-  :mod:`training.cfr.mccfr_kernel`, self-play only, tens of times faster), ``eval``
+  ``log_every`` (iterations between TensorBoard points), ``abstraction`` (``v4``, the default; ``v5`` in team
+  play; ``lossless`` on research presets: :mod:`agents.cfr_abstraction_v3`), ``eval``
   (optional: ``{opponent: heuristic, matches: 200, workers: 1}``: duplicate matches at the end of the run),
-  ``opponent_model`` (optional: ``{agent: heuristic, matches: 3000, weight: 0.8, full_count: 20}``: train a
-  data-biased response to a frequency model of that agent, built from ``matches`` of its self-play, see
-  :mod:`training.cfr.opponent_model`; null = plain self-play MCCFR), ``utility`` (``points``, the default: the
-  hand's point difference; ``match_equity``: the change in match-winning probability over the hand)
+  ``utility`` (``points``, the default: the hand's point difference; ``match_equity``: the change in
+  match-winning probability over the hand)
 
 The fields are typed and checked by pydantic (:mod:`training.options`): a wrong type, an out-of-range value or a
 key of the other trainer is one line naming the option; an unknown key suggests the closest names.
@@ -40,13 +37,11 @@ from ..options import Options, PresetName, build, read_yaml
 from .solver import ALGORITHMS
 
 TRAINERS = ("exact", "mccfr")
-#: Abstractions trained by the compiled walk (training/cfr/mccfr_kernel.py); v1 and v2 by the Python walk.
-KERNEL_ABSTRACTIONS = ("v3", "v4", "v5", "lossless")
 EXACT = {"algorithm", "alternating", "averaging_delay", "alpha", "beta", "gamma", "target_nash_conv", "eval_every",
          "checkpoint_every"}
 #: The utilities MCCFR can maximise: the hand's point difference, or the change in match-winning probability.
 UTILITIES = ("points", "match_equity")
-MCCFR = {"time_limit_s", "checkpoint_every_s", "log_every", "abstraction", "eval", "opponent_model", "utility"}
+MCCFR = {"time_limit_s", "checkpoint_every_s", "log_every", "abstraction", "eval", "utility"}
 PositiveInt = Annotated[int, Field(ge=1)]
 NonNegative = Annotated[float, Field(ge=0)]
 
@@ -63,27 +58,6 @@ class EvalOptions(Options):
     seed: int | None = None
     """Seed of the deals; null: the run's seed (seed 0 gives the strength report's deals; another seed checks a
     run on deals the report never plays)."""
-
-
-class OpponentModelOptions(Options):
-    """A data-biased response (:mod:`training.cfr.opponent_model`): a frequency model of one agent's play."""
-
-    agent: str
-    """Agent spec whose self-play is counted, e.g. ``heuristic``."""
-    matches: PositiveInt = 3000
-    """Self-play matches counted."""
-    weight: Annotated[float, Field(ge=0, le=1)] = 0.8
-    """How much the model's frequencies count where they are well observed."""
-    full_count: PositiveInt = 20
-    """Observations at which the model counts fully."""
-
-    @field_validator("agent")
-    @classmethod
-    def _known_agent(cls, value: str) -> str:
-        from agents.base import make_agent
-
-        make_agent(value)  # ValueError naming what is wrong
-        return value
 
 
 class RunConfig(Options):
@@ -134,14 +108,11 @@ class RunConfig(Options):
     """mccfr: seconds between checkpoints."""
     log_every: PositiveInt = 1000
     """mccfr: iterations between TensorBoard points."""
-    abstraction: Literal["v1", "v2", "v3", "v4", "v5", "lossless"] = "v2"
-    """mccfr: the information-set abstraction: v1, v2 (agents/cfr_abstraction.py, the Python walk), v3, v4
-    (v3 and the own card on the current trick), v5 (v4, and in team play the whole current trick) or lossless
-    (agents/cfr_abstraction_v3.py, the compiled walk)."""
+    abstraction: Literal["v4", "v5", "lossless"] = "v4"
+    """mccfr: the information-set abstraction (agents/cfr_abstraction_v3.py): v4, v5 (v4, and in team play the
+    whole current trick) or lossless (perfect recall within a hand, for the research presets)."""
     eval: EvalOptions | None = None
     """mccfr: duplicate matches at the end of the run (null: none)."""
-    opponent_model: OpponentModelOptions | None = None
-    """mccfr: train a data-biased response to a model of this agent (null: plain self-play MCCFR)."""
     utility: Literal["points", "match_equity"] = "points"
     """mccfr: the hand's point difference, or the change in match-winning probability over the hand."""
     source: str = ""
@@ -177,9 +148,6 @@ class RunConfig(Options):
         elif rules.num_players != 2 and not (rules.num_players == 4 and self.abstraction == "v5"):
             raise ValueError(f"mccfr trains 1v1 presets, and 2v2 ones with abstraction v5 (the whole trick); "
                              f"{self.preset!r} has {rules.num_players} players and abstraction {self.abstraction!r}")
-        elif self.opponent_model is not None and self.abstraction in KERNEL_ABSTRACTIONS:
-            raise ValueError(f"option 'opponent_model' (a data-biased response) runs on the Python walk: use "
-                             f"abstraction v1 or v2, not {self.abstraction!r} (the compiled walk trains self-play only)")
         return self
 
     def rules(self):

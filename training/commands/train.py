@@ -51,16 +51,16 @@ def add(sub: argparse._SubParsersAction) -> None:
     # other trainers (cfr) add their parser to `trainers` here
     cfr_train = trainers.add_parser(
         "cfr",
-        help="CFR: exact CFR+ on research presets, MCCFR with abstraction on full 1v1 presets",
+        help="CFR: exact CFR+ on research presets, MCCFR with abstraction on the full 1v1 and 2v2 presets",
         description=(
             "Train from a YAML config (configs/cfr_*.yaml): trainer 'exact' runs full-traversal CFR+ (or\n"
             "linear/discounted CFR) on a research preset and reports exact NashConv; trainer 'mccfr' runs\n"
-            "external-sampling MCCFR with the information-set abstraction on argentine, argentine-flor or\n"
-            "paulista. Shows progress, logs to TensorBoard and writes resumable .npz checkpoints (one run\n"
+            "external-sampling MCCFR with the information-set abstraction on a full 1v1 preset (v4) or a\n"
+            "2v2 one (v5). Shows progress, logs to TensorBoard and writes resumable .npz checkpoints (one run\n"
             "at a time per checkpoint; Ctrl-C keeps the last one and names the command that continues it)."
         ),
         epilog=("examples:\n  truco train cfr --config configs/cfr_argentine_mini.yaml\n"
-                "  truco train cfr --config configs/cfr_mccfr_paulista.yaml"),
+                "  truco train cfr --config configs/cfr_blueprint_paulista.yaml"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     cfr_train.add_argument("--config", required=True, metavar="FILE.yaml", help="the run config")
