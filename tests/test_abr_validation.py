@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pytest
 
-from agents.cfr_table import load_checkpoint
+from agents.cfr.table import load_checkpoint
 from training.abr_validation import TARGETS, exact_values, make_target, run_validation
 from training.cfr.checkpoint import save_checkpoint
 from training.cfr.solver import best_response_value

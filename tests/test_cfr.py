@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from agents.base import make_agent, observation_for
-from agents.cfr_table import CheckpointError, StrategyTable, canonical_key, load_checkpoint
+from agents.cfr.table import CheckpointError, StrategyTable, canonical_key, load_checkpoint
 from training.cfr.checkpoint import save_checkpoint
 from training.cfr.policy import export_json, load_json
 from training.cfr.runconfig import load_config, parse_config
@@ -311,7 +311,7 @@ def test_cli_set_overrides_are_checked(tmp_path, capsys):
         err = capsys.readouterr().err.strip()
         assert message in err and len(err.splitlines()) == 1, err
     assert main(["train", "cfr", "--config", str(config), "--set", "iterations=2", "--set", "eval_every=2"]) == 0
-    from agents.cfr_table import load_checkpoint
+    from agents.cfr.table import load_checkpoint
 
     assert load_checkpoint(tmp_path / "ck.npz").iteration == 2  # --set took the place of the file's 30
     assert main(["train", "cfr", "--config", str(config), "--set", "iterations=1", "--no-resume"]) == 0

@@ -9,8 +9,8 @@ import random
 import pytest
 
 from agents.base import make_agent, observation_for
-from agents.cfr_abstraction_v3 import codes_and_ids, key_from_observation
-from agents.cfr_table import Checkpoint, CheckpointError, load_checkpoint
+from agents.cfr.abstraction import codes_and_ids, key_from_observation
+from agents.cfr.table import Checkpoint, CheckpointError, load_checkpoint
 from training.cfr.checkpoint import save_checkpoint
 from training.cfr.mccfr import train_mccfr
 from training.cfr.mccfr_kernel import KernelMCCFR
@@ -123,7 +123,7 @@ def test_cfr_spec_options(tmp_path):
 def test_match_equity_is_the_heuristics_table_and_a_finished_match_is_certain():
     """``utility: match_equity`` values a hand by the change in match-winning probability (x 100), read from the
     heuristic's table below the target and certain at it."""
-    from agents.cfr_walk import win_prob
+    from agents.cfr.walk import win_prob
     from agents.heuristic import match_equity_table
 
     solver = KernelMCCFR(make_config("paulista"), seed=0, utility="match_equity")

@@ -1,4 +1,4 @@
-"""Play-time search (agents/cfr_search.py, ``cfr:PATH,search=MS``): on research games the searched policy, assembled
+"""Play-time search (agents/cfr/search.py, ``cfr:PATH,search=MS``): on research games the searched policy, assembled
 on the exact tree, is no more exploitable than the blueprint for either seat (exact NashConv), even where the
 blueprint is better than what a short search reaches (the check refuses such searches); the check's best response
 is per information set; the search's beliefs are exactly the tree's deals in each public state, weighted by the blueprint's reach; the agent searches
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from agents.base import make_agent, observation_for
-from agents.cfr_search import Blueprint, HandSearch, root_from_info_string
+from agents.cfr.search import Blueprint, HandSearch, root_from_info_string
 from training.cfr.checkpoint import save_checkpoint
 from training.cfr.mccfr_kernel import KernelMCCFR
 from training.cfr.resolve import blueprint_policy, compare, infoset_roots
@@ -77,7 +77,7 @@ def test_the_check_best_responds_per_information_set():
     """The check's best response cannot see the searcher's cards: two deals the opponent cannot tell apart
     (one key) pay +1/-1 and -1/+2 for its two actions; it picks the action best summed (1), not each deal's best
     (3); a searcher node in front weights its children by the searcher's reach, new and old apart."""
-    from agents.cfr_search import _best_response_values
+    from agents.cfr.search import _best_response_values
 
     # nodes: 0 searcher root (deal A) -> 1 opponent (key 7) -> terminals 2, 3; 4 opponent root (deal B, key 7)
     # -> terminals 5, 6; 7 opponent root (another hand, key 9) -> terminal 8
@@ -169,7 +169,7 @@ def test_agent_searches_deterministically_on_a_full_preset(tmp_path):
     """``cfr:PATH,search=MS`` on a v4 checkpoint of full matches: legal actions, the same ones for the same
     seed, searches that pass their check and reach the decision they were made for, and the budget as walked
     nodes (the solve's, plus one last iteration; the check's at most as many again)."""
-    from agents.cfr_search import NODES_PER_MS
+    from agents.cfr.search import NODES_PER_MS
 
     path = _kernel_checkpoint(tmp_path, **SMALL_DECK)
     rules = make_config("paulista", **SMALL_DECK)

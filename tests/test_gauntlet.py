@@ -194,7 +194,7 @@ def test_bluffing_stage_counts_the_agents_own_calls_and_renders_intervals():
 
 def test_the_report_covers_a_shipped_blueprint_and_writes_its_card(tmp_path, monkeypatch):
     """cfr:<preset> joins the report once shipped; its card says how it was made and what it measured."""
-    from agents import cfr as cfr_agent
+    from agents.cfr import agent as cfr_agent
     from training.report import agents_of, blueprint_card
 
     monkeypatch.setattr(cfr_agent, "SHIPPED_DIR", str(tmp_path))

@@ -29,7 +29,7 @@ from safetensors.torch import save_file
 
 from agents.base import make_agent
 from agents.cfr import CFRAgent
-from agents.cfr_table import Checkpoint, CheckpointError, load_checkpoint
+from agents.cfr.table import Checkpoint, CheckpointError, load_checkpoint
 from agents.network import FORMAT, PolicyFileError, PolicyNet, load_policy
 from training.cfr.checkpoint import save_checkpoint
 from training.cfr.policy import load_json
@@ -552,7 +552,7 @@ def test_a_command_given_a_hostile_file_fails_in_one_line(kind, argv, hostile, t
 
 MEASURE = r"""
 import resource, sys
-from agents.cfr_table import load_checkpoint
+from agents.cfr.table import load_checkpoint
 from agents.network import load_policy
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 for load, path in ((load_policy, sys.argv[1]), (load_checkpoint, sys.argv[2])):

@@ -1,5 +1,5 @@
 """MCCFR on the compiled engine (training/cfr/mccfr_kernel.py) with the observation keys of
-agents/cfr_abstraction_v3.py: the walk's key is the key an agent computes from the environment's observation,
+agents/cfr/abstraction.py: the walk's key is the key an agent computes from the environment's observation,
 abstract actions map back to the legal engine actions, the lossless walk converges towards the exact equilibrium
 of the research presets (exact NashConv), runs resume bit for bit (also across table growth), bad checkpoints are
 one-line errors, and the ``cfr:`` agent plays a v4 checkpoint from the observation alone."""
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from agents.base import make_agent, observation_for
-from agents.cfr_abstraction_v3 import (
+from agents.cfr.abstraction import (
     KINDS,
     MAX_LEGAL,
     codes_and_ids,
@@ -21,7 +21,7 @@ from agents.cfr_abstraction_v3 import (
     key_from_observation,
     state_key,
 )
-from agents.cfr_table import CheckpointError, load_checkpoint
+from agents.cfr.table import CheckpointError, load_checkpoint
 from training.cfr import mccfr_kernel
 from training.cfr.checkpoint import save_checkpoint
 from training.cfr.mccfr import train_mccfr
@@ -292,7 +292,7 @@ def test_v5_is_v4_in_1v1_and_reads_the_whole_trick_in_team_play():
     """1v1: the v5 key is the v4 key. 2v2: two decisions that v4 cannot tell apart (the same own cards, the same
     card of the next seat on the trick) get different v5 keys when the best card on the trick is the partner's in
     one and an opponent's in the other."""
-    from agents.cfr_abstraction_v3 import abstract_key
+    from agents.cfr.abstraction import abstract_key
 
     rules = make_config("argentine")
     cfg = config_array(rules)
@@ -369,8 +369,8 @@ def test_a_finished_blueprint_ships_play_only_and_plays_as_its_checkpoint(tmp_pa
     by preset name (cfr:<preset>), refuses to be trained on, and an unfinished run does not ship."""
     import yaml
 
-    from agents import cfr as cfr_agent
-    from agents.cfr_table import StrategyTable
+    from agents.cfr import agent as cfr_agent
+    from agents.cfr.table import StrategyTable
     from training.cfr.checkpoint import check_compatible
     from training.ship import main as ship_main
 

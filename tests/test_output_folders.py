@@ -369,7 +369,7 @@ def test_a_second_ppo_run_on_a_held_run_dir_is_refused(tmp_path, capsys):
 
 def test_an_interrupted_cfr_run_names_its_checkpoint_and_the_command_that_continues_it(tmp_path, capsys,
                                                                                        monkeypatch):
-    from agents.cfr_table import load_checkpoint
+    from agents.cfr.table import load_checkpoint
     from training.cfr.solver import CFRSolver
 
     config = tmp_path / "c.yaml"

@@ -206,7 +206,7 @@ def measure(agent: str, preset: str, runs: Path, decisions: int, seed: int, work
             learner = cached_exploit(recipe, eval_matches, progress=progress)[1] / "learner.safetensors"
             return search_effect(agent, preset, f"ppo:{learner},greedy", eval_matches, seed, workers, progress)
 
-        # "checked": searches are checked before they are played (agents/cfr_search.py); a stage stored before the
+        # "checked": searches are checked before they are played (agents/cfr/search.py); a stage stored before the
         # check lacks the field and is measured again
         row["search"] = _stage(folder / "search.json", {"matches": eval_matches, "seed": seed, "ms": SEARCH_MS,
                                                         "checked": True, "exploiter": exploit["settings"],
@@ -557,7 +557,7 @@ def blueprint_card(row: dict[str, Any], meta: dict[str, Any], settings: dict[str
 
 
 def _play_words(meta: dict[str, Any]) -> str:
-    from agents.cfr_table import default_play
+    from agents.cfr.table import default_play
 
     play = default_play(meta)
     if play["mode"] == "threshold":

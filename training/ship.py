@@ -101,7 +101,7 @@ def ship_blueprint(config: str, policies: str | None = None) -> str:
     import numpy as np
 
     from agents.base import SHIPPED_DIR
-    from agents.cfr_table import Checkpoint, load_checkpoint
+    from agents.cfr.table import Checkpoint, load_checkpoint
 
     from .cfr.checkpoint import save_checkpoint
     from .cfr.runconfig import load_config

@@ -1,7 +1,7 @@
 """Writing CFR checkpoints, and checking that one on disk belongs to the run that resumes it.
 
 The format (one ``.npz`` of plain numeric arrays plus a JSON header, never a pickle) and its reader live in
-:mod:`agents.cfr_table`, because playing a checkpoint (the ``cfr:PATH`` agent) needs the reader and agents must not
+:mod:`agents.cfr.table`, because playing a checkpoint (the ``cfr:PATH`` agent) needs the reader and agents must not
 import training. Writing goes to a temporary file in the same folder, is flushed and fsync'ed, then
 ``os.replace``'d over the target, so a crash never leaves a half-written checkpoint under the real name.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.cfr_table import EXTRAS, FORMAT, VERSION, Checkpoint, CheckpointError, load_checkpoint
+from agents.cfr.table import EXTRAS, FORMAT, VERSION, Checkpoint, CheckpointError, load_checkpoint
 from training.atomic import atomic_write
 
 # load_checkpoint is re-exported: training/abr_validation.py reads checkpoints through this module
@@ -38,7 +38,7 @@ def save_checkpoint(path: str | os.PathLike, ckpt: Checkpoint) -> None:
     }
     for name, value in ckpt.extra.items():
         if name not in EXTRAS:  # the reader refuses any other member
-            raise ValueError(f"checkpoint extra {name!r} is not one of {list(EXTRAS)} (agents/cfr_table.py)")
+            raise ValueError(f"checkpoint extra {name!r} is not one of {list(EXTRAS)} (agents/cfr/table.py)")
         arr = np.asarray(value)
         if arr.dtype.kind not in "iufb":
             raise ValueError(f"checkpoint extra {name!r} must be a numeric array, got dtype {arr.dtype}")

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from agents.cfr_table import load_checkpoint
+from agents.cfr.table import load_checkpoint
 
 from .checkpoint import check_compatible, save_checkpoint
 from .mccfr_kernel import KernelMCCFR

@@ -1,5 +1,5 @@
 """External-sampling MCCFR compiled end to end on the fast engine's kernel, with the ``v4``, ``v5`` or ``lossless``
-key of :mod:`agents.cfr_abstraction_v3`; 1v1, and 2v2 with ``v5``. The run around it (checkpoints, progress,
+key of :mod:`agents.cfr.abstraction`; 1v1, and 2v2 with ``v5``. The run around it (checkpoints, progress,
 evaluation) is :mod:`training.cfr.mccfr`.
 
 Each iteration draws a starting score (uniform below the target for each team; 0-0 on a one-hand research preset,
@@ -14,9 +14,9 @@ team strategy of four independent seats, as the game is played (no seat acts on 
 rather than outcome sampling: its variance is far lower on this shallow game. ``tests/test_mccfr_kernel.py``
 checks the lossless walk against the exact NashConv of the research presets.
 
-How it runs: the walk itself (:func:`agents.cfr_walk.walk`: per-depth buffers, the key computed at each node from
+How it runs: the walk itself (:func:`agents.cfr.walk.walk`: per-depth buffers, the key computed at each node from
 the kernel's observation and legal mask, the function an agent uses at play time, and hash-map tables over flat
-arrays) lives in ``agents``, since the ``cfr`` agent's play-time search (:mod:`agents.cfr_search`) runs it too;
+arrays) lives in ``agents``, since the ``cfr`` agent's play-time search (:mod:`agents.cfr.search`) runs it too;
 this module draws the deals and drives it. Before each iteration the kernel checks there is room for any one
 iteration's new rows; when there is not it returns, and Python doubles the arrays and carries on, so growing never
 changes a result. The generator's state is one uint64: a checkpoint (plain arrays of
@@ -30,9 +30,9 @@ import dataclasses
 import numpy as np
 from numba import njit
 
-from agents.cfr_abstraction_v3 import CALL_BASE, KINDS, MAX_LEGAL, VERSIONS
-from agents.cfr_table import Checkpoint, CheckpointError
-from agents.cfr_walk import (  # noqa: F401  (node_key: re-exported, the tests and the docs name it here)
+from agents.cfr.abstraction import CALL_BASE, KINDS, MAX_LEGAL, VERSIONS
+from agents.cfr.table import Checkpoint, CheckpointError
+from agents.cfr.walk import (  # noqa: F401  (node_key: re-exported, the tests and the docs name it here)
     MARGIN,
     N_INF,
     N_SLOTS,
@@ -49,7 +49,7 @@ from truco_env.fast import config_array
 
 from .runconfig import UTILITIES
 
-#: Abstractions that read a team seat's whole trick (agents/cfr_abstraction_v3.py, key_v5).
+#: Abstractions that read a team seat's whole trick (agents/cfr/abstraction.py, key_v5).
 TEAM_ABSTRACTIONS = ("v5",)
 
 
@@ -192,7 +192,7 @@ class KernelMCCFR(WalkTables):
 def tree_keys(tree) -> list[tuple[str, np.ndarray, np.ndarray]]:
     """(lossless key as text, legal codes, engine ids) of each information set of an exact research tree
     (:mod:`training.cfr.tree`), from its representative state as the environment shows it to the actor."""
-    from agents.cfr_abstraction_v3 import state_key
+    from agents.cfr.abstraction import state_key
 
     from .tree import infoset_states
 

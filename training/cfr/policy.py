@@ -1,7 +1,7 @@
 """The JSON export of a CFR checkpoint's average strategy (``truco export cfr``) and its reader.
 
-The strategy table itself (:class:`agents.cfr_table.StrategyTable`) and how a checkpoint is played by default
-(:func:`agents.cfr_table.default_play`) live in the agents package, which plays checkpoints; this module only
+The strategy table itself (:class:`agents.cfr.table.StrategyTable`) and how a checkpoint is played by default
+(:func:`agents.cfr.table.default_play`) live in the agents package, which plays checkpoints; this module only
 writes them out for other front ends.
 
 JSON export format::
@@ -18,8 +18,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from agents.cfr_abstraction_v3 import code_label
-from agents.cfr_table import StrategyTable, default_play, load_checkpoint
+from agents.cfr.abstraction import code_label
+from agents.cfr.table import StrategyTable, default_play, load_checkpoint
 from truco_env import actions as A
 from truco_env.limits import MAX_TABLE_BYTES, read_json
 

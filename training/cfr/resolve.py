@@ -1,4 +1,4 @@
-"""Play-time search (:mod:`agents.cfr_search`) checked against the exact game of a research preset: the policy the
+"""Play-time search (:mod:`agents.cfr.search`) checked against the exact game of a research preset: the policy the
 search plays at every decision of one seat, assembled onto the exact tree, and its exact NashConv beside the
 blueprint's.
 
@@ -21,8 +21,8 @@ import time
 
 import numpy as np
 
-from agents.cfr_search import PUBLIC, Blueprint, HandRoot, HandSearch, _key
-from agents.cfr_table import Checkpoint
+from agents.cfr.search import PUBLIC, Blueprint, HandRoot, HandSearch, _key
+from agents.cfr.table import Checkpoint
 from truco_env import cards as C
 from truco_env.config import TrucoConfig
 from truco_env.fast import FastState
@@ -60,7 +60,7 @@ def _put(tree: GameTree, policy: np.ndarray, info: int, ids: np.ndarray, probs: 
 def blueprint_policy(tree: GameTree, ckpt: Checkpoint, roots: list[HandRoot]) -> np.ndarray:
     """The average strategy of a ``lossless`` checkpoint on the tree (uniform where it has no row): what
     :func:`training.cfr.mccfr_kernel.tree_policy` gives, from the roots' keys."""
-    from agents.cfr_abstraction_v3 import codes_and_ids
+    from agents.cfr.abstraction import codes_and_ids
     from truco_env.fast import config_array
 
     index = {key: i for i, key in enumerate(ckpt.keys)}

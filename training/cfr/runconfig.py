@@ -15,7 +15,7 @@ exact
 mccfr
   ``iterations`` (the most to run), ``time_limit_s`` (stop after this wall time), ``checkpoint_every_s``,
   ``log_every`` (iterations between TensorBoard points), ``abstraction`` (``v4``, the default; ``v5`` in team
-  play; ``lossless`` on research presets: :mod:`agents.cfr_abstraction_v3`), ``eval``
+  play; ``lossless`` on research presets: :mod:`agents.cfr.abstraction`), ``eval``
   (optional: ``{opponent: heuristic, matches: 200, workers: 1}``: duplicate matches at the end of the run),
   ``utility`` (``points``, the default: the hand's point difference; ``match_equity``: the change in
   match-winning probability over the hand)
@@ -109,7 +109,7 @@ class RunConfig(Options):
     log_every: PositiveInt = 1000
     """mccfr: iterations between TensorBoard points."""
     abstraction: Literal["v4", "v5", "lossless"] = "v4"
-    """mccfr: the information-set abstraction (agents/cfr_abstraction_v3.py): v4, v5 (v4, and in team play the
+    """mccfr: the information-set abstraction (agents/cfr/abstraction.py): v4, v5 (v4, and in team play the
     whole current trick) or lossless (perfect recall within a hand, for the research presets)."""
     eval: EvalOptions | None = None
     """mccfr: duplicate matches at the end of the run (null: none)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from open_spiel.python import policy as os_policy
 
-from agents.cfr_table import canonical_key
+from agents.cfr.table import canonical_key
 
 from .tree import GameTree
 

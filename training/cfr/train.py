@@ -18,7 +18,7 @@ from typing import TextIO
 
 import numpy as np
 
-from agents.cfr_table import Checkpoint, load_checkpoint
+from agents.cfr.table import Checkpoint, load_checkpoint
 
 from .checkpoint import check_compatible, save_checkpoint
 from .logs import Logger, _progress

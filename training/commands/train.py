@@ -126,7 +126,7 @@ def _cmd_train_ppo(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
 
 
 def _cmd_train_cfr(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from agents.cfr_table import CheckpointError
+    from agents.cfr.table import CheckpointError
     from training.cfr.runconfig import load_config
     from training.cfr.train import train
     from training.options import parse_overrides

@@ -1,5 +1,5 @@
 """The compiled external-sampling MCCFR walk over one hand on the kernel, shared by training
-(:mod:`training.cfr.mccfr_kernel`, self-play from a random deal) and play-time search (:mod:`agents.cfr_search`,
+(:mod:`training.cfr.mccfr_kernel`, self-play from a random deal) and play-time search (:mod:`agents.cfr.search`,
 re-solving the rest of a hand from its current public state).
 
 Why here, in ``agents``: a ``cfr`` agent that searches at play time runs this very walk, and agents must not
@@ -33,7 +33,7 @@ from numba import njit
 
 from truco_env import _kernel as K
 
-from .cfr_abstraction_v3 import LOSSLESS, MAX_LEGAL, _mix, abstract_key, key_lossless, legal_codes
+from .abstraction import LOSSLESS, MAX_LEGAL, _mix, abstract_key, key_lossless, legal_codes
 
 MAX_DEPTH = 64  # actions in one hand, with room: three tricks, the whole ladder, an envido and a flor chain
 #: Room checked before each training iteration: more new information sets (and legal actions each) than one
@@ -152,7 +152,7 @@ def hand_utility(st, target, use_equity, equity, start0, start1):
 def node_key(st, cfg, kind, obs, mask, codes, ids, hist_seat, hist_act, n_hist, hist_rel, hist_pub):
     """The key of the actor's decision in ``st`` and its legal codes and engine ids (into ``codes``, ``ids``):
     the actor's observation and mask from the kernel, then the very functions an agent calls at play time.
-    ``kind``: the abstraction's (:data:`agents.cfr_abstraction_v3.KINDS`). ``hist_seat``/``hist_act``: the
+    ``kind``: the abstraction's (:data:`agents.cfr.abstraction.KINDS`). ``hist_seat``/``hist_act``: the
     hand's actions so far (``lossless`` only). Returns (key, count)."""
     seat = st[K.S_ACTOR]
     K.encode_obs(st, cfg, seat, obs)

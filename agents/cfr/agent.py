@@ -3,7 +3,7 @@
 Two kinds of checkpoint, one agent. Exact checkpoints (research presets, :mod:`training.cfr.solver`) are keyed
 by the seat's information-state string (a seat-safe view: own cards and public actions), which the agent asks the
 runner for. MCCFR checkpoints (the compiled walk, abstraction ``v4``, ``v5`` or ``lossless`` of
-:mod:`agents.cfr_abstraction_v3`) are keyed from the observation and the action mask by the very function the
+:mod:`agents.cfr.abstraction`) are keyed from the observation and the action mask by the very function the
 walk used, so such an agent wants nothing beyond them (it also plays where only the compiled engine runs); a
 ``lossless`` one also reads the hand's history from ``info_state``. Checkpoints of retired abstractions (``v1``,
 ``v2``, ``v3``) are refused in one line.
@@ -20,12 +20,12 @@ on every action it tried early on; dropping that noise is the usual purification
 agents, and measured better against ``heuristic`` (docs/cfr.md). Exact checkpoints are played as they
 are (threshold 0).
 
-Checkpoints are read with ``np.load(allow_pickle=False)`` (:mod:`agents.cfr_table`): a file that is not a
+Checkpoints are read with ``np.load(allow_pickle=False)`` (:mod:`agents.cfr.table`): a file that is not a
 plain checkpoint is refused with a ValueError, never executed.
 
 ``search=MS`` (MCCFR checkpoints only): at each decision with more than one legal action whose public state has
 few enough deals (in 1v1 the last trick) the agent re-solves the rest of the hand with a safe-subgame-solving
-gadget (:mod:`agents.cfr_search`, a budget of MS milliseconds of walked nodes), checks exactly that the new
+gadget (:mod:`agents.cfr.search`, a budget of MS milliseconds of walked nodes), checks exactly that the new
 strategy gives no opponent hand more than the one it replaces, and if so plays it for its cards, thresholded or
 greedy as the blueprint would be; otherwise it plays on as before.
 It then also wants ``info_state_string``: the hand's start (score before it, dealer, own dealt cards) and its
@@ -44,10 +44,10 @@ import numpy as np
 from truco_env.config import PRESETS
 from truco_env.fast import config_array
 
-from .base import SHIPPED_DIR, Agent, register_agent
-from .cfr_abstraction_v3 import VERSIONS as OBSERVATION_VERSIONS
-from .cfr_abstraction_v3 import codes_and_ids, key_from_observation
-from .cfr_table import MCCFR_THRESHOLD, StrategyTable, default_play
+from ..base import SHIPPED_DIR, Agent, register_agent
+from .abstraction import VERSIONS as OBSERVATION_VERSIONS
+from .abstraction import codes_and_ids, key_from_observation
+from .table import MCCFR_THRESHOLD, StrategyTable, default_play
 
 __all__ = ["MCCFR_THRESHOLD", "CFRAgent"]
 
@@ -85,7 +85,7 @@ class CFRAgent(Agent):
             self.wants = self.wants | {"info_state_string"}
 
     def _make_search(self):
-        from .cfr_search import Blueprint, HandSearch, SearchError
+        from .search import Blueprint, HandSearch, SearchError
 
         if self.abstraction is None:
             raise SearchError(f"agent 'cfr': search needs an MCCFR checkpoint (abstraction "
@@ -165,8 +165,8 @@ class CFRAgent(Agent):
 
     def _searched(self, observation: dict[str, Any], mask: np.ndarray):
         """(codes, probabilities, code -> engine id) of the re-solved strategy at this decision
-        (:mod:`agents.cfr_search`), or None where the decision is not searched."""
-        from .cfr_search import NODES_PER_MS, root_from_info_string
+        (:mod:`agents.cfr.search`), or None where the decision is not searched."""
+        from .search import NODES_PER_MS, root_from_info_string
 
         info = observation.get("info_state_string")
         if info is None:

@@ -9,7 +9,7 @@ over the deals the public history allows, a pair (searcher's unseen cards, oppon
 * Beliefs. Each deal is weighted by the probability that the searcher, holding those cards, would have taken its
   public actions of this hand with the strategy it actually played: the blueprint's average strategy, replaced
   from its first search on by that search's strategy, and so on (the *chain*; played as the agent plays, see
-  :func:`agents.cfr_walk.purify`). Deals come from replaying the hand on a kernel state with the candidate cards
+  :func:`agents.cfr.walk.purify`). Deals come from replaying the hand on a kernel state with the candidate cards
   substituted: a deal whose replay makes an action illegal, or shows other points or another public state than
   the real one, is impossible. Every deal is enumerated; a public state with more than :data:`ENUMERATE` deals
   (the first tricks of a full preset) is not searched, because its check (below) would not fit a decision.
@@ -42,7 +42,7 @@ over the deals the public history allows, a pair (searcher's unseen cards, oppon
   Re-solving every decision from the blueprint's beliefs alone would not carry this guarantee (the beliefs would
   no longer be those of the strategy played). A decision with one legal action is not searched; the chain plays
   on.
-* Solver. The trainer's external-sampling MCCFR walk (:func:`agents.cfr_walk.walk`, search mode), keyed by the
+* Solver. The trainer's external-sampling MCCFR walk (:func:`agents.cfr.walk.walk`, search mode), keyed by the
   ``lossless`` key (perfect recall inside the hand: the observation, the mask and the public history) salted per
   search and per branch, in one table per hand; where a row has no positive regret the searcher plays the
   chain and the opponent the blueprint, so a short search starts from the blueprint. The utility is the
@@ -75,8 +75,8 @@ from truco_env import cards as C
 from truco_env.config import TrucoConfig
 from truco_env.fast import config_array
 
-from .cfr_abstraction_v3 import KINDS, LOSSLESS, MAX_LEGAL, codes_and_ids, key_lossless
-from .cfr_walk import (
+from .abstraction import KINDS, LOSSLESS, MAX_LEGAL, codes_and_ids, key_lossless
+from .walk import (
     I_BP_KIND,
     I_FIXED,
     I_MODE,
@@ -463,7 +463,7 @@ class HandSearch:
         self._hs = config.hand_size
         self._equity = np.zeros((1, 1))
         if utility == "match_equity":
-            from .heuristic import match_equity_table
+            from ..heuristic import match_equity_table
 
             self._equity = np.asarray(match_equity_table(config.target_score, config.family), dtype=np.float64)
         self.utility = utility

@@ -27,7 +27,7 @@ The strategy table maps an information-set key to ``(action ids, probabilities)`
 
 * exact checkpoints (research presets): :func:`truco_env.encoding.information_state_string` of the seat, with
   the own cards of each hand in deck order (:func:`canonical_key`; the engine lists them in dealt order);
-* MCCFR checkpoints: the int64 key of :mod:`agents.cfr_abstraction_v3` in decimal, computed from the observation
+* MCCFR checkpoints: the int64 key of :mod:`agents.cfr.abstraction` in decimal, computed from the observation
   (``v4``, ``v5``, ``lossless``); ``slot_action`` then holds abstract codes.
 """
 
