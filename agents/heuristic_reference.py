@@ -670,6 +670,33 @@ def _cannot_win_trick(v: View, card: int) -> bool:
 # ----------------------------------------------------------------------------------------------------------
 # rollouts (module level for speed)
 
+def _on_table(top: tuple, seat: int, s: int) -> tuple:
+    """The trick's best card after ``seat`` plays strength ``s``: (best, its seat, how many hold it, whether the
+    observer's team holds it, whether the opponents do)."""
+    best, fh, count, has_own, has_opp = top
+    if best is None or s > best:
+        return s, seat, 1, seat % 2 == 0, seat % 2 != 0
+    if s == best:
+        return best, fh, count + 1, has_own or seat % 2 == 0, has_opp or seat % 2 != 0
+    return top
+
+
+def _pick(hand: list[int], t: int, best: int | None, team_alone: bool) -> int:
+    """A rollout seat's card: its only one; leading, the middle card in trick 1 and the top one later; its lowest
+    while its team alone holds the best card on the table; else its cheapest card that beats the best, a card that
+    ties it, or its lowest."""
+    if len(hand) == 1:
+        return hand[0]
+    if best is None:
+        return hand[len(hand) // 2] if t == 0 else hand[-1]
+    if team_alone:
+        return hand[0]
+    for s in hand:
+        if s > best:
+            return s
+    return best if best in hand else hand[0]
+
+
 def _rollout(hands: dict[int, list[int]], trick: list[tuple[int, int]], leader: int, t: int,
              results: tuple[int, ...], seats: list[int], rot: dict[int, list[int]], partner_tie: Any,
              lead_rule: str, hand_size: int, all_tied: float, winners: dict, first: int | None) -> float:
@@ -684,57 +711,23 @@ def _rollout(hands: dict[int, list[int]], trick: list[tuple[int, int]], leader: 
     n = len(seats)
     while True:
         order = rot.get(leader, seats)
-        best = None
-        count = fh = 0
-        has_own = has_opp = False
-        if trick:
-            played = {r for r, _ in trick}
-            for r, s in trick:
-                if best is None or s > best:
-                    best, fh, count = s, r, 1
-                    has_own = r % 2 == 0
-                    has_opp = not has_own
-                elif s == best:
-                    count += 1
-                    if r % 2 == 0:
-                        has_own = True
-                    else:
-                        has_opp = True
-        else:
-            played = ()
+        top = (None, 0, 0, False, False)  # best strength, its seat, how many hold it, own team / opponents hold it
+        for r, s in trick:
+            top = _on_table(top, r, s)
+        played = {r for r, _ in trick}
         for seat in order:
-            if seat in played:
+            if seat in played or not hands[seat]:
                 continue
             hand = hands[seat]
-            if not hand:
-                continue
             if first is not None and seat == 0 and first in hand:
-                s = first
-                first = None
-            elif len(hand) == 1:
-                s = hand[0]
-            elif best is None:
-                s = hand[len(hand) // 2] if t == 0 else hand[-1]
-            elif (has_own and not has_opp) if seat % 2 == 0 else (has_opp and not has_own):
-                s = hand[0]
+                s, first = first, None
             else:
-                for s in hand:
-                    if s > best:
-                        break
-                else:
-                    s = best if best in hand else hand[0]
+                best, _, _, has_own, has_opp = top
+                s = _pick(hand, t, best, (has_own and not has_opp) if seat % 2 == 0 else (has_opp and not has_own))
             hand.remove(s)
             trick.append((seat, s))
-            if best is None or s > best:
-                best, fh, count = s, seat, 1
-                has_own = seat % 2 == 0
-                has_opp = not has_own
-            elif s == best:
-                count += 1
-                if seat % 2 == 0:
-                    has_own = True
-                else:
-                    has_opp = True
+            top = _on_table(top, seat, s)
+        best, fh, count, has_own, has_opp = top
         if not trick:
             return all_tied
         if has_own != has_opp and (count == 1 or partner_tie):

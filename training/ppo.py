@@ -849,6 +849,15 @@ def learn(args: PPOArgs, learner: Learner, parts: list[dict[str, Any]]
     return stats, clipfracs, values, returns
 
 
+def renew(args: PPOArgs, learner: Learner, update: int) -> None:
+    """After an update: a self-refreshed magnet becomes the current policy every ``magnet_every`` updates, and the
+    league takes a snapshot every ``snapshot_every`` (none without a snapshot share)."""
+    if learner.magnet is not None and args.magnet_every and update % args.magnet_every == 0:
+        learner.magnet.load_state_dict(learner.net.state_dict())
+    if args.snapshots > 0 and update % args.snapshot_every == 0:
+        learner.league.add(learner.net, args.max_snapshots)
+
+
 def scalars_of(args: PPOArgs, learner: Learner, names: tuple[str, ...], stats: dict[str, Any],
                clipfracs: list[float], values: np.ndarray, returns: np.ndarray, seconds: float,
                collect_seconds: float) -> dict[str, float]:
@@ -916,10 +925,7 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
             parts, names, matches, score = collect(args, learner, backend, state.update)
             collected = time.perf_counter()
             stats, clipfracs, values, returns = learn(args, learner, parts)
-            if learner.magnet is not None and args.magnet_every and state.update % args.magnet_every == 0:
-                learner.magnet.load_state_dict(net.state_dict())
-            if args.snapshots > 0 and state.update % args.snapshot_every == 0:  # no share: no snapshots to keep
-                learner.league.add(net, args.max_snapshots)
+            renew(args, learner, state.update)
             state.decisions += len(values)
             state.matches += matches
             state.seconds = time.perf_counter() - started

@@ -57,33 +57,12 @@ def run(preset: str, iterations: int, spiel_check: bool, overrides: dict | None 
               f"{abs(theirs - results['ours']['nash_conv']):.2e})", file=out, flush=True)
 
     if not skip_python:
-        t = time.perf_counter()
-        py_solver = os_cfr.CFRPlusSolver(game)
-        setup = time.perf_counter() - t
-        t = time.perf_counter()
-        for _ in range(iterations):
-            py_solver.evaluate_and_update_policy()
-        run_s = time.perf_counter() - t
-        nc = nash_conv(tree, tabular_to_tree(tree, py_solver.average_policy()))
-        results["openspiel_python"] = {"setup_s": setup, "run_s": run_s, "iterations_per_s": iterations / run_s,
-                                       "nash_conv": nc}
-        print(f"OS python     setup {setup:7.2f}s  {iterations} it {run_s:8.3f}s  "
-              f"{iterations / run_s:10.4f} it/s  NashConv {nc:.6f}", file=out, flush=True)
-        del py_solver
-
-    t = time.perf_counter()
-    cpp = pyspiel.CFRPlusSolver(game)
-    setup = time.perf_counter() - t
-    t = time.perf_counter()
-    for _ in range(iterations):
-        cpp.evaluate_and_update_policy()
-    run_s = time.perf_counter() - t
-    nc = nash_conv(tree, cpp_policy_to_tree(tree, cpp.tabular_average_policy()))
-    results["openspiel_cpp"] = {"setup_s": setup, "run_s": run_s, "iterations_per_s": iterations / run_s,
-                                "nash_conv": nc}
-    print(f"OS C++        setup {setup:7.2f}s  {iterations} it {run_s:8.3f}s  "
-          f"{iterations / run_s:10.4f} it/s  NashConv {nc:.6f}", file=out, flush=True)
-    del cpp
+        results["openspiel_python"] = _time_openspiel(
+            "OS python", lambda: os_cfr.CFRPlusSolver(game),
+            lambda solver: tabular_to_tree(tree, solver.average_policy()), iterations, tree, out)
+    results["openspiel_cpp"] = _time_openspiel(
+        "OS C++", lambda: pyspiel.CFRPlusSolver(game),
+        lambda solver: cpp_policy_to_tree(tree, solver.tabular_average_policy()), iterations, tree, out)
 
     # ours on to the target
     target = 1e-3 * tree.utility_range
@@ -102,6 +81,24 @@ def run(preset: str, iterations: int, spiel_check: bool, overrides: dict | None 
             results[f"speedup_vs_{name}"] = results["ours"]["iterations_per_s"] / results[name]["iterations_per_s"]
             print(f"speed-up vs {name}: {results[f'speedup_vs_{name}']:.0f}x", file=out)
     return results
+
+
+def _time_openspiel(label: str, make, average, iterations: int, tree, out) -> dict:
+    """Set-up and ``iterations`` of an OpenSpiel CFR+ solver (``make()``), timed, and the exact NashConv of its
+    average policy (``average(solver)``, mapped onto our tree)."""
+    from .solver import nash_conv
+
+    t = time.perf_counter()
+    solver = make()
+    setup = time.perf_counter() - t
+    t = time.perf_counter()
+    for _ in range(iterations):
+        solver.evaluate_and_update_policy()
+    run_s = time.perf_counter() - t
+    nc = nash_conv(tree, average(solver))
+    print(f"{label:<13} setup {setup:7.2f}s  {iterations} it {run_s:8.3f}s  "
+          f"{iterations / run_s:10.4f} it/s  NashConv {nc:.6f}", file=out, flush=True)
+    return {"setup_s": setup, "run_s": run_s, "iterations_per_s": iterations / run_s, "nash_conv": nc}
 
 
 def main(argv=None) -> int:
