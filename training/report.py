@@ -343,6 +343,17 @@ def machine() -> dict[str, Any]:
 
 def render(rows: list[dict[str, Any]], settings: dict[str, Any], host: dict[str, Any], command: str,
            figure: str | None) -> str:
+    """The strength report's page: what was measured and how, the headline table, each best response's cost, then
+    the sections on bluffing, play-time search, the strongest agent per preset and the gauntlet."""
+    lines = _preamble(rows, settings, host, command)
+    if figure:
+        lines += [f"![strength]({figure})", ""]
+    lines += _headline(rows) + _training_cost(rows) + _sections(rows, settings)
+    return "\n".join(lines) + "\n"
+
+
+def _preamble(rows: list[dict[str, Any]], settings: dict[str, Any], host: dict[str, Any], command: str) -> list[str]:
+    """The page's opening: the command, the machine, and what each column measures."""
     decisions = settings["decisions"]
     dates = [stage["measured"] for r in rows for stage in _stages(r) if "measured" in stage] or [settings["finished"]]
     lines = [
@@ -379,9 +390,12 @@ def render(rows: list[dict[str, Any]], settings: dict[str, Any], host: dict[str,
         "minutes budget would give a fast network target ten times the experience of the slow heuristic."),
         "",
     ]
-    if figure:
-        lines += [f"![strength]({figure})", ""]
-    lines += [("| preset | agent | ABR win rate (lower is better) | gauntlet mean | gauntlet worst | vs heuristic "
+    return lines
+
+
+def _headline(rows: list[dict[str, Any]]) -> list[str]:
+    """One row per agent: its ABR win rate, gauntlet, baselines and the policy it replaced."""
+    lines = [("| preset | agent | ABR win rate (lower is better) | gauntlet mean | gauntlet worst | vs heuristic "
               "| vs random | vs the policy it replaced |"), "|---|---|---|---|---|---|---|---|"]
     for row in rows:
         g = row["gauntlet"]
@@ -396,7 +410,12 @@ def render(rows: list[dict[str, Any]], settings: dict[str, Any], host: dict[str,
                      f"| {_pct(g['mean'], g['mean_low'], g['mean_high'])} "
                      f"| {_pct(w['win_rate'], w['ci_low'], w['ci_high'])} vs {w['opponent']} "
                      f"| {heur} | {_pct(rnd['win_rate_a'], rnd['ci_low'], rnd['ci_high'])} | {before} |")
-    lines += ["", "Training cost of each best response (the budget above, on the machine it trained on):", "",
+    return lines
+
+
+def _training_cost(rows: list[dict[str, Any]]) -> list[str]:
+    """What each best response of the page cost to train, and where."""
+    lines = ["", "Training cost of each best response (the budget above, on the machine it trained on):", "",
               "| preset | target | decisions | training time | decisions/s | machine |",
               "|---|---|---:|---:|---:|---|"]
     for row in rows:
@@ -406,6 +425,12 @@ def render(rows: list[dict[str, Any]], settings: dict[str, Any], host: dict[str,
                 lines.append(f"| {row['preset']} | `{row[stage].get('target', row['agent'])}` | {t['decisions']:,} "
                              f"| {t['seconds'] / 60:.1f} min | {t['decisions_per_second']:,.0f} "
                              f"| {row[stage].get('machine', 'not recorded')} |")
+    return lines
+
+
+def _sections(rows: list[dict[str, Any]], settings: dict[str, Any]) -> list[str]:
+    """Bluffing, play-time search, the strongest agent per preset and the gauntlet."""
+    lines: list[str] = []
     if any("bluffing" in row for row in rows):
         lines += ["", "## Bluffing", "",
                   (f"Each agent's truco-ladder calls over {BLUFF_MATCHES} duplicate matches against `{BLUFF_OPPONENT}` "
@@ -441,7 +466,7 @@ def render(rows: list[dict[str, Any]], settings: dict[str, Any], host: dict[str,
         lines.append(f"| {o.name} | {o.family} | `{o.spec}` | {o.about} |")
     for row in rows:
         lines += ["", f"### `{row['agent']}` on {row['preset']}", "", markdown_table(row["gauntlet"])]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def machine_words() -> str:
