@@ -1,0 +1,123 @@
+"""Does a policy read its opponents? The answer probe, as a command:
+
+    python -m training.probes --policy ppo:argentine --preset argentine --opponent random --answers 20000
+
+The policy (a network, greedy) plays ``opponent`` on the vector environment. At each of its answers to a call (a
+decision where ``no_quiero`` is legal) the probe takes the policy's probability of refusing twice: with the
+observation as it is, and with the opponents' half of the match tally replaced by the mean of that half over the
+policy's own self-play (what the tally looks like against an opponent like itself). A policy that reads the tally
+refuses differently when the tally says "this opponent is not like me"; one that ignores it gives the same
+probability both ways. With a response head (``PolicyNet(responses=True)``) the probe also reports the head's mean
+prediction that a ladder call made now would be accepted, against this opponent and in self-play.
+
+Why a probe and not a win rate: a win rate mixes reading the opponent with everything else a policy does; the probe
+isolates the one input that carries the opponent's style. The tally is public, so nothing here tells the policy who
+the opponent is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.base import make_agent
+from agents.network import RESPONSE_ANSWERS, load_policy
+from truco_env import actions as A
+from truco_env.encoding import OBS_OFFSETS
+from truco_env.vector import VectorEnv
+
+NO_QUIERO = A.CALL_BASE + A.CALLS.index("no_quiero")
+_LO, _HI = OBS_OFFSETS["match_tally"]
+OPPONENTS_TALLY = slice(_LO + (_HI - _LO) // 2, _HI)  # the second team row: the opponents, as the seat sees them
+
+
+#: Steps of the self-play pass that measures the reference tally row (x the tables: its decisions).
+SELF_PLAY_STEPS = 100
+
+
+def _play(net: Any, preset: str, opponent: str, answers: int, seed: int, tables: int,
+          reference: np.ndarray | None) -> dict[str, Any]:
+    """Greedy play of ``net`` at the even seats against ``opponent`` until it has answered ``answers`` calls (or
+    played 50 steps per answer asked for: a policy that is never called stops too), or, with ``reference`` None,
+    against itself for :data:`SELF_PLAY_STEPS`; its refusal probability at its answers (and with the opponents'
+    tally replaced by ``reference``), the mean opponents' tally row at its decisions, and its response head's mean
+    prediction."""
+    env = VectorEnv(preset, num_envs=tables, seed=seed, reward="points")
+    other = None if opponent == "self" else make_agent(opponent)
+    if other is not None:
+        other.seed(seed)
+    real, swapped, rows, accept = [], [], [], []
+    obs, mask, actor = env.reset()
+    steps, limit = 0, SELF_PLAY_STEPS if reference is None else 50 * answers
+    try:
+        while steps < limit and (reference is None or len(real) < answers):
+            steps += 1
+            mine = (actor % 2 == 0) | (other is None)
+            actions = np.zeros(env.num_envs, dtype=np.int64)
+            at = np.flatnonzero(mine)
+            x, legal = torch.from_numpy(obs[at]), torch.from_numpy(mask[at].astype(bool))
+            with torch.no_grad():
+                out = net.from_inputs(net.inputs(x), legal, with_responses=net.responses)
+                actions[at] = out[0].argmax(1).numpy()
+                rows.append(obs[at, OPPONENTS_TALLY].mean(0))
+                if net.responses:
+                    heads = torch.softmax(out[2].reshape(len(at), -1, len(RESPONSE_ANSWERS)), -1)
+                    accept.append(heads[:, 0, 0].mean().item())
+                answering = np.flatnonzero(mask[at, NO_QUIERO] > 0)
+                if answering.size and reference is not None:
+                    real += torch.softmax(out[0][answering], 1)[:, NO_QUIERO].tolist()
+                    changed = x[answering].clone()
+                    changed[:, OPPONENTS_TALLY] = torch.from_numpy(reference)
+                    logits = net.from_inputs(net.inputs(changed), legal[answering])[0]
+                    swapped += torch.softmax(logits, 1)[:, NO_QUIERO].tolist()
+            theirs = np.flatnonzero(~mine)
+            if theirs.size:
+                actions[theirs] = other.act_batch(obs[theirs], mask[theirs])
+            obs, mask, _, actor, _ = env.step(actions)
+    finally:
+        env.close()
+    return {"refuse_real": float(np.mean(real)) if real else None,
+            "refuse_swapped": float(np.mean(swapped)) if swapped else None,
+            "answers": len(real), "tally_row": np.mean(rows, 0).astype(np.float32),
+            "ladder_accept_predicted": float(np.mean(accept)) if accept else None}
+
+
+def answer_probe(policy: str, preset: str, opponent: str = "random", answers: int = 20000, seed: int = 1,
+                 tables: int = 256) -> dict[str, Any]:
+    """The probe of the module docstring: self-play first (the reference tally row), then ``opponent``."""
+    path = policy.removeprefix("ppo:")
+    agent = make_agent(policy) if not path.endswith(".safetensors") else None
+    net = agent.net if agent is not None else load_policy(path)[0]
+    net.eval()
+    own = _play(net, preset, "self", 0, seed + 1, tables, None)
+    found = _play(net, preset, opponent, answers, seed, tables, own["tally_row"])
+    return {"policy": policy, "preset": preset, "opponent": opponent, "answers": found["answers"],
+            "refuse_with_real_tally": found["refuse_real"], "refuse_with_self_play_tally": found["refuse_swapped"],
+            "ladder_accept_predicted": found["ladder_accept_predicted"],
+            "ladder_accept_predicted_in_self_play": own["ladder_accept_predicted"]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m training.probes", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--policy", required=True, help="a network: ppo:<preset> or ppo:PATH.safetensors")
+    parser.add_argument("--preset", required=True)
+    parser.add_argument("--opponent", default="random", help="agent spec of the opponent (default random)")
+    parser.add_argument("--answers", type=int, default=20000, help="answers to a call to collect (default 20,000)")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    try:
+        result = answer_probe(args.policy, args.preset, args.opponent, args.answers, args.seed)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
