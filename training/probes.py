@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.base import make_agent
+from agents.base import act_many, make_agent
 from agents.network import RESPONSE_ANSWERS, load_policy
 from truco_env import actions as A
 from truco_env.encoding import OBS_OFFSETS
@@ -51,6 +51,15 @@ def _play(net: Any, preset: str, opponent: str, answers: int, seed: int, tables:
     other = None if opponent == "self" else make_agent(opponent)
     if other is not None:
         other.seed(seed)
+    seats: dict[tuple[int, int], Any] = {}  # an unbatched opponent: one agent per table and seat
+
+    def seat_agent(table: int, seat: int) -> Any:
+        if (table, seat) not in seats:
+            seats[table, seat] = make_agent(opponent)
+            seats[table, seat].seed(seed * 100_003 + table * 7 + seat)
+            seats[table, seat].reset(seat)
+        return seats[table, seat]
+
     real, swapped, rows, accept = [], [], [], []
     obs, mask, actor = env.reset()
     steps, limit = 0, SELF_PLAY_STEPS if reference is None else 50 * answers
@@ -76,9 +85,16 @@ def _play(net: Any, preset: str, opponent: str, answers: int, seed: int, tables:
                     logits = net.from_inputs(net.inputs(changed), legal[answering])[0]
                     swapped += torch.softmax(logits, 1)[:, NO_QUIERO].tolist()
             theirs = np.flatnonzero(~mine)
-            if theirs.size:
+            if theirs.size and other.batched:
                 actions[theirs] = other.act_batch(obs[theirs], mask[theirs])
-            obs, mask, _, actor, _ = env.step(actions)
+            elif theirs.size:
+                actions[theirs] = act_many([seat_agent(int(i), int(actor[i])) for i in theirs], obs[theirs],
+                                           mask[theirs])
+            obs, mask, _, actor, done = env.step(actions)
+            for table in np.flatnonzero(done):  # a new match: the opponents forget the last one
+                for (t, seat), agent in seats.items():
+                    if t == table:
+                        agent.reset(seat)
     finally:
         env.close()
     return {"refuse_real": float(np.mean(real)) if real else None,
