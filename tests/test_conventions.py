@@ -33,6 +33,7 @@ ALLOWED: dict[str, set[str] | str] = {
     "training/cfr/bluff.py": {"main"},
     "training/cfr/resolve.py": {"main"},  # python -m training.cfr.resolve: its product is the printed numbers
     "training/leaks.py": {"main"},  # python -m training.leaks: its product is the printed table
+    "training/probes.py": {"main"},  # python -m training.probes: its product is the printed numbers
     "training/leaderboard.py": {"cli_main"},
     "training/progress.py": {"LineProgress._line"},  # a progress display, as tqdm's bar is: to the file it is given
     "truco_env/single.py": {"TrucoSingleAgentEnv.render"},
