@@ -49,11 +49,6 @@ FORMAT_VERSION = 1
 FEATURES = ("none", "card_strength")
 TALLY_HIDDEN = 64  # hidden units of the match tally's pathway (``PolicyNet(tally_film=True)``)
 STRENGTH_LEVELS = 14  # trick strengths 1..14 in both families (cards.ARGENTINE_STRENGTH, PAULISTA_STRENGTH)
-#: The calls whose answers ``PolicyNet(responses=True)`` predicts, and the answers: ``RESPONSE_SIZE`` outputs,
-#: family by family (tally classes of ``truco_env.actions``: a ladder call, envido or real envido, falta envido).
-RESPONSE_FAMILIES = ("ladder", "envido", "falta_envido")
-RESPONSE_ANSWERS = ("accept", "refuse", "raise")
-RESPONSE_SIZE = len(RESPONSE_FAMILIES) * len(RESPONSE_ANSWERS)
 
 
 class CardStrength(nn.Module):
@@ -194,18 +189,10 @@ class PolicyNet(nn.Module):
     position differently by how the opponent has played so far. In a plain MLP the 18 tally inputs only add to
     the first layer beside 1,068 others; as a multiplicative pathway they can reweight every feature the heads use.
     It won head to head against the plain network on argentine and lost on paulista, so a config opts in. It
-    starts as the identity (scale 1, shift 0).
-
-    With ``responses`` a head predicts, from the same features, how the opponents would answer if the seat made
-    each kind of call now (:data:`RESPONSE_FAMILIES` x :data:`RESPONSE_ANSWERS`: accept, refuse, raise), and the
-    policy head reads those probabilities (detached) beside the features. Why: whether a bet pays depends on
-    whether this opponent folds, which the match tally shows but the plain network did not learn to read; a head
-    trained on the answers the opponents actually gave (the trainer's ``response_coef``; observed actions, never
-    who the opponent is) makes that reading an explicit input, as an oracle of the opponent's style was."""
+    starts as the identity (scale 1, shift 0)."""
 
     def __init__(self, obs_size: int = OBSERVATION_SIZE, num_actions: int = A.NUM_ACTIONS,
-                 hidden: tuple[int, ...] = (256, 256), features: str = "card_strength", tally_film: bool = False,
-                 responses: bool = False):
+                 hidden: tuple[int, ...] = (256, 256), features: str = "card_strength", tally_film: bool = False):
         super().__init__()
         if features not in FEATURES:
             raise ValueError(f"network features {features!r} are not known; choose one of {list(FEATURES)}")
@@ -229,12 +216,6 @@ class PolicyNet(nn.Module):
                                            nn.Linear(TALLY_HIDDEN, 2 * width))
             nn.init.zeros_(self.tally_net[2].weight)  # starts as the plain MLP: scale 1, shift 0
             nn.init.zeros_(self.tally_net[2].bias)
-        self.response_head = None
-        if responses:  # made last, so that a network without it is initialised exactly as before
-            self.response_head = nn.Linear(width, RESPONSE_SIZE)
-            self.policy = nn.Linear(width + RESPONSE_SIZE, num_actions)
-            nn.init.orthogonal_(self.policy.weight, 0.01)
-            nn.init.zeros_(self.policy.bias)
 
     def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Masked logits (illegal = -inf) and state values."""
@@ -249,30 +230,18 @@ class PolicyNet(nn.Module):
             obs = torch.cat([obs, self.strength(obs)], 1)
         return obs
 
-    def from_inputs(self, x: torch.Tensor | SparseRows | Ragged, mask: torch.Tensor, with_responses: bool = False
-                    ) -> tuple[torch.Tensor, ...]:
-        """:meth:`forward` from :meth:`inputs`, dense or as :class:`SparseRows`; ``with_responses`` adds the
-        response head's logits (rows x :data:`RESPONSE_SIZE`) for the trainer's loss."""
+    def from_inputs(self, x: torch.Tensor | SparseRows | Ragged, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`forward` from :meth:`inputs`, dense or as :class:`SparseRows`."""
         features = self.trunk[1:](linear(self.trunk[0], x))
         if self.tally_net is not None:
             scale, shift = self.tally_net(_tally_of(x)).chunk(2, -1)
             features = features * (1 + scale) + shift
-        responses, policy_in = None, features
-        if self.response_head is not None:
-            responses = self.response_head(features)
-            answers = torch.softmax(responses.reshape(-1, len(RESPONSE_FAMILIES), len(RESPONSE_ANSWERS)), -1)
-            policy_in = torch.cat([features, answers.reshape(-1, RESPONSE_SIZE).detach()], 1)
-        logits = self.policy(policy_in)
+        logits = self.policy(features)
         # a game with actions this network was not made for (señas' signals): never chosen (an exported graph
         # has the network's own width, so a trace skips this)
         if not torch.jit.is_tracing() and mask.shape[-1] > self.num_actions:
             logits = torch.nn.functional.pad(logits, (0, mask.shape[-1] - self.num_actions), value=float("-inf"))
-        logits, values = logits.masked_fill(~mask, float("-inf")), self.value(features).squeeze(-1)
-        if with_responses:
-            if responses is None:
-                raise ValueError("this network has no response head (PolicyNet(responses=True))")
-            return logits, values, responses
-        return logits, values
+        return logits.masked_fill(~mask, float("-inf")), self.value(features).squeeze(-1)
 
     def probabilities(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         logits, _ = self(obs, mask)
@@ -283,17 +252,9 @@ class PolicyNet(nn.Module):
         """Whether the match tally has its own pathway (see the class docstring)."""
         return self.tally_net is not None
 
-    @property
-    def responses(self) -> bool:
-        """Whether the network predicts the opponents' answers (see the class docstring)."""
-        return self.response_head is not None
-
     def architecture(self) -> dict[str, Any]:
-        arch = {"obs_size": self.obs_size, "num_actions": self.num_actions, "hidden": list(self.hidden),
+        return {"obs_size": self.obs_size, "num_actions": self.num_actions, "hidden": list(self.hidden),
                 "features": self.features, "tally_film": self.tally_film}
-        if self.responses:  # recorded only when on: every earlier policy file reads the same
-            arch["responses"] = True
-        return arch
 
 
 def _tally_of(x: torch.Tensor | SparseRows | Ragged) -> torch.Tensor:
@@ -441,9 +402,6 @@ def _expected_shapes(path: str, arch: dict[str, Any]) -> dict[str, tuple[int, ..
     if not isinstance(film, bool) or film and arch.get("obs_size") != OBS_OFFSETS["match_tally"][1]:
         raise PolicyFileError(f"{path}: architecture 'tally_film' must be true or false (true only with the "
                               f"match tally, layout version 2), got {clip(repr(film))}")
-    if not isinstance(arch.get("responses", False), bool):
-        raise PolicyFileError(f"{path}: architecture 'responses' must be true or false, got "
-                              f"{clip(repr(arch.get('responses')))}")
     with torch.device("meta"):
         net = _network_of(arch)
     count = sum(p.numel() for p in net.parameters())
@@ -458,4 +416,4 @@ def _network_of(arch: dict[str, Any]) -> PolicyNet:
     if arch.get("kind", "mlp") != "mlp":
         raise ValueError(f"architecture kind {arch.get('kind')!r} is not known (mlp)")
     return PolicyNet(arch["obs_size"], arch["num_actions"], tuple(arch["hidden"]), arch.get("features", "none"),
-                     arch.get("tally_film", False), arch.get("responses", False))
+                     arch.get("tally_film", False))

@@ -11,14 +11,12 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from agents.base import Agent, register_agent
 from agents.network import PolicyNet, SparseRows
 from training import ppo
 from training.options import build
 from training.ppo import DealCritic, PPOArgs, train, trajectory_advantages
 from training.selfplay import ragged_inputs
 from training.statistics import wilson_interval
-from truco_env import actions as A
 from truco_env.encoding import OBS_OFFSETS
 from truco_env.vector import VectorEnv
 
@@ -467,48 +465,3 @@ def test_an_opponent_gated_policy_file_is_refused_naming_its_onnx_copy(tmp_path)
                         {"format": FORMAT, "observation_version": OBSERVATION_VERSION, "architecture": arch}, path)
     with pytest.raises(PolicyFileError, match="opponent-gated policy .* onnx:FILE"):
         load_policy(path)
-
-
-class _AcceptsEverything(Agent):
-    """Accepts every call it may (``quiero``), else plays its first legal action: an opponent whose answers a test
-    knows (the held-out calling station may not be trained against, even here)."""
-
-    def act(self, observation):
-        mask = observation["action_mask"]
-        return QUIERO if mask[QUIERO] else int(np.flatnonzero(mask)[0])
-
-
-QUIERO = A.CALL_BASE + A.CALLS.index("quiero")
-register_agent("test-accepts", lambda arg, params: _AcceptsEverything())
-
-
-def test_the_response_head_learns_the_answers_it_is_shown_and_leaves_the_policy_gradient_alone(tmp_path):
-    """``response_coef``: trained against an opponent that accepts every call, the head predicts that a ladder call
-    is accepted; the
-    policy reads the prediction detached (the policy loss gives the head no gradient, the head's loss gives the
-    policy head none); the architecture is recorded, and a network without the head records nothing new."""
-    from agents.network import RESPONSE_SIZE, load_policy
-    from training.export import random_positions
-    from truco_env.encoding import encode_action_mask, encode_observation
-
-    path, _ = ppo.train_run(tiny(tmp_path, "r", response_coef=1.0, scripted={"test-accepts": 1.0}, self_play=0.0,
-                                 snapshots=0.0, total_decisions=15000, learning_rate=3e-3), progress_bar=False)
-    net, meta = load_policy(path)
-    assert meta["architecture"]["responses"] is True and net.responses
-    assert "responses" not in PolicyNet(hidden=(32,)).architecture()
-    positions = random_positions("paulista", 300, seed=1)
-    obs = torch.from_numpy(np.stack([encode_observation(state, seat) for state, seat in positions]))
-    masks = torch.from_numpy(np.stack([encode_action_mask(state) for state, _ in positions]).astype(bool))
-    logits, _, responses = net.from_inputs(net.inputs(obs), masks, with_responses=True)
-    assert responses.shape == (300, RESPONSE_SIZE)
-    ladder_accept = torch.softmax(responses[:, :3], -1)[:, 0]
-    assert ladder_accept.mean() > 0.8  # 1/3 untrained
-    net.zero_grad()
-    torch.log_softmax(logits.masked_fill(~masks, -1e9), -1).sum().backward(retain_graph=True)
-    grad = net.response_head.weight.grad
-    assert grad is None or grad.abs().sum() == 0
-    assert net.policy.weight.grad.abs().sum() > 0
-    net.zero_grad()
-    ppo.response_loss(responses, torch.zeros(300, dtype=torch.int64)).backward()
-    assert net.policy.weight.grad is None or net.policy.weight.grad.abs().sum() == 0
-    assert net.response_head.weight.grad.abs().sum() > 0

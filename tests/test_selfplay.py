@@ -14,11 +14,10 @@ from truco_env.encoding import OBS_OFFSETS, OBSERVATION_SIZE
 from truco_env.vector import VectorEnv
 
 
-def collect(preset: str, opponents: tuple[str, ...], weights: tuple[float, ...], quota: int, magnet: str = "",
-            responses: bool = False) -> dict:
+def collect(preset: str, opponents: tuple[str, ...], weights: tuple[float, ...], quota: int, magnet: str = "") -> dict:
     torch.manual_seed(0)
     env = VectorEnv(preset, num_envs=16, seed=0, reward="points")
-    task = Task(preset, 3, 16, quota, 1.0, opponents, weights, magnet, responses)
+    task = Task(preset, 3, 16, quota, 1.0, opponents, weights, magnet)
     try:
         return Partition(task, env, PolicyNet(hidden=(32,)).eval(), {}, {}, Buffers()).collect()
     finally:
@@ -87,28 +86,3 @@ def test_a_fixed_magnet_is_stored_with_each_decision_as_the_blueprints_strategy(
         probs = blueprint.probabilities({"observation": obs[i], "action_mask": masks[i].astype(np.int8)})
         expected = (1 - MAGNET_FLOOR) * probs + MAGNET_FLOOR * masks[i] / masks[i].sum()
         assert np.allclose(stored[i], expected, atol=1e-5), i
-
-
-@pytest.mark.parametrize("preset", ["argentine", "argentine-2v2"])
-def test_each_learner_call_is_labelled_with_the_answer_the_opponents_gave(preset):
-    """With ``responses`` every learner call that the opponents answered carries the answer: a calling station
-    accepts everything; a threshold player that never accepts refuses every ladder call, unless it answers a
-    first-trick truco with its envido (a raise of the other family: "envido va primero"). Labels sit only on
-    calls, of the call's family, and every ladder call is labelled."""
-    from agents.network import RESPONSE_ANSWERS
-    from training.selfplay import CALL_FAMILY
-
-    for opponent, answers in (("station", {0}), ("threshold:bet=1.0,call=1.0", {1, 2})):
-        batch = collect(preset, (opponent,), (1.0,), 3000, responses=True)
-        labels = batch["response"].astype(np.int64)
-        labelled = np.flatnonzero(labels >= 0)
-        family = CALL_FAMILY[batch["actions"]]
-        assert len(labelled) > 30, opponent
-        assert (family[labelled] == labels[labelled] // len(RESPONSE_ANSWERS)).all()
-        ladder = labelled[family[labelled] == 0]
-        given = labels[ladder] % len(RESPONSE_ANSWERS)
-        assert len(ladder) > 10 and set(given.tolist()) <= answers and np.mean(given == min(answers)) > 0.8, opponent
-        # a ladder call is always answered (the hand cannot go on until it is), so every one is labelled
-        assert (labels[family == 0] >= 0).all(), opponent
-    plain = collect(preset, ("station",), (1.0,), 3000)
-    assert "response" not in plain

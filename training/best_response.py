@@ -137,8 +137,7 @@ def train_best_response(args: BRArgs, run_dir: str, progress: bool = True) -> tu
 def read_checkpoint(options: PPOArgs) -> PolicyNet:
     """The learner's network in the checkpoint the trainer of ``options`` wrote last (at its last update)."""
     tensors, _ = load_tensors(os.path.join(options.run_dir, "checkpoint.safetensors"), CHECKPOINT_FORMAT)
-    net = PolicyNet(**options.shapes, hidden=options.hidden, features=options.features,
-                    tally_film=options.tally_film, responses=options.response_coef > 0)
+    net = PolicyNet(**options.shapes, hidden=options.hidden, features=options.features, tally_film=options.tally_film)
     net.load_state_dict({k[len("net."):]: v for k, v in tensors.items() if k.startswith("net.")})
     return net.eval()
 

@@ -58,7 +58,6 @@ from torch import nn
 
 from agents.base import act_many, check_preset, make_agent
 from agents.network import (
-    RESPONSE_ANSWERS,
     STRENGTH_LEVELS,
     CardStrength,
     PolicyFileError,
@@ -142,11 +141,6 @@ class PPOArgs(Options):
     magnet_every: Annotated[int, Field(ge=0)] = 0
     """Updates between replacing the magnet by the current policy (R-NaD's outer loop: each phase regularises
     toward the last phase's result); 0: the magnet stays the policy the run started from."""
-    response_coef: Annotated[float, Field(ge=0)] = 0.0
-    """Weight of the response head's loss: the network predicts how the opponents would answer each kind of call
-    now and reads its own prediction (``agents.network.PolicyNet(responses=True)``), trained on the answers the
-    opponents gave to the learner's calls (cross-entropy; observed actions only, never who the opponent is).
-    0: no head."""
     gae_lambda: Annotated[float, Field(ge=0, le=1)] = 0.95
     """GAE's lambda (gamma is 1: a match is short and its result is what counts)."""
     shaping: Annotated[float, Field(ge=0)] = 1.0
@@ -198,8 +192,7 @@ class PPOArgs(Options):
         # into a policy that never loads, and one YAML line such as hidden: [100000, 100000] asked for 40 GB
         _expected_shapes("option 'hidden'", {**self.shapes,
                                              "hidden": list(self.hidden), "features": self.features,
-                                             "tally_film": self.tally_film,
-                                             "responses": self.response_coef > 0})
+                                             "tally_film": self.tally_film})
         if self.self_play + self.snapshots + sum(self.scripted.values()) <= 0:
             raise ValueError("self_play, snapshots and scripted shares are all 0: the learner has no opponent")
         # league opponents, the evaluation opponents and the warm start's teacher
@@ -310,24 +303,12 @@ def ppo_loss(logits: torch.Tensor, values: torch.Tensor, critic_values: torch.Te
     return loss, stats
 
 
-def response_loss(responses: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """Cross-entropy of the response head (rows x families x answers) on the labelled rows: ``labels`` holds
-    ``family * answers + answer`` for a call the opponents answered, -1 elsewhere. 0 without a labelled row."""
-    answers = len(RESPONSE_ANSWERS)
-    rows = torch.nonzero(labels >= 0).squeeze(1)
-    if rows.numel() == 0:
-        return responses.sum() * 0.0
-    picked = responses.reshape(len(responses), -1, answers)[rows, labels[rows] // answers]
-    return nn.functional.cross_entropy(picked, labels[rows] % answers)
-
-
 def ppo_epochs(batch: dict[str, Any], policy_of: Any, value_of: Any, optimizer: torch.optim.Optimizer,
                params: list[torch.Tensor], rng: np.random.Generator, args: Any, magnet_of: Any = None
                ) -> tuple[dict[str, Any], list[float]]:
     """``update_epochs`` passes over ``batch`` (``actions``, ``logprobs``, ``advantages``, ``returns`` and the
     networks' inputs, all sliced by rows) in shuffled minibatches, one clipped gradient step each.
-    ``policy_of(minibatch)`` gives the logits and the policy's values (and the response head's loss, if any, added
-    with ``response_coef``), ``value_of(minibatch)`` the critic's and
+    ``policy_of(minibatch)`` gives the logits and the policy's values, ``value_of(minibatch)`` the critic's and
     ``magnet_of(minibatch)``, when given, the magnet's logits. Returns the last minibatch's diagnostics and every
     minibatch's clip fraction."""
     size = len(batch["actions"])
@@ -338,7 +319,7 @@ def ppo_epochs(batch: dict[str, Any], policy_of: Any, value_of: Any, optimizer: 
         for start in range(0, size, args.minibatch_size):
             mb = torch.from_numpy(order[start:start + args.minibatch_size])
             part = {key: value[mb] for key, value in batch.items()}
-            logits, values, *response = policy_of(part)
+            logits, values = policy_of(part)
             if magnet_of is not None:
                 with torch.no_grad():
                     magnet_logits = magnet_of(part)
@@ -346,9 +327,6 @@ def ppo_epochs(batch: dict[str, Any], policy_of: Any, value_of: Any, optimizer: 
                 magnet_logits = None
             loss, stats = ppo_loss(logits, values, value_of(part), part["actions"], part["logprobs"],
                                    part["advantages"], part["returns"], args, magnet_logits)
-            if response:  # the response head's cross-entropy (see response_loss)
-                loss = loss + args.response_coef * response[0]
-                stats["response_loss"] = response[0]
             clipfracs.append(stats["clipfrac"])
             optimizer.zero_grad()
             loss.backward()
@@ -761,15 +739,13 @@ def new_learner(args: PPOArgs) -> Learner:
     """Fresh weights and state, seeded from ``args.seed`` (the order of creation is part of the seeding)."""
     torch.manual_seed(int(np.random.SeedSequence([args.seed, 1 << 20]).generate_state(1)[0]))
     shapes = args.shapes
-    net = PolicyNet(**shapes, hidden=args.hidden, features=args.features, tally_film=args.tally_film,
-                    responses=args.response_coef > 0)
+    net = PolicyNet(**shapes, hidden=args.hidden, features=args.features, tally_film=args.tally_film)
     critic = DealCritic(args.hidden, shapes["obs_size"])
     params = list(net.parameters()) + list(critic.parameters())
     optimizer = torch.optim.Adam(params, lr=args.learning_rate, eps=1e-5)
     rng = np.random.default_rng(np.random.SeedSequence([args.seed, 1 << 21]))
     # the magnet: a frozen copy of the policy the run starts from (after the warm start), or the checkpoint's
-    magnet = PolicyNet(**shapes, hidden=args.hidden, features=args.features, tally_film=args.tally_film,
-                       responses=args.response_coef > 0) \
+    magnet = PolicyNet(**shapes, hidden=args.hidden, features=args.features, tally_film=args.tally_film) \
         if args.magnet_coef > 0 and not args.magnet else None
     return Learner(net, critic, params, optimizer, rng, League(), magnet)
 
@@ -800,7 +776,7 @@ def collect(args: PPOArgs, learner: Learner, backend: Backend, update: int
     names, weights = learner.league.opponents(args)
     quota = -(-args.batch_decisions // args.partitions)
     tasks = [Task(args.preset, int(np.random.SeedSequence([args.seed, update, p]).generate_state(1)[0]),
-                  args.tables, quota, args.shaping, names, weights, args.magnet, args.response_coef > 0)
+                  args.tables, quota, args.shaping, names, weights, args.magnet)
              for p in range(args.partitions)]
     parts = backend.run(learner.net, learner.league.weights, tasks)
     matches, score = 0, 0.0
@@ -819,8 +795,7 @@ def learn(args: PPOArgs, learner: Learner, parts: list[dict[str, Any]]
     and the returns."""
     net, critic = learner.net, learner.critic
     x_policy, x_critic = (SparseRows.stack([stored_rows(p, key) for p in parts]) for key in ("policy", "critic"))
-    keys = ("masks", "actions", "logprobs", "traj", "rewards") + (("magnet",) if args.magnet else ()) + \
-        (("response",) if args.response_coef > 0 else ())
+    keys = ("masks", "actions", "logprobs", "traj", "rewards") + (("magnet",) if args.magnet else ())
     arrays = {key: np.concatenate([p[key] for p in parts]) for key in keys}
     size = len(arrays["actions"])
     with torch.no_grad():
@@ -837,15 +812,9 @@ def learn(args: PPOArgs, learner: Learner, parts: list[dict[str, Any]]
     elif learner.magnet is not None:
         magnet = learner.magnet
         magnet_of = lambda mb: magnet.from_inputs(mb["policy"], mb["masks"])[0]
-    policy_of: Any = lambda mb: net.from_inputs(mb["policy"], mb["masks"])
-    if args.response_coef > 0:  # the response head's loss on the calls the opponents answered
-        batch["response"] = torch.from_numpy(arrays["response"].astype(np.int64))
-
-        def policy_of(mb: dict[str, Any]) -> tuple[torch.Tensor, ...]:
-            logits, values, responses = net.from_inputs(mb["policy"], mb["masks"], with_responses=True)
-            return logits, values, response_loss(responses, mb["response"])
-    stats, clipfracs = ppo_epochs(batch, policy_of, lambda mb: critic.from_inputs(mb["critic"]), learner.optimizer,
-                                  learner.params, learner.rng, args, magnet_of)
+    stats, clipfracs = ppo_epochs(
+        batch, lambda mb: net.from_inputs(mb["policy"], mb["masks"]),
+        lambda mb: critic.from_inputs(mb["critic"]), learner.optimizer, learner.params, learner.rng, args, magnet_of)
     return stats, clipfracs, values, returns
 
 
@@ -877,8 +846,6 @@ def scalars_of(args: PPOArgs, learner: Learner, names: tuple[str, ...], stats: d
     scalars.update({f"league/win_rate_vs_{spec}": league.win_rate(spec) for spec in args.scripted})
     if "magnet_kl" in stats:
         scalars["losses/magnet_kl"] = stats["magnet_kl"].item()
-    if "response_loss" in stats:
-        scalars["losses/response_loss"] = stats["response_loss"].item()
     return scalars
 
 

@@ -7,8 +7,7 @@ decision where ``no_quiero`` is legal) the probe takes the policy's probability 
 observation as it is, and with the opponents' half of the match tally replaced by the mean of that half over the
 policy's own self-play (what the tally looks like against an opponent like itself). A policy that reads the tally
 refuses differently when the tally says "this opponent is not like me"; one that ignores it gives the same
-probability both ways. With a response head (``PolicyNet(responses=True)``) the probe also reports the head's mean
-prediction that a ladder call made now would be accepted, against this opponent and in self-play.
+probability both ways.
 
 Why a probe and not a win rate: a win rate mixes reading the opponent with everything else a policy does; the probe
 isolates the one input that carries the opponent's style. The tally is public, so nothing here tells the policy who
@@ -26,7 +25,7 @@ import numpy as np
 import torch
 
 from agents.base import act_many, make_agent
-from agents.network import RESPONSE_ANSWERS, load_policy
+from agents.network import load_policy
 from truco_env import actions as A
 from truco_env.encoding import OBS_OFFSETS
 from truco_env.vector import VectorEnv
@@ -45,8 +44,7 @@ def _play(net: Any, preset: str, opponent: str, answers: int, seed: int, tables:
     """Greedy play of ``net`` at the even seats against ``opponent`` until it has answered ``answers`` calls (or
     played 50 steps per answer asked for: a policy that is never called stops too), or, with ``reference`` None,
     against itself for :data:`SELF_PLAY_STEPS`; its refusal probability at its answers (and with the opponents'
-    tally replaced by ``reference``), the mean opponents' tally row at its decisions, and its response head's mean
-    prediction."""
+    tally replaced by ``reference``) and the mean opponents' tally row at its decisions."""
     env = VectorEnv(preset, num_envs=tables, seed=seed, reward="points")
     other = None if opponent == "self" else make_agent(opponent)
     if other is not None:
@@ -60,7 +58,7 @@ def _play(net: Any, preset: str, opponent: str, answers: int, seed: int, tables:
             seats[table, seat].reset(seat)
         return seats[table, seat]
 
-    real, swapped, rows, accept = [], [], [], []
+    real, swapped, rows = [], [], []
     obs, mask, actor = env.reset()
     steps, limit = 0, SELF_PLAY_STEPS if reference is None else 50 * answers
     try:
@@ -71,12 +69,9 @@ def _play(net: Any, preset: str, opponent: str, answers: int, seed: int, tables:
             at = np.flatnonzero(mine)
             x, legal = torch.from_numpy(obs[at]), torch.from_numpy(mask[at].astype(bool))
             with torch.no_grad():
-                out = net.from_inputs(net.inputs(x), legal, with_responses=net.responses)
+                out = net.from_inputs(net.inputs(x), legal)
                 actions[at] = out[0].argmax(1).numpy()
                 rows.append(obs[at, OPPONENTS_TALLY].mean(0))
-                if net.responses:
-                    heads = torch.softmax(out[2].reshape(len(at), -1, len(RESPONSE_ANSWERS)), -1)
-                    accept.append(heads[:, 0, 0].mean().item())
                 answering = np.flatnonzero(mask[at, NO_QUIERO] > 0)
                 if answering.size and reference is not None:
                     real += torch.softmax(out[0][answering], 1)[:, NO_QUIERO].tolist()
@@ -99,8 +94,7 @@ def _play(net: Any, preset: str, opponent: str, answers: int, seed: int, tables:
         env.close()
     return {"refuse_real": float(np.mean(real)) if real else None,
             "refuse_swapped": float(np.mean(swapped)) if swapped else None,
-            "answers": len(real), "tally_row": np.mean(rows, 0).astype(np.float32),
-            "ladder_accept_predicted": float(np.mean(accept)) if accept else None}
+            "answers": len(real), "tally_row": np.mean(rows, 0).astype(np.float32)}
 
 
 def answer_probe(policy: str, preset: str, opponent: str = "random", answers: int = 20000, seed: int = 1,
@@ -113,9 +107,7 @@ def answer_probe(policy: str, preset: str, opponent: str = "random", answers: in
     own = _play(net, preset, "self", 0, seed + 1, tables, None)
     found = _play(net, preset, opponent, answers, seed, tables, own["tally_row"])
     return {"policy": policy, "preset": preset, "opponent": opponent, "answers": found["answers"],
-            "refuse_with_real_tally": found["refuse_real"], "refuse_with_self_play_tally": found["refuse_swapped"],
-            "ladder_accept_predicted": found["ladder_accept_predicted"],
-            "ladder_accept_predicted_in_self_play": own["ladder_accept_predicted"]}
+            "refuse_with_real_tally": found["refuse_real"], "refuse_with_self_play_tally": found["refuse_swapped"]}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -28,7 +28,6 @@ import torch
 from agents.base import Agent, act_many, make_agent, observation_for
 from agents.network import CardStrength, PolicyNet, Ragged, SparseRows
 from truco_env import _kernel as K
-from truco_env import actions as A
 from truco_env import cards as C
 from truco_env.vector import EngineVectorEnv, VectorEnv
 
@@ -76,7 +75,6 @@ class Task:
     opponents: tuple[str, ...]  # "self", "snapshot:<id>" or an agent spec
     weights: tuple[float, ...]  # their sampling probabilities
     magnet: str = ""  # an agent spec whose probabilities at each learner decision are stored (training/ppo.py)
-    responses: bool = False  # label each learner call with the opponents' answer (response_labels)
 
 
 #: The uniform share mixed into a fixed magnet's probabilities: a blueprint gives some legal actions no weight,
@@ -92,26 +90,6 @@ def magnet_log_probs(agent: Agent, obs: np.ndarray, mask: np.ndarray) -> np.ndar
     uniform = legal / legal.sum(1, keepdims=True)
     with np.errstate(divide="ignore"):
         return np.log(np.where(legal, (1 - MAGNET_FLOOR) * probs + MAGNET_FLOOR * uniform, 0.0)).astype(np.float32)
-
-
-#: Per action id: the response family of a call (index into ``agents.network.RESPONSE_FAMILIES``), -1 otherwise.
-CALL_FAMILY = np.full(A.NUM_ACTIONS_SENAS, -1, dtype=np.int64)
-#: Per action id: the answer class of a reply to a call (``agents.network.RESPONSE_ANSWERS``), -1 otherwise.
-ANSWER_CLASS = np.full(A.NUM_ACTIONS_SENAS, -1, dtype=np.int64)
-for _a, _kind in enumerate(A.TALLY_CLASS_OF):  # tally classes: card, ladder, envido, falta, flor, quiero, no, mazo
-    CALL_FAMILY[_a] = {1: 0, 2: 1, 3: 2}.get(_kind, -1)
-    ANSWER_CLASS[_a] = {1: 2, 2: 2, 3: 2, 4: 2, 5: 0, 6: 1, 7: 1}.get(_kind, -1)
-
-
-def response_labels(pending: np.ndarray, caller_team: np.ndarray, actor: np.ndarray, actions: np.ndarray
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """The answers to the calls waiting at each table: (decision ids, labels) where the seat acting now is on the
-    other team than the caller of ``pending`` (the learner decision that called, -1: none); a label is
-    ``family * len(RESPONSE_ANSWERS) + answer`` with the family in ``pending``'s high bits (``id * 4 + family``)."""
-    rows = np.flatnonzero((pending >= 0) & (actor % 2 != caller_team))
-    answer = ANSWER_CLASS[actions[rows]]
-    rows, answer = rows[answer >= 0], answer[answer >= 0]
-    return pending[rows] >> 2, (pending[rows] & 3) * 3 + answer
 
 
 class Buffers:
@@ -154,9 +132,6 @@ class Partition:
         self.learner_seat = np.zeros((self.rows, self.n), dtype=bool)
         self.traj = np.full((self.rows, self.n), -1, dtype=np.int64)
         self.last = np.full((self.rows, self.n), -1, dtype=np.int64)  # latest decision id per seat
-        # task.responses: per table, the learner's call waiting for an answer (decision id * 4 + family; -1: none)
-        self.pending = np.full(self.rows, -1, dtype=np.int64)
-        self.caller_team = np.zeros(self.rows, dtype=np.int64)
         self.next_traj = 0
         self.decisions = 0
         self.entries = {"policy": 0, "critic": 0}  # stored sparse entries so far
@@ -193,7 +168,6 @@ class Partition:
             self.traj[r] = np.arange(self.next_traj, self.next_traj + self.n)
             self.next_traj += self.n
             self.last[r] = -1
-            self.pending[r] = -1
             if name != "self" and not name.startswith("snapshot:") and not traits(name).batched:
                 for seat in np.flatnonzero(~self.learner_seat[r]):
                     agent = self._agent(name, int(r), int(seat))
@@ -228,8 +202,6 @@ class Partition:
             record = {"masks": legal.numpy(), "actions": chosen.numpy(),
                       "logprobs": log_probs.gather(1, chosen[:, None]).squeeze(1).numpy(),
                       "traj": self.traj[learner, seats]}
-            if self.task.responses:
-                record["response"] = np.full(learner.size, -1, dtype=np.int8)
             if self.task.magnet:
                 record["magnet"] = magnet_log_probs(self._agent(self.task.magnet, -1, -1), obs[learner],
                                                     mask[learner])
@@ -259,8 +231,6 @@ class Partition:
                     actions[i] = agent.act(observation_for(agent, self.env.state(int(i)), int(actor[i])))
             else:  # one agent per table and seat; a heuristic's tables take one compiled call
                 actions[at] = act_many([self._agent(name, int(i), int(actor[i])) for i in at], obs[at], mask[at])
-        if self.task.responses:
-            self._label_answers(live, learner, actor, actions)
         self.obs, self.mask, points, self.actor, done = self.env.step(actions)
         info = self.env.info
         closed = np.flatnonzero(info[:, K.INFO_CLOSED] & live)
@@ -270,21 +240,6 @@ class Partition:
         ended = np.flatnonzero(done & live)
         if ended.size:
             self._end(ended, info)
-
-    def _label_answers(self, live: np.ndarray, learner: np.ndarray, actor: np.ndarray, actions: np.ndarray) -> None:
-        """Store the opponents' answers to the learner's calls as labels of those calls, then note this step's
-        calls by the learner (every other action closes what was waiting)."""
-        ids, labels = response_labels(np.where(live, self.pending, -1), self.caller_team, actor, actions)
-        for i, label in zip(ids.tolist(), labels.tolist()):
-            self.buffers.arrays["response"][i] = label
-        self.pending[:] = -1
-        family = CALL_FAMILY[actions[learner]]
-        calls = family >= 0
-        if calls.any():
-            first = self.decisions - learner.size  # this step's learner decisions, in row order
-            decision = np.arange(first, self.decisions)[calls]
-            self.pending[learner[calls]] = decision * 4 + family[calls]
-            self.caller_team[learner[calls]] = actor[learner[calls]] % 2
 
     def _credit(self, rows: np.ndarray, value: np.ndarray) -> None:
         """Add ``value`` [rows, seats] to the latest decision of each learner seat of ``rows``."""
@@ -314,7 +269,7 @@ class Partition:
         and trajectory ids; the networks' inputs as ragged sparse rows (an observation has ~50 nonzero entries of
         1,086: a twentieth of the bytes to keep or send)."""
         keys = ("masks", "actions", "logprobs", "traj", "policy_counts", "critic_counts") + \
-            (("magnet",) if self.task.magnet else ()) + (("response",) if self.task.responses else ())
+            (("magnet",) if self.task.magnet else ())
         out: dict[str, Any] = {key: self.buffers.view(key, self.decisions) for key in keys}
         for key in ("policy", "critic"):
             for part in ("index", "value"):
@@ -398,8 +353,7 @@ class Collector:
 
 def _network(arch: dict[str, Any], weights: dict[str, np.ndarray], reuse: PolicyNet | None = None) -> PolicyNet:
     net = reuse if reuse is not None else PolicyNet(arch["obs_size"], arch["num_actions"], tuple(arch["hidden"]),
-                                                    arch["features"], arch["tally_film"],
-                                                    arch.get("responses", False))
+                                                    arch["features"], arch["tally_film"])
     net.load_state_dict({k: torch.from_numpy(np.asarray(v)) for k, v in weights.items()})
     return net.eval()
 
