@@ -69,7 +69,7 @@ class CFRAgent(Agent):
             self.wants = frozenset() if self.abstraction != "lossless" else frozenset({"info_state"})
         self.presets = tuple(name for name, config in PRESETS.items() if config == self.config)
         play = default_play(self.table.meta)
-        self.greedy = play["mode"] == "greedy" if greedy is None else bool(greedy)
+        self.greedy = bool(greedy)  # no checkpoint plays greedily by default (the data-biased responses did)
         self.threshold = float(play.get("threshold", 0.0) if threshold is None else threshold)
         self._rng = np.random.default_rng(seed)
         self.lookups = 0
