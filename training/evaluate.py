@@ -41,6 +41,7 @@ from truco_env.turns import ask_agent, play_turns
 
 from .atomic import atomic_write_json
 from .behaviour import behaviour_counts, behaviour_rates
+from .match_journal import MatchJournal, file_stamp
 from .options import Options, PresetName, build, parse_overrides, read_yaml
 from .statistics import Z95, binomial_two_sided_p, verdict, wilson_interval
 from .tournament_files import markdown_report, write_outputs
@@ -105,21 +106,11 @@ _AGENT_CACHE: dict[tuple[str, int], tuple[tuple[int, int] | None, Agent]] = {}
 def _agent(spec: str, seat: int) -> Agent:
     """The agent of ``spec`` at ``seat``, built once per process, and again when the file it reads changed (a
     trainer that evaluates its latest policy file under the same spec must not meet the first one again)."""
-    stamp = _file_stamp(spec)
+    stamp = file_stamp(spec)
     cached = _AGENT_CACHE.get((spec, seat))
     if cached is None or cached[0] != stamp:
         cached = _AGENT_CACHE[(spec, seat)] = (stamp, make_agent(spec))
     return cached[1]
-
-
-def _file_stamp(spec: str) -> tuple[int, int] | None:
-    """(modification time, size) of the file a spec like ``ppo:PATH,greedy`` reads, None for other specs."""
-    path = spec.partition(":")[2].partition(",")[0]
-    try:
-        stat = os.stat(path) if path else None
-    except OSError:
-        return None
-    return (stat.st_mtime_ns, stat.st_size) if stat else None
 
 
 def run_task(task: Task) -> dict[str, Any]:
@@ -234,15 +225,31 @@ def one_torch_thread():
 
 
 def play_tasks(tasks: list[Task], workers: int = 1, progress: bool = False,
-               backend: str = "local") -> list[dict[str, Any]]:
+               backend: str = "local", journal: MatchJournal | None = None) -> list[dict[str, Any]]:
     """Run every task; results in task order whatever the number of workers or the backend.
 
     ``backend="local"`` uses this machine's processes; ``"ray"`` spreads the matches over a Ray cluster (the one
-    ``RAY_ADDRESS`` points at, or a local instance with ``workers`` CPUs)."""
-    if backend == "ray":
-        return _play_tasks_on_ray(tasks, workers, progress)
-    if backend != "local":
+    ``RAY_ADDRESS`` points at, or a local instance with ``workers`` CPUs). With a ``journal``, the matches it
+    already holds are not played again and each new result is added to it as it arrives (local backend; Ray's
+    results are added when all are in)."""
+    if backend not in ("local", "ray"):
         raise ValueError(f"backend {backend!r} is not allowed; choose 'local' or 'ray'")
+    if journal is None:
+        return _play(tasks, workers, progress, backend, lambda task, result: None)
+    try:
+        done = journal.resume(tasks)
+        return done + _play(tasks[len(done):], workers, progress, backend, journal.add)
+    finally:
+        journal.close()
+
+
+def _play(tasks: list[Task], workers: int, progress: bool, backend: str, played: Any) -> list[dict[str, Any]]:
+    """Play ``tasks`` here or on Ray; ``played(task, result)`` hears of each result in task order."""
+    if backend == "ray":
+        results = _play_tasks_on_ray(tasks, workers, progress)
+        for task, result in zip(tasks, results):
+            played(task, result)
+        return results
     from .progress import progress as progress_bar
 
     bar = progress_bar(len(tasks), "truco eval", "match", progress)
@@ -253,13 +260,15 @@ def play_tasks(tasks: list[Task], workers: int = 1, progress: bool = False,
                 for task in tasks:
                     pin()
                     results.append(run_task(task))
+                    played(task, results[-1])
                     bar.update()
         else:
             chunk = max(1, min(16, len(tasks) // (workers * 8)))
             chunks = -(-len(tasks) // chunk)
             with spawn_pool(min(workers, chunks), initializer=_init_worker) as pool:  # no idle process
-                for result in pool.imap(run_task, tasks, chunksize=chunk):
+                for task, result in zip(tasks, pool.imap(run_task, tasks, chunksize=chunk)):
                     results.append(result)
+                    played(task, result)
                     bar.update()
     finally:
         bar.close()
@@ -370,15 +379,17 @@ def rate_agents(agents: list[str], results: list[dict[str, Any]], pairs: list[tu
 
 def run_tournament(agents: list[str], presets: list[str], matches: int, seed: int = 0, workers: int = 1,
                    progress: bool = False, backend: str = "local", pairs: list[tuple[str, str]] | None = None,
-                   allow_other_preset: bool = False, records: Path | None = None
-                   ) -> tuple[dict[str, Any], dict[str, Any]]:
+                   allow_other_preset: bool = False, records: Path | None = None,
+                   journal: MatchJournal | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """Validate, play and summarise; returns ``(summary, meta)``. Every pair of ``agents`` meets, or only the
     given ``pairs`` (of specs among ``agents``): one agent against a field, say. With ``records``, every match
-    record (docs/records.md, plus the agent spec of each seat) is written there for ``truco replay``."""
+    record (docs/records.md, plus the agent spec of each seat) is written there for ``truco replay``. With a
+    ``journal``, an interrupted run resumes from the matches it holds (:mod:`training.match_journal`), and the
+    journal is removed once the tournament is summarised."""
     validate(agents, presets, matches, allow_other_preset)
     tasks = make_tasks(agents, presets, matches, seed, pairs, keep_records=records is not None)
     start = time.perf_counter()
-    results = play_tasks(tasks, workers=workers, progress=progress, backend=backend)
+    results = play_tasks(tasks, workers=workers, progress=progress, backend=backend, journal=journal)
     elapsed = time.perf_counter() - start
     if records is not None:
         records.mkdir(parents=True, exist_ok=True)
@@ -390,6 +401,8 @@ def run_tournament(agents: list[str], presets: list[str], matches: int, seed: in
     meta = {"agents": agents, "presets": presets, "matches_per_pairing": matches, "seed": seed,
             "workers": workers, "seconds": round(elapsed, 2),
             "duplicate_deals": "each deal index is played twice with the agents' seats swapped"}
+    if journal is not None:
+        journal.finish()
     return summary, meta
 
 

@@ -1,0 +1,105 @@
+"""A tournament interrupted mid-way resumes from its journal (training/match_journal.py): the matches already
+played are not played again, and the results equal an uninterrupted run's."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from training import evaluate
+from training.evaluate import run_tournament
+from training.match_journal import MatchJournal
+
+AGENTS, PRESET, MATCHES = ["heuristic", "random"], "argentine", 8
+REAL_RUN_TASK = evaluate.run_task
+
+
+class Stop(Exception):
+    pass
+
+
+def counting(monkeypatch, stop_after=None):
+    """Count the matches played; raise :class:`Stop` (an interruption) after ``stop_after`` of them."""
+    played = []
+
+    def run_task(task):
+        if stop_after is not None and len(played) == stop_after:
+            raise Stop
+        played.append(task)
+        return REAL_RUN_TASK(task)
+
+    monkeypatch.setattr(evaluate, "run_task", run_task)
+    return played
+
+
+def tournament(journal=None, seed=3, workers=1):
+    summary, _meta = run_tournament(AGENTS, [PRESET], MATCHES, seed=seed, workers=workers, journal=journal)
+    return json.dumps(summary, sort_keys=True)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_interrupted_tournament_resumes_where_it_stopped_and_ends_as_an_uninterrupted_one(tmp_path, monkeypatch,
+                                                                                             workers):
+    whole = tournament()
+    path = tmp_path / "stage.jsonl"
+    counting(monkeypatch, stop_after=5)
+    with pytest.raises(Stop):
+        tournament(MatchJournal(path, key="k"))
+    assert len(path.read_text().splitlines()) == 1 + 5  # the header and every match played
+    if workers == 1:
+        played = counting(monkeypatch)
+        assert tournament(MatchJournal(path, key="k")) == whole
+        assert len(played) == MATCHES - 5
+    else:  # worker processes play the rest (uncounted: they import the module afresh)
+        monkeypatch.setattr(evaluate, "run_task", REAL_RUN_TASK)
+        assert tournament(MatchJournal(path, key="k"), workers=2) == whole
+    assert not path.exists()  # summarised: the journal goes
+
+
+def test_a_line_cut_off_by_a_kill_ends_what_is_reused(tmp_path, monkeypatch):
+    whole = tournament()
+    path = tmp_path / "stage.jsonl"
+    counting(monkeypatch, stop_after=4)
+    with pytest.raises(Stop):
+        tournament(MatchJournal(path, key="k"))
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines[:3]) + "\n" + lines[3][:40])  # two whole matches, the third cut mid-line
+    played = counting(monkeypatch)
+    assert tournament(MatchJournal(path, key="k")) == whole
+    assert len(played) == MATCHES - 2
+
+
+@pytest.mark.parametrize("change", ["key", "seed"])
+def test_a_journal_of_anything_else_starts_afresh(tmp_path, monkeypatch, change):
+    key, seed = {"key": ("other", 3), "seed": ("k", 4)}[change]
+    whole = tournament(seed=seed)
+    path = tmp_path / "stage.jsonl"
+    counting(monkeypatch, stop_after=6)
+    with pytest.raises(Stop):
+        tournament(MatchJournal(path, key="k"))
+    played = counting(monkeypatch)
+    assert tournament(MatchJournal(path, key=key), seed=seed) == whole
+    assert len(played) == MATCHES
+
+
+def test_a_changed_agent_file_starts_the_journal_afresh(tmp_path, monkeypatch):
+    """A policy rewritten between the interruption and the resume plays differently: nothing of it is reused."""
+    import torch
+
+    from agents.network import PolicyNet
+    from training.ppo import save_policy
+
+    policy = tmp_path / "policy.safetensors"
+    net = PolicyNet(hidden=(8,))
+    save_policy(net, str(policy), presets=[PRESET], play="greedy")
+    agents = [f"ppo:{policy}", "random"]
+    path = tmp_path / "stage.jsonl"
+    counting(monkeypatch, stop_after=3)
+    with pytest.raises(Stop):
+        run_tournament(agents, [PRESET], MATCHES, seed=1, journal=MatchJournal(path, key="k"))
+    with torch.no_grad():
+        net.policy.bias[0] = 50.0
+    save_policy(net, str(policy), presets=[PRESET], play="greedy")
+    played = counting(monkeypatch)
+    run_tournament(agents, [PRESET], MATCHES, seed=1, journal=MatchJournal(path, key="k"))
+    assert len(played) == MATCHES
