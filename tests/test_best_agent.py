@@ -100,3 +100,23 @@ def test_the_readme_quotes_the_committed_reports_choice():
     rows = json.loads((root / "docs" / "strength.json").read_text())["rows"]
     readme = (root / "README.md").read_text()
     assert "\n".join(best_agent.headline(rows)) in readme, "README's best:<preset> table is not the report's"
+
+
+def test_shortfalls_name_each_missed_bar_with_its_figure():
+    rows = [HEURISTIC, row("ppo:argentine", 0.68, 0.93, 0.66, 0.42, {"cfr:argentine": 0.52}),
+            row("cfr:argentine", 0.60, 0.97, 0.45, 0.25)]
+    assert best_agent.shortfalls(rows[1], rows) == [
+        "93.0% against random (the bar: the heuristic's 99.0% less 3 points)",
+        "an ABR win rate of 42.0% (the bar: at most 40.0% and below the heuristic's 70.0%)"]
+    assert best_agent.shortfalls(rows[2], rows) == [
+        "60.0% against the heuristic (the bar: 62%)", "45.0% against its worst gauntlet opponent (the bar: 50%)",
+        "under 50% head to head against `ppo:argentine` (48.0%)"]
+    rows[2].update(gauntlet={"worst": {"win_rate": 0.6, "opponent": "tight"}},
+                   versus={"heuristic": figure(0.64), "random": figure(0.97)})
+    rows[1]["rivals"]["cfr:argentine"] = figure(0.5)
+    assert best_agent.shortfalls(rows[2], rows) == []
+    rows[2]["gauntlet"]["worst"]["win_rate"] = 0.45
+    assert best_agent.shortfalls(rows[2], rows) == ["45.0% against its worst gauntlet opponent, tight (the bar: 50%)"]
+    assert best_agent.shortfalls(HEURISTIC, rows) == [  # no ABR bar for the agent that sets it
+        "30.0% against its worst gauntlet opponent (the bar: 50%)",
+        "under 50% head to head against `cfr:argentine` (36.0%), `ppo:argentine` (32.0%)"]

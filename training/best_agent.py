@@ -64,6 +64,37 @@ def bars(row: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, bool | No
     }
 
 
+#: The exploitability bar, which the rule leaves to the tie-break: at most this ABR win rate, and below the
+#: heuristic's.
+ABR_BAR = 0.40
+
+
+def shortfalls(row: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
+    """Each bar ``row``'s agent misses, in words with its figure: what its model card and the report say of where
+    it falls short (the exploitability bar included)."""
+    heuristic = next(r for r in rows if r["agent"] == "heuristic")
+    passed = bars(row, rows)
+    vs, pct = row["versus"], lambda rate: f"{100 * rate:.1f}%"
+    figures = {
+        BARS[0]: (f"{pct(vs['heuristic']['win_rate_a'])} against the heuristic (the bar: 62%)"
+                  if "heuristic" in vs else None),
+        BARS[1]: (f"{pct(vs['random']['win_rate_a'])} against random (the bar: the heuristic's "
+                  f"{pct(heuristic['versus']['random']['win_rate_a'])} less 3 points)"),
+        BARS[2]: (f"{pct(row['gauntlet']['worst']['win_rate'])} against its worst gauntlet opponent"
+                  f"{', ' + row['gauntlet']['worst']['opponent'] if 'opponent' in row['gauntlet']['worst'] else ''} "
+                  "(the bar: 50%)"),
+        BARS[3]: "under 50% head to head against " + ", ".join(
+            f"`{other}` ({pct(rate)})" for (agent, other), rate in sorted(head_to_head(rows).items())
+            if agent == row["agent"] and rate < 0.5) if passed[BARS[3]] is False else "a head to head not played",
+    }
+    lines = [figures[name] for name, ok in passed.items() if not ok and figures[name]]
+    abr, heuristic_abr = row["exploit"]["abr"]["win_rate"], heuristic["exploit"]["abr"]["win_rate"]
+    if row["agent"] != "heuristic" and (abr > ABR_BAR or abr >= heuristic_abr):
+        lines.append(f"an ABR win rate of {pct(abr)} (the bar: at most {pct(ABR_BAR)} and below the heuristic's "
+                     f"{pct(heuristic_abr)})")
+    return lines
+
+
 def choose(rows: list[dict[str, Any]]) -> str:
     """The agent spec the rule (module docstring) names among one preset's rows."""
     passed = {row["agent"]: sum(bool(v) for v in bars(row, rows).values()) for row in rows}
