@@ -54,7 +54,8 @@ from .best_agent import RULE, write_choices
 from .best_agent import table as best_table
 from .best_response import STANDARD_DECISIONS, BRArgs
 from .evaluate import make_tasks, play_tasks, run_tournament
-from .exploit import agent_file_hash, cached_exploit, recipe_key
+from .exploit import ABR_LEARNERS, agent_file_hash, cached_exploit, recipe_key, strongest_exploit
+from .fingerprint import learner_fingerprint, play_fingerprint
 from .gauntlet import MAIN_PRESETS, OPPONENTS, markdown_table, run_gauntlet
 from .outputs import hold
 from .statistics import wilson_interval
@@ -150,20 +151,28 @@ def measure(agent: str, preset: str, runs: Path, decisions: int, seed: int, work
     stored = stored or {}
     folder = runs / preset / _safe(agent)
     file_hash = agent_file_hash(agent)
+    # a stage is reused only while the agent's file and what today's code does are as they were when it was made
     same_file = {"agent_file": file_hash} if file_hash else {}
+    same_file["code"] = {"play": play_fingerprint(agent, preset), "learner": learner_fingerprint(preset)}
 
     def recipe_of(target: str) -> BRArgs:
         """The standard best response's recipe against ``target`` (the agent, or the agent searching)."""
         return BRArgs(preset=preset, target=target, decisions=decisions, seed=seed, workers=workers)
 
     def abr_stage(stage: str, recipe: BRArgs) -> dict[str, Any]:
-        return _stage(folder / f"{stage}.json", {"recipe": recipe_key(recipe), "matches": eval_matches, **same_file},
-                      lambda: {**cached_exploit(recipe, eval_matches, progress=progress)[0],
+        """The strongest of :data:`ABR_LEARNERS` best responses (seeds ``seed`` on)."""
+        settings = {"recipe": recipe_key(recipe), "matches": eval_matches, "learners": ABR_LEARNERS, **same_file}
+        if recipe.target != agent:  # the agent searching: its own play is a part of the key
+            settings["code"] = {**same_file["code"], "play": play_fingerprint(recipe.target, preset)}
+        return _stage(folder / f"{stage}.json", settings,
+                      lambda: {**strongest_exploit(recipe, eval_matches, progress=progress),
                                "machine": machine_words()}, log, stored.get(stage))
 
     recipe = recipe_of(agent)
     exploit = abr_stage("exploit", recipe)
-    gauntlet = _stage(folder / "gauntlet.json", {"matches": gauntlet_matches, "seed": seed, **same_file},
+    held_out = {o.name: play_fingerprint(o.spec_for(preset), preset) for o in OPPONENTS}  # they may change too
+    gauntlet = _stage(folder / "gauntlet.json", {"matches": gauntlet_matches, "seed": seed, "opponents": held_out,
+                                                 **same_file},
                       lambda: run_gauntlet(agent, preset, gauntlet_matches, seed, workers, folder / "gauntlet",
                                            progress=progress, overwrite=True), log, stored.get("gauntlet"))
     opponents = [spec for spec in ("heuristic", "random") if spec != agent]
@@ -202,8 +211,9 @@ def measure(agent: str, preset: str, runs: Path, decisions: int, seed: int, work
                                  stored.get("bluffing"))
     if agent.startswith("cfr:") and make_config(preset).num_players == 2:
 
-        def search() -> dict[str, Any]:  # the ABR learner: under runs/exploit, trained again when only stored
-            learner = cached_exploit(recipe, eval_matches, progress=progress)[1] / "learner.safetensors"
+        def search() -> dict[str, Any]:  # the strongest ABR learner: under runs/exploit, trained again if only stored
+            strongest = recipe.model_copy(update={"seed": exploit["seed"]})
+            learner = cached_exploit(strongest, eval_matches, progress=progress)[1] / "learner.safetensors"
             return search_effect(agent, preset, f"ppo:{learner},greedy", eval_matches, seed, workers, progress)
 
         # "checked": searches are checked before they are played (agents/cfr/search.py); a stage stored before the
@@ -325,7 +335,11 @@ def _rate(v: dict[str, Any]) -> str:
 def _abr(stage: dict[str, Any]) -> str:
     """An exploit stage's ABR win rate (the best response's) with its interval."""
     abr = stage["abr"]
-    return _pct(abr["win_rate"], abr["ci_low"], abr["ci_high"])
+    cell = _pct(abr["win_rate"], abr["ci_low"], abr["ci_high"])
+    if "spread" in stage:  # the strongest of several learners: the others' range beside it
+        spread = stage["spread"]
+        cell += f" (best of {len(stage['learners'])}; {100 * spread['min']:.1f} to {100 * spread['max']:.1f})"
+    return cell
 
 
 def machine() -> dict[str, Any]:
@@ -373,10 +387,13 @@ def _preamble(rows: list[dict[str, Any]], settings: dict[str, Any], host: dict[s
         "(each stage's date is in the data file)."),
         "",
         "Columns:",
-        (f"* **ABR win rate**: a fresh best-response learner (`truco exploit`, the fixed recipe of "
-        f"`training/best_response.py`) trains against the agent alone for **{decisions:,} learner decisions**, "
-        f"then plays it greedily over {settings['eval_matches']:,} duplicate matches; its win rate with the 95% "
-        "Wilson interval. Lower is harder to exploit; 50% would mean the learner found nothing to exploit."),
+        (f"* **ABR win rate**: {ABR_LEARNERS} fresh best-response learners (`truco exploit` with seeds "
+        f"{settings['seed']} to {settings['seed'] + ABR_LEARNERS - 1}, the fixed recipe of "
+        f"`training/best_response.py`) each train against the agent alone for **{decisions:,} learner decisions**, "
+        f"then play it greedily over {settings['eval_matches']:,} duplicate matches; the strongest learner's win "
+        "rate with its 95% Wilson interval (an exploitability bound is the best exploiter found; the interval "
+        "covers the matches, not the learner's training), and the range of all learners beside it. Lower is "
+        "harder to exploit; 50% would mean the learners found nothing to exploit."),
         (f"* **Gauntlet mean / worst**: win rate of the agent over {settings['gauntlet_matches']} duplicate matches "
         "against each of the held-out opponents below (no shipped recipe trains against any of them): the mean "
         "over opponents (normal interval) and the opponent it does worst against."),
@@ -415,7 +432,8 @@ def _headline(rows: list[dict[str, Any]]) -> list[str]:
 
 def _training_cost(rows: list[dict[str, Any]]) -> list[str]:
     """What each best response of the page cost to train, and where."""
-    lines = ["", "Training cost of each best response (the budget above, on the machine it trained on):", "",
+    lines = ["", ("Training cost of each best response (the strongest learner's; the budget above, on the machine it "
+                  "trained on):"), "",
               "| preset | target | decisions | training time | decisions/s | machine |",
               "|---|---|---:|---:|---:|---|"]
     for row in rows:
