@@ -7,12 +7,14 @@ import ast
 import json
 import time
 from pathlib import Path
+from unittest.mock import ANY
 
 import pytest
 import yaml
 
 from agents.base import make_agent
 from training.cli import main
+from training.match_journal import MatchJournal
 from training.gauntlet import (
     MAIN_PRESETS,
     OPPONENTS,
@@ -214,16 +216,48 @@ def test_the_report_covers_a_shipped_blueprint_and_writes_its_card(tmp_path, mon
                  "python -m training.ship configs/cfr_blueprint_paulista.yaml", "6,000,000 iterations",
                  "match_equity", "40.0% [38.0, 42.0]", "60.0% [55.0, 65.0]", "vs tight", "thresholded"):
         assert fact in card, fact
+    assert "bars of docs/strength.md" not in card  # not measured against them: nothing said
+    short = blueprint_card(row, meta, {"finished": "2026-12-02", "decisions": 600_000},
+                           ["60.0% against the heuristic (the bar: 62%)", "an ABR win rate of 40.0%"])
+    assert ("falls short of the bars of docs/strength.md: 60.0% against the heuristic (the bar: 62%); an ABR win "
+            "rate of 40.0%. What was measured of why: [research log](../../docs/research.md#where-the-shipped-"
+            "agents-fall-short)") in short
+    assert "It passes every bar" in blueprint_card(row, meta, {"finished": "2026-12-02", "decisions": 600_000}, [])
 
 
-def test_search_stage_pairs_the_blueprint_with_its_searching_self_on_the_same_deals(monkeypatch):
+def test_the_report_says_where_each_presets_best_agent_falls_short():
+    from training.report import shortfall_lines
+
+    def agent(name, heuristic, random, abr, worst=0.55):
+        return {"preset": "paulista", "agent": name, "exploit": {"abr": {"win_rate": abr}},
+                "gauntlet": {"worst": {"win_rate": worst, "opponent": "tight"}},
+                "versus": {"random": {"win_rate_a": random}, **({"heuristic": {"win_rate_a": heuristic}}
+                                                                if heuristic else {})}}
+
+    rows = [agent("heuristic", None, 0.94, 0.48, 0.40), agent("cfr:paulista", 0.59, 0.91, 0.37)]
+    lines = shortfall_lines(rows)
+    assert lines[-1] == "* paulista, `cfr:paulista`: 59.0% against the heuristic (the bar: 62%)."
+    assert "research.md#where-the-shipped-agents-fall-short" in lines[0]
+
+
+def test_search_stage_pairs_the_blueprint_with_its_searching_self_on_the_same_deals(monkeypatch, tmp_path):
     """The report's play-time search stage: the shipped blueprint plain and searching, each against the heuristic
     and against a given best response, every pairing on the same duplicate deals; its table shows the four rates
-    and the two ABR win rates (plain and searching) of each blueprint row, and skips the other agents."""
+    of each blueprint row and skips the other agents; a stopped stage resumes from its tournaments' journals."""
     from training import report
 
     monkeypatch.setattr(report, "SEARCH_MS", 1)  # 400 walked nodes a decision: the mechanism, not the strength
     found = report.search_effect("cfr:paulista", "paulista", "random", 2, seed=0, workers=1, progress=False)
+    journals = []
+
+    def journal(name):
+        journals.append(name)
+        return MatchJournal(tmp_path / f"{name}.jsonl", key="k")
+
+    assert report.search_effect("cfr:paulista", "paulista", "random", 2, seed=0, workers=1, progress=False,
+                                journal=journal) == {**found, **{o: {**found[o], "seconds": ANY} for o in
+                                                                 ("heuristic", "exploiter")}}
+    assert journals == ["search-heuristic", "search-exploiter"] and not list(tmp_path.iterdir())  # done: removed
     assert found["searched"] == "cfr:paulista,search=1"
     for opponent in ("heuristic", "exploiter"):
         assert set(found[opponent]) == {"blueprint", "searched", "seconds"}
@@ -231,16 +265,14 @@ def test_search_stage_pairs_the_blueprint_with_its_searching_self_on_the_same_de
             assert found[opponent][side]["matches"] == 2
             assert 0.0 <= found[opponent][side]["ci_low"] <= found[opponent][side]["win_rate_a"] <= 1.0
     abr = {"target": "cfr:paulista", "abr": {"win_rate": 0.368, "ci_low": 0.347, "ci_high": 0.389}}
-    searched_abr = {"target": "cfr:paulista,search=1", "abr": {"win_rate": 0.378, "ci_low": 0.357, "ci_high": 0.399}}
-    row = {"preset": "paulista", "agent": "cfr:paulista", "exploit": abr, "search": found,
-           "search_exploit": searched_abr}
+    row = {"preset": "paulista", "agent": "cfr:paulista", "exploit": abr, "search": found}
     lines = report.search_table([row, {"preset": "paulista", "agent": "heuristic", "exploit": abr}])
     assert len(lines) == 3 and lines[2].startswith("| paulista | `cfr:paulista` |")
-    assert lines[2].count("%") == 6 and lines[2].endswith("| 36.8% [34.7, 38.9] | 37.8% [35.7, 39.9] |")
+    rate = report._rate(found["exploiter"]["searched"])
+    assert lines[2].count("%") == 4 and lines[2].endswith(f"| {rate} |")
     card = report.search_rows(row)
-    assert len(card) == 3 and all("`cfr:paulista,search=1`" in line for line in card)
-    assert "37.8% [35.7, 39.9]" in card[2]
-    assert len(report.search_rows({"search": found})) == 2 and report.search_rows({}) == []
+    assert len(card) == 2 and all("`cfr:paulista,search=1`" in line for line in card) and rate in card[1]
+    assert report.search_rows({}) == []
 
 
 def test_reports_of_different_presets_run_side_by_side_and_one_preset_is_refused(tmp_path, capsys, monkeypatch):
