@@ -14,7 +14,6 @@ import yaml
 
 from agents.base import make_agent
 from training.cli import main
-from training.match_journal import MatchJournal
 from training.gauntlet import (
     MAIN_PRESETS,
     OPPONENTS,
@@ -23,6 +22,7 @@ from training.gauntlet import (
     run_gauntlet,
     summarise_gauntlet,
 )
+from training.match_journal import MatchJournal
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Test files that name gauntlet opponents to test the opponents themselves (never as a training opponent).

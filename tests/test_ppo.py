@@ -358,6 +358,11 @@ def test_the_model_card_says_how_the_policy_was_made_and_what_it_measured():
     card = model_card(row, meta, {"finished": "2026-12-01", "decisions": 600_000})
     assert "imitates 100,000 decisions of `cfr:paulista` playing itself" in card
     assert "truco train cfr --config configs/cfr_blueprint_paulista.yaml" in card
+    assert "held near" not in card  # no magnet; one names the blueprint, its weight and the file it needs
+    meta["config"] = {"hidden": [128, 128], "magnet": "cfr:paulista", "magnet_coef": 0.2}
+    card = model_card(row, meta, {"finished": "2026-12-01", "decisions": 600_000})
+    assert "held near the blueprint `cfr:paulista` throughout: the loss adds 0.2 times the KL" in card
+    assert "Its magnet reads the shipped self-play blueprint `cfr:paulista`" in card
 
 
 @pytest.mark.parametrize("preset", ["argentine", "argentine-2v2", "paulista", "paulista-2v2"])

@@ -524,6 +524,7 @@ def model_card(row: dict[str, Any], meta: dict[str, Any], settings: dict[str, An
     prev = next((v for k, v in row["versus"].items() if k.startswith("onnx:")), None)
     teacher = config.get("imitation_teacher", "heuristic")
     blueprint = config.get("imitation_decisions") and teacher.split(",")[0] == f"cfr:{preset}"  # the shipped one
+    magnet = config.get("magnet") if config.get("magnet_coef") else None
 
     lines = [
         f"# Model card: `ppo:{preset}`", "",
@@ -542,6 +543,10 @@ def model_card(row: dict[str, Any], meta: dict[str, Any], settings: dict[str, An
          f"{', the match tally scaling and shifting its features (`tally_film`)' if config.get('tally_film') else ''}"
          f"; plays `{meta.get('play')}` "
         "by default (`ppo:PATH,greedy` or `,sample` to choose);"),
+        *([(f"* held near the blueprint `{magnet}` throughout: the loss adds {config['magnet_coef']} times the KL "
+            "divergence from the blueprint's strategy at each of its decisions (magnetic mirror descent with a fixed "
+            "magnet), so self-play cannot drift far from it where only its own league would reward that;")]
+          if magnet else []),
         f"* config hash `{meta.get('config_hash')}`, commit `{meta.get('commit')}` (both in the file's metadata).",
         "", f"![training curves](../../docs/img/ppo_{preset}_training.png)", "",
         *measured_rows(row, settings),
@@ -552,9 +557,10 @@ def model_card(row: dict[str, Any], meta: dict[str, Any], settings: dict[str, An
         *short_lines(short),
         ("* A best response trained against it alone wins the ABR rate above: where that is over 50%, a learner "
          "found a way to exploit it."),
-        *([(f"* Its warm start reads the shipped self-play blueprint `{teacher}` (`agents/policies/`, made by "
-           f"`truco train cfr --config configs/cfr_blueprint_{preset}.yaml`): the run is one command given the "
-           "repository, but not from nothing without that file.")] if blueprint else []),
+        *([(f"* Its {'warm start' if blueprint else 'magnet'} reads the shipped self-play blueprint "
+            f"`cfr:{preset}` (`agents/policies/`, made by `truco train cfr --config "
+            f"configs/cfr_blueprint_{preset}.yaml`): the run is one command given the repository, but not from "
+            "nothing without that file.")] if blueprint or magnet == f"cfr:{preset}" else []),
         ("* These are one training run's numbers. Two training seeds of one config can differ by 20 to 30 points "
          "in ABR win rate (on argentine: 43.4% and 63.1%, 37.9% and 68.0%; [research log](../../docs/research.md)),"
          " so the ABR above is one draw of the recipe, not a property of it."),
