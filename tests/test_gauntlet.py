@@ -217,6 +217,9 @@ def test_the_report_covers_a_shipped_blueprint_and_writes_its_card(tmp_path, mon
                  "match_equity", "40.0% [38.0, 42.0]", "60.0% [55.0, 65.0]", "vs tight", "thresholded"):
         assert fact in card, fact
     assert "bars of docs/strength.md" not in card  # not measured against them: nothing said
+    assert "both seats sharing one table" in card and "partners" not in card
+    team = blueprint_card({**row, "preset": "paulista-2v2"}, meta, {"finished": "2026-12-02", "decisions": 600_000})
+    assert "every seat sharing one table" in team and "partners never see each other's cards" in team
     short = blueprint_card(row, meta, {"finished": "2026-12-02", "decisions": 600_000},
                            ["60.0% against the heuristic (the bar: 62%)", "an ABR win rate of 40.0%"])
     assert ("falls short of the bars of docs/strength.md: 60.0% against the heuristic (the bar: 62%); an ABR win "

@@ -603,12 +603,15 @@ def blueprint_card(row: dict[str, Any], meta: dict[str, Any], settings: dict[str
                    short: list[str] | None = None) -> str:
     """The card shipped beside ``cfr:<preset>``: how the blueprint was made, what it measured, where it stops."""
     preset, shipped = row["preset"], meta["shipped"]
+    team = make_config(preset).num_players > 2
+    seats, partners = ("every seat", ": partners never see each other's cards") if team else ("both seats", "")
 
     lines = [
         f"# Model card: `cfr:{preset}`", "",
-        (f"A self-play blueprint for {preset}: external-sampling MCCFR on the compiled engine, both seats sharing "
-         f"one table, no opponent model, over the information-set abstraction `{meta.get('abstraction')}` "
-         "(keys computed from the observation, so it plays from what its seat may know). Each hand is valued by "
+        (f"A self-play blueprint for {preset}: external-sampling MCCFR on the compiled engine, {seats} sharing one "
+         f"table, no opponent model, over the information-set abstraction `{meta.get('abstraction')}` (keys "
+         f"computed from the seat's own observation, so it plays from what that seat may know{partners}). Each "
+         "hand is valued by "
          f"`{(meta.get('solver') or {}).get('utility', 'points')}`."), "",
         "## How it was made", "",
         "```bash", f"truco train cfr --config {shipped['config']}", f"python -m training.ship {shipped['config']}",
