@@ -362,8 +362,9 @@ def _no_measuring(monkeypatch):
     return cards
 
 
-def test_a_report_of_one_preset_keeps_the_other_presets_in_its_data_file(tmp_path, monkeypatch):
-    """--preset narrows what is measured and shown, never what the data file holds: no measurement is lost."""
+def test_a_report_of_one_preset_keeps_and_shows_the_other_presets(tmp_path, monkeypatch):
+    """--preset narrows what is measured, never what the data file holds or the page shows: no measurement is
+    lost, and the repository's own page is never left with one preset."""
     import shutil
 
     _no_measuring(monkeypatch)
@@ -375,7 +376,23 @@ def test_a_report_of_one_preset_keeps_the_other_presets_in_its_data_file(tmp_pat
     assert [(r["preset"], r["agent"]) for r in after] == [(r["preset"], r["agent"]) for r in before]
     assert after == before
     text = (tmp_path / "strength.md").read_text()
-    assert "| paulista | `heuristic` |" in text and "| argentine | `heuristic` |" not in text
+    assert all(f"| {preset} | `heuristic` |" in text for preset in MAIN_PRESETS)
+    assert "\ntruco report\n" in text  # the command that remakes this very page
+
+
+def test_a_report_of_one_preset_refuses_a_data_file_of_other_settings(tmp_path, monkeypatch, capsys):
+    """Rows of other presets measured with another budget would sit on one page under this run's settings: a
+    --preset run refuses, in one line, before measuring anything."""
+    import shutil
+
+    _no_measuring(monkeypatch)
+    shutil.copy(ROOT / "docs" / "strength.json", tmp_path / "strength.json")
+    before = (tmp_path / "strength.json").read_text()
+    assert main(["report", "--preset", "paulista", "--budget-decisions", "1000", "--runs", str(tmp_path / "runs"),
+                 "--out", str(tmp_path / "strength.md"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "decisions=600000, not 1000" in err and "no --preset" in err and len(err.strip().splitlines()) == 1
+    assert (tmp_path / "strength.json").read_text() == before and not (tmp_path / "strength.md").exists()
 
 
 def test_a_report_written_elsewhere_leaves_the_shipped_model_cards_alone(tmp_path, monkeypatch):

@@ -241,6 +241,12 @@ def data_path(out: Path) -> Path:
     return out.with_suffix(".json")
 
 
+def stored_settings(path: Path) -> dict[str, Any]:
+    """The measuring settings a report's data file was made with (its date left out)."""
+    settings = json.loads(path.read_text())["settings"]
+    return {k: v for k, v in settings.items() if k != "finished"}
+
+
 def stored_rows(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
     """The rows of a report's data file by (preset, agent); none when there is no file. A file that is there
     but unreadable is an error rather than a silent re-measurement of hours."""
@@ -718,13 +724,16 @@ def cli_main(args: Any) -> int:
         return 2
     settings = {"decisions": args.budget_decisions or STANDARD_DECISIONS, "seed": args.seed,
                 "gauntlet_matches": args.gauntlet_matches, "eval_matches": args.matches}
-    command = "truco report" + "".join(f" --preset {p}" for p in (args.preset or []))
-
     log = logger.info  # progress: which agent, which stage is run or reused, which file is written
 
     rows = []
     try:
         stored = stored_rows(data_path(out))
+        kept = [r for r in stored.values() if r["preset"] not in presets]  # the page shows them too
+        if kept and (made_with := stored_settings(data_path(out))) != settings:
+            changed = next(k for k in settings if made_with.get(k) != settings[k])
+            raise ValueError(f"{data_path(out)} holds other presets measured with {changed}={made_with.get(changed)}, "
+                             f"not {settings[changed]}: measure every preset (no --preset) or give another --out")
         for preset in presets:
             with hold(runs / preset, f"--runs {str(runs / preset)!r}", recursive=True):
                 for agent in agents_of(preset):
@@ -740,13 +749,15 @@ def cli_main(args: Any) -> int:
               f"({out} is not written)", file=sys.stderr)
         return 130
     settings["finished"] = time.strftime("%Y-%m-%d")
-    figure = out.parent / "img" / "strength.png"
-    plot(rows, figure)
-    text = render(rows, settings, machine(), command, os.path.relpath(figure, out.parent))
-    atomic_write(out, lambda tmp: Path(tmp).write_text(text), ".md")
-    # the data file keeps the rows of presets this run did not cover, so that a --preset run loses no measurement
-    kept = [r for r in stored.values() if r["preset"] not in presets]
+    # a --preset run measures its presets and keeps the others' rows, so the page and the data file always show
+    # every preset measured (the same settings), and no measurement is lost
     data = sorted(rows + kept, key=lambda r: list(MAIN_PRESETS).index(r["preset"]))
+    shown = list(dict.fromkeys(r["preset"] for r in data))
+    command = "truco report" + ("" if shown == list(MAIN_PRESETS) else "".join(f" --preset {p}" for p in shown))
+    figure = out.parent / "img" / "strength.png"
+    plot(data, figure)
+    text = render(data, settings, machine(), command, os.path.relpath(figure, out.parent))
+    atomic_write(out, lambda tmp: Path(tmp).write_text(text), ".md")
     atomic_write_json(data_path(out), {"command": command, "settings": settings, "rows": data}, indent=1)
     if out.resolve() == OWN_REPORT:
         write_model_cards(rows, settings, log)
