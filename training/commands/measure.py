@@ -152,7 +152,8 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    report.add_argument("--preset", action="append", metavar="NAME", help="measure only this preset (repeatable); the page keeps the others' stored rows")
+    report.add_argument("--preset", action="append", metavar="NAME",
+                        help="measure only this preset (repeatable); the page keeps the others' stored rows")
     report.add_argument("--out", default="docs/strength.md", metavar="FILE.md", help="(default: docs/strength.md)")
     report.add_argument("--runs", default="runs/report", metavar="DIR", help="stage files (default: runs/report)")
     report.add_argument("--budget-decisions", type=positive_int, default=None, metavar="N",
