@@ -1,8 +1,8 @@
-"""SwapAgent: a PPO policy that hands one kind of decision to the heuristic, to find where it loses matches.
+"""SwapAgent: an agent that hands one kind of decision to the heuristic, to find where it loses matches.
 
 A research instrument, not a player to ship. Spec: ``swap:POLICY,on=KINDS`` where ``POLICY`` is a policy file or
-shipped name (played greedily, as the shipped policies are measured) and ``KINDS`` joins with ``+`` the kinds of
-decision the heuristic makes instead:
+shipped name (played greedily, as the shipped policies are measured) or an agent spec without options, such as
+``cfr:paulista-2v2``, and ``KINDS`` joins with ``+`` the kinds of decision the heuristic makes instead:
 
 * ``cards``: a turn where the policy and the heuristic would both play a card (which card);
 * ``bets``: a turn of the play phase where either would call, raise or fold instead (whether to bet);
@@ -21,7 +21,7 @@ from typing import Any
 
 from truco_env.actions import CALL_BASE
 
-from .base import Agent, make_agent, register_agent
+from .base import Agent, available_kinds, make_agent, register_agent
 from .view import decode
 
 SWAP_KINDS = ("cards", "bets", "answers", "onze", "none")
@@ -37,7 +37,7 @@ def decision_kind(phase: str, policy_action: int, heuristic_action: int) -> str:
 
 
 class SwapAgent(Agent):
-    """The policy's action, except at decisions of the ``on`` kinds, where the heuristic's."""
+    """The agent's action, except at decisions of the ``on`` kinds, where the heuristic's."""
 
     def __init__(self, policy: Agent, heuristic: Agent, on: frozenset[str]):
         self.policy, self.heuristic, self.on = policy, heuristic, on
@@ -66,7 +66,8 @@ def _factory(arg: str | None, params: dict[str, str]) -> Agent:
     unknown = sorted(on - set(SWAP_KINDS))
     if unknown:
         raise ValueError(f"agent 'swap': unknown decision kinds {unknown}; choose from {list(SWAP_KINDS)}")
-    return SwapAgent(make_agent(f"ppo:{policy},greedy"), make_agent("heuristic"), on - {"none"})
+    named = policy.partition(":")[0] in available_kinds()  # cfr:paulista-2v2, say; else a policy
+    return SwapAgent(make_agent(policy if named else f"ppo:{policy},greedy"), make_agent("heuristic"), on - {"none"})
 
 
 register_agent("swap", _factory)

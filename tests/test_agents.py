@@ -308,3 +308,25 @@ def test_swap_agent_hands_exactly_the_named_decisions_to_the_heuristic():
         make_agent("swap:paulista-2v2,on=tricks")
     with pytest.raises(ValueError, match=r"agent 'swap' needs swap:POLICY,on=KINDS"):
         make_agent("swap:paulista-2v2")
+
+
+def test_swap_agent_takes_a_blueprint_too():
+    """``swap:cfr:P,on=KINDS`` measures a blueprint the same way: the blueprint acts, but not where swapped."""
+    from agents.swap import decision_kind
+
+    config = make_config("paulista-2v2")
+    swapped, blueprint, heuristic = (make_agent(s) for s in ("swap:cfr:paulista-2v2,on=cards", "cfr:paulista-2v2",
+                                                             "heuristic"))
+    assert type(swapped.policy) is type(blueprint)
+    for agent in (swapped, blueprint, heuristic):
+        agent.seed(5)
+        agent.reset(0)
+    state, rng, kinds = TrucoState.new(config, seed=2), random.Random(1), set()
+    while not state.is_over and len(kinds) < 2:
+        obs = {"observation": encode_observation(state, state.actor), "action_mask": encode_action_mask(state)}
+        own, other = blueprint.act(obs), heuristic.act(obs)
+        kind = decision_kind(decode(obs).phase, own, other)
+        kinds.add(kind)
+        assert swapped.act(obs) == (other if kind == "cards" else own)
+        state.apply(rng.choice(state.legal_actions()))
+    assert "cards" in kinds
