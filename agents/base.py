@@ -44,6 +44,9 @@ class Agent:
     #: True when one instance can play many tables at once through :meth:`act_batch` (no state kept between
     #: decisions, such as a network); batched self-play and best-response training then make one call per step.
     batched: ClassVar[bool] = False
+    #: True when each instance runs an outside program (``exec:``): a trainer that seats one instance per table
+    #: and seat then plays few tables at once, rather than start hundreds of programs.
+    starts_program: ClassVar[bool] = False
     #: The presets this agent was made for (a trained policy's or checkpoint's), or None for any preset.
     presets: tuple[str, ...] | None = None
 

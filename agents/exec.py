@@ -60,6 +60,7 @@ class ExecAgent(Agent):
     """Plays by asking the program ``command`` (module docstring)."""
 
     wants = frozenset({"protocol"})
+    starts_program = True
 
     def __init__(self, command: str, decision_seconds: float = DECISION_SECONDS):
         try:

@@ -188,3 +188,30 @@ def test_every_message_follows_its_published_schema():
                 jsonschema.validate({"action": name}, schemas["answer"])
                 state.apply(name)
     assert {"mao_de_onze", None} <= special
+
+
+def test_a_best_response_against_a_program_starts_a_few_programs_not_hundreds(tmp_path):
+    """The learner seats one target instance per table and seat, and each ``exec:`` instance is a process: the
+    recipe plays a program at ``PROGRAM_TABLES`` tables per partition (it started some 500 at 128 tables), and a
+    training league that would start more is refused in one line."""
+    from training.best_response import BRArgs, train_best_response
+    from training.ppo import PROGRAM_TABLES, PPOArgs
+
+    started = tmp_path / "started"
+    path = tmp_path / "first_legal.py"
+    path.write_text("import json, os, sys\n"
+                    f"open({str(started)!r}, 'a').write(f'{{os.getpid()}}\\n')\n"
+                    "for line in sys.stdin:\n    m = json.loads(line)\n"
+                    "    if m['type'] == 'act': print(json.dumps({'action': m['legal'][0]['id']}), flush=True)\n")
+    bot = f"exec:{sys.executable} {path}"
+    args = BRArgs(preset="argentine", target=bot, decisions=300, workers=1, batch_decisions=300,
+                  minibatch_size=100, update_epochs=1, hidden=(8,))
+    assert args.ppo_args(str(tmp_path / "run")).tables == PROGRAM_TABLES < args.tables
+    assert BRArgs(preset="argentine", target="random").ppo_args(str(tmp_path / "r")).tables == args.tables
+    _, progress, status = train_best_response(args, str(tmp_path / "run"), progress=False)
+    programs = set(started.read_text().split())
+    assert status == "complete" and progress.decisions >= 300
+    assert PROGRAM_TABLES <= len(programs) <= args.partitions * PROGRAM_TABLES
+    with pytest.raises(ValueError, match=f"starts a program for each table it plays: set tables to at most "
+                                         f"{PROGRAM_TABLES} \\(got 16\\)"):
+        PPOArgs(preset="argentine", scripted={bot: 1.0}, self_play=0.0, snapshots=0.0, tables=16)

@@ -9,7 +9,7 @@ runs it, evaluates it and writes the report.
 Why a recipe of its own (:class:`BRArgs`): an exploitability figure is only comparable between targets if every
 target faces the same learner with the same budget. So the recipe is frozen: no warm start, no imitation, no
 self-play, no snapshots, no magnet, no reward term that knows who the target is; only the budget, the seed and
-the number of worker processes change. :meth:`BRArgs.ppo_args` is the whole mapping onto the trainer's options.
+the number of worker processes change (and a target that is an outside program plays fewer tables at once). :meth:`BRArgs.ppo_args` is the whole mapping onto the trainer's options.
 
 What the trainer does with a league of one (training/ppo.py and training/selfplay.py tell the rest): each match
 seats the learner's team at random; the target acts through ``act_batch`` when it can play many tables at once
@@ -32,11 +32,13 @@ from typing import Annotated
 import torch
 from pydantic import ConfigDict, Field
 
+from agents.base import make_agent
 from agents.network import PolicyNet, load_tensors
 
 from .options import Options, PresetName
 from .ppo import (
     CHECKPOINT_FORMAT,
+    PROGRAM_TABLES,
     PositiveInt,
     PPOArgs,
     Progress,
@@ -97,10 +99,14 @@ class BRArgs(Options):
     """Weight of the potential-based hand-points shaping (match presets)."""
 
     def ppo_args(self, run_dir: str) -> PPOArgs:
-        """The trainer's options for this recipe: a league of the target alone, nothing else."""
+        """The trainer's options for this recipe: a league of the target alone, nothing else. A target that runs
+        an outside program sits at :data:`~training.ppo.PROGRAM_TABLES` tables per partition, one program each:
+        the same updates of the same size, collected from fewer matches at once."""
+        programs = make_agent(self.target).starts_program
         return PPOArgs(
             preset=self.preset, run_dir=run_dir, seed=self.seed, total_decisions=self.decisions,
-            batch_decisions=self.batch_decisions, partitions=self.partitions, tables=self.tables,
+            batch_decisions=self.batch_decisions, partitions=self.partitions,
+            tables=min(self.tables, PROGRAM_TABLES) if programs else self.tables,
             backend="local" if self.workers == 1 else "processes", hidden=self.hidden,
             learning_rate=self.learning_rate, update_epochs=self.update_epochs, minibatch_size=self.minibatch_size,
             clip_coef=self.clip_coef, ent_coef=self.ent_coef, vf_coef=self.vf_coef,

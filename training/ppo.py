@@ -89,6 +89,11 @@ CHECKPOINT_FORMAT = "truco-rl-ppo-checkpoint-v2"
 PositiveInt = Annotated[int, Field(ge=1)]
 
 
+#: Most tables per partition a league opponent that runs an outside program (``exec:``) may sit at: one program
+#: each, so 256 tables of two partitions would start some 500 programs.
+PROGRAM_TABLES = 8
+
+
 class PPOArgs(Options):
     """Every option of a run; ``configs/ppo/<preset>.yaml`` sets a handful, ``--set key=value`` overrides any."""
 
@@ -199,7 +204,11 @@ class PPOArgs(Options):
         for spec in (*self.scripted, *self.eval_opponents, self.imitation_teacher):
             # loaded now: a broken file or another preset's policy ended the run at its first evaluation, and a
             # league opponent made for another preset played this one unnoticed (truco eval refuses it)
-            check_preset(make_agent(spec), self.preset)
+            agent = make_agent(spec)
+            check_preset(agent, self.preset)
+            if spec in self.scripted and agent.starts_program and self.tables > PROGRAM_TABLES:
+                raise ValueError(f"league opponent {clip(repr(spec))} starts a program for each table it plays: "
+                                 f"set tables to at most {PROGRAM_TABLES} (got {self.tables})")
         if self.magnet:
             agent = make_agent(self.magnet)
             check_preset(agent, self.preset)
