@@ -41,6 +41,7 @@ class SwapAgent(Agent):
 
     def __init__(self, policy: Agent, heuristic: Agent, on: frozenset[str]):
         self.policy, self.heuristic, self.on = policy, heuristic, on
+        self.presets = policy.presets  # a policy or blueprint of one preset swaps on that preset only
 
     def seed(self, seed: int | None = None) -> None:
         self.policy.seed(seed)

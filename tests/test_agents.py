@@ -317,7 +317,7 @@ def test_swap_agent_takes_a_blueprint_too():
     config = make_config("paulista-2v2")
     swapped, blueprint, heuristic = (make_agent(s) for s in ("swap:cfr:paulista-2v2,on=cards", "cfr:paulista-2v2",
                                                              "heuristic"))
-    assert type(swapped.policy) is type(blueprint)
+    assert type(swapped.policy) is type(blueprint) and swapped.presets == blueprint.presets == ("paulista-2v2",)
     for agent in (swapped, blueprint, heuristic):
         agent.seed(5)
         agent.reset(0)

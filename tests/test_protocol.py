@@ -215,3 +215,15 @@ def test_a_best_response_against_a_program_starts_a_few_programs_not_hundreds(tm
     with pytest.raises(ValueError, match=f"starts a program for each table it plays: set tables to at most "
                                          f"{PROGRAM_TABLES} \\(got 16\\)"):
         PPOArgs(preset="argentine", scripted={bot: 1.0}, self_play=0.0, snapshots=0.0, tables=16)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_league_program_that_will_not_start_is_one_line_in_either_backend(tmp_path, workers):
+    """In worker processes the program's failure used to end in each worker's traceback and "a collection worker
+    died"; now the trainer raises the worker's one-line error itself, as the in-process backend does."""
+    from training.best_response import BRArgs, train_best_response
+
+    args = BRArgs(preset="argentine", target=f"exec:{tmp_path / 'no-such-bot'}", decisions=100, workers=workers,
+                  batch_decisions=100, minibatch_size=50, update_epochs=1, hidden=(8,))
+    with pytest.raises(ValueError, match=r"^bot '.*no-such-bot' at seat \d: cannot start \(No such file"):
+        train_best_response(args, str(tmp_path / "run"), progress=False)

@@ -365,9 +365,20 @@ def _serve(conn: Any) -> None:
     collector = Collector()
     try:
         while (message := conn.recv()) is not None:
-            conn.send(collector.run(*message))
+            try:
+                conn.send(collector.run(*message))
+            except ValueError as exc:  # bad input, such as a league's program that will not start: one line
+                conn.send(WorkerError(str(exc)))
+                return
     except (EOFError, BrokenPipeError):
         pass
+
+
+class WorkerError:
+    """A collection worker's ValueError, sent back whole so that the trainer raises it as its own."""
+
+    def __init__(self, message: str):
+        self.message = message
 
 
 class Backend:
@@ -419,6 +430,9 @@ class Backend:
                 per_worker = [pipe.recv() for pipe in self.pipes]
             except (EOFError, OSError):
                 raise RuntimeError("a collection worker died (its error is printed above)") from None
+            failed = next((r for r in per_worker if isinstance(r, WorkerError)), None)
+            if failed is not None:
+                raise ValueError(failed.message)
         else:
             refs = [self.ray.put(x) for x in (arch, weights, new)]
             per_worker = self.ray.get([a.run.remote(*refs, part) for a, part in zip(self.actors, mine, strict=True)])
