@@ -227,3 +227,13 @@ def test_a_league_program_that_will_not_start_is_one_line_in_either_backend(tmp_
                   batch_decisions=100, minibatch_size=50, update_epochs=1, hidden=(8,))
     with pytest.raises(ValueError, match=r"^bot '.*no-such-bot' at seat \d: cannot start \(No such file"):
         train_best_response(args, str(tmp_path / "run"), progress=False)
+
+
+def test_truco_bot_refuses_an_outside_program_in_one_line(capsys):
+    """`truco bot exec:...` would put a pipe behind a pipe; it used to be refused as wanting the protocol."""
+    from training.cli import main
+
+    assert main(["bot", "exec:node bot.mjs"]) == 2
+    err = capsys.readouterr().err
+    assert "'exec:node bot.mjs' is an outside program already; truco bot serves this project's" in err
+    assert len(err.strip().splitlines()) == 1

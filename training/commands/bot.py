@@ -40,6 +40,10 @@ def _cmd_bot(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     except ValueError as exc:
         print(f"truco bot: error: {exc}", file=sys.stderr)
         return 2
+    if agent.starts_program:
+        print(f"truco bot: error: {args.spec!r} is an outside program already; truco bot serves this project's "
+              "agents (heuristic, ppo:NAME, onnx:PATH, ...)", file=sys.stderr)
+        return 2
     if agent.wants:
         print(f"truco bot: error: agent {args.spec!r} needs {sorted(agent.wants)}, which the protocol does not "
               "carry; it plays from the observation only where its abstraction reads it", file=sys.stderr)
