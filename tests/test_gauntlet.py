@@ -420,6 +420,7 @@ def test_the_committed_strength_report_is_remade_from_its_data_file_without_meas
 
     cards = _no_measuring(monkeypatch)
     monkeypatch.setattr(report, "OWN_REPORT", (tmp_path / "strength.md").resolve())  # stands for docs/strength.md
+    monkeypatch.setattr(report, "BEST_FILE", str(tmp_path / "best.json"))  # and for agents/policies/best.json
     shutil.copy(ROOT / "docs" / "strength.json", tmp_path / "strength.json")
     assert main(["report", "--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "strength.md"),
                  "--no-progress"]) == 0
@@ -427,4 +428,6 @@ def test_the_committed_strength_report_is_remade_from_its_data_file_without_meas
         return [line for line in path.read_text().splitlines() if not line.startswith("Report made on:")]
 
     assert lines(tmp_path / "strength.md") == lines(ROOT / "docs" / "strength.md")
+    committed = ROOT / "agents" / "policies" / "best.json"
+    assert json.loads((tmp_path / "best.json").read_text()) == json.loads(committed.read_text())
     assert len(cards) == sum(len(report.agents_of(p)) for p in report.MAIN_PRESETS)
