@@ -9,7 +9,8 @@ runs it, evaluates it and writes the report.
 Why a recipe of its own (:class:`BRArgs`): an exploitability figure is only comparable between targets if every
 target faces the same learner with the same budget. So the recipe is frozen: no warm start, no imitation, no
 self-play, no snapshots, no magnet, no reward term that knows who the target is; only the budget, the seed and
-the number of worker processes change (and a target that is an outside program plays fewer tables at once). :meth:`BRArgs.ppo_args` is the whole mapping onto the trainer's options.
+the number of worker processes change (and a target that is an outside program plays fewer tables at once).
+:meth:`BRArgs.ppo_args` is the whole mapping onto the trainer's options.
 
 What the trainer does with a league of one (training/ppo.py and training/selfplay.py tell the rest): each match
 seats the learner's team at random; the target acts through ``act_batch`` when it can play many tables at once
