@@ -7,16 +7,24 @@ Seats are "you", "your partner" and "the opponents", scores "us" and "them". ``q
 is saved when ``--save`` names a file, as at the end of a match or on Ctrl-C) and ``?`` shows the keys and the
 card legend again. Bots act through the ordinary agent interface on their own seat's observation. The record
 replays with ``truco replay`` (``--show`` to watch it).
+
+``--save`` never replaces an existing file unless ``--overwrite``, nor anything that is not a regular file (a
+folder, a device, a fifo, a link) at all: checked before the match starts. When the save fails at the end anyway,
+the record goes to a new file in the temporary folder (failing that, to the screen) and the exit code is 1.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import stat
 import sys
+import tempfile
 from collections.abc import Callable
 from typing import TextIO
 
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 
 from agents.base import Agent, check_preset, make_agent
@@ -32,35 +40,96 @@ from truco_env.turns import ask_agent, play_turns
 from truco_env.views import visible_tricks
 
 
-def save_record(state: TrucoState, path: str, hands: int | None = None) -> None:
-    """Write the match record atomically, so an interrupted save never leaves half a file; ``hands`` keeps only
-    the first hands (a game stopped after N hands has already dealt hand N+1, which nobody played)."""
+def match_record(state: TrucoState, hands: int | None = None) -> dict:
+    """The match record; ``hands`` keeps only the first hands (a game stopped after N hands has already dealt hand
+    N+1, which nobody played)."""
     record = state.match_record()
     if hands is not None and len(record["hands"]) > hands:
         record["hands"] = record["hands"][:hands]
-    atomic_write_json(path, record, indent=1)
+    return record
 
 
-def check_save_path(path: str) -> None:
-    """ValueError when a record could not be saved to ``path`` (a folder, a name the system refuses): checked
-    before the match, so that a person does not play a whole match to lose its record at the end."""
+def save_record(state: TrucoState, path: str, hands: int | None = None) -> None:
+    """Write the match record (see :func:`match_record`) atomically, so an interrupted save never leaves half a
+    file."""
+    atomic_write_json(path, match_record(state, hands), indent=1)
+
+
+#: The longest answer read at the prompt (after stripping spaces): a longer line is refused whole, unparsed.
+MAX_ANSWER = 64
+#: What a message shows of a path someone typed.
+MAX_PATH_SHOWN = 200
+
+_NOT_A_FILE = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISFIFO, "a fifo (named pipe)"),
+               (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _shown(path: str) -> str:
+    """``path`` as a one-line message shows it: as typed when printable, else quoted with escapes; clipped."""
+    return clip(path if path.isprintable() else repr(path), MAX_PATH_SHOWN)
+
+
+def check_save_path(path: str, overwrite: bool = False) -> None:
+    """ValueError (one line) when the record may not be saved to ``path``: a folder, a device, a fifo, a symbolic
+    link or anything else that is not a regular file (never replaced, even with ``overwrite``), an existing file
+    unless ``overwrite``, a folder that cannot be written, a name the system refuses. Checked before the match, so
+    that a person does not play a whole match to lose its record at the end, and again before the save."""
+    shown = f"--save {_shown(path)}"
     try:
         if os.path.isdir(path):
-            raise ValueError(f"--save {path!r} is a folder; give a file name")
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        os.stat(path)
-    except FileNotFoundError:
-        pass
+            raise ValueError(f"{shown} is a folder; give a file name")
+        folder = os.path.dirname(os.path.abspath(path))
+        os.makedirs(folder, exist_ok=True)
+        try:
+            info: os.stat_result | None = os.lstat(path)
+        except FileNotFoundError:
+            info = None
     except FileExistsError:
-        raise ValueError(f"--save {path!r}: a file stands where its folder would be") from None
+        raise ValueError(f"{shown}: a file stands where its folder would be") from None
     except OSError as exc:
-        raise ValueError(f"--save {path!r}: cannot be written ({exc.strerror or exc})") from None
+        raise ValueError(f"{shown}: cannot be written ({exc.strerror or exc})") from None
+    if info is not None:
+        kind = next((name for test, name in _NOT_A_FILE if test(info.st_mode)), None)
+        if kind is not None or not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"{shown} is {kind or 'not a regular file'}, which a match record never replaces "
+                             "(not even with --overwrite); give the name of a file")
+        if not overwrite:
+            raise ValueError(f"{shown} already exists; pass --overwrite to replace it, or choose another name")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"{shown}: its folder cannot be written")
+
+
+def keep_record(console: Console, state: TrucoState, path: str, hands: int | None, overwrite: bool) -> bool:
+    """Save the record to ``path`` (checked again: something may have appeared there during the match) and say
+    so; when that fails, say why in one line and keep the record in a new file of the temporary folder, or print
+    it as one line of JSON when even that fails. True when it went to ``path``."""
+    try:
+        check_save_path(path, overwrite)
+        save_record(state, path, hands)
+    except (OSError, ValueError) as exc:
+        text = str(exc) if isinstance(exc, ValueError) else f"--save {_shown(path)}: {exc.strerror or exc}"
+        record = match_record(state, hands)
+        try:
+            fd, kept = tempfile.mkstemp(prefix="truco-play-", suffix=".json")
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(record, handle, indent=1)
+        except OSError:
+            console.print(escape(f"The match record was not saved ({clip(text, 300)}); here it is:"), soft_wrap=True)
+            console.file.write(json.dumps(record, separators=(",", ":")) + "\n")
+            return False
+        console.print(escape(f"The match record was not saved ({clip(text, 300)}); it is kept in {kept} "
+                             f"(check it with: truco replay {kept})"), soft_wrap=True)
+        return False
+    shown = _shown(path)
+    console.print(escape(f"Match record saved to {shown} (check it with: truco replay {shown})"), soft_wrap=True)
+    return True
 
 
 def play_match(preset: str, opponent: str, partner: str, seat: int, seed: int | None, save: str | None,
                max_hands: int | None = None, read: Callable[[str], str] = input,
-               out: TextIO | None = None, allow_other_preset: bool = False) -> int:
-    """Run one match with a person at ``seat``; returns an exit code."""
+               out: TextIO | None = None, allow_other_preset: bool = False, overwrite: bool = False) -> int:
+    """Run one match with a person at ``seat``; returns an exit code (1 when the record could not go to
+    ``save``, kept elsewhere instead). ``overwrite``: ``save`` may replace an existing regular file."""
     if preset not in PRESETS:
         raise unknown_preset(preset)
     config = make_config(preset)
@@ -68,7 +137,7 @@ def play_match(preset: str, opponent: str, partner: str, seat: int, seed: int | 
     if not 0 <= seat < n:
         raise ValueError(f"--seat must be 0..{n - 1} for {preset}, got {seat}")
     if save:
-        check_save_path(save)
+        check_save_path(save, overwrite)
     console = Console(file=out or sys.stdout, highlight=False)
     bots: dict[int, Agent] = {}
     for other in range(n):
@@ -117,9 +186,8 @@ def play_match(preset: str, opponent: str, partner: str, seat: int, seed: int | 
         console.print(f"\nLeaving the table. Score {words.score(state.score)}")
         code = 130 if isinstance(exc, KeyboardInterrupt) else 0
         hands_seen += 1  # the hand left in the middle is kept as played so far: a record may end in one
-    if save:
-        save_record(state, save, None if state.is_over else hands_seen)
-        console.print(f"Match record saved to {save} (check it with: truco replay {save})")
+    if save and not keep_record(console, state, save, None if state.is_over else hands_seen, overwrite):
+        code = code or 1
     return code
 
 
@@ -283,9 +351,17 @@ def _ask(console: Console, state: TrucoState, seat: int, read: Callable[[str], s
     legal = state.legal_actions()
     for i, name in enumerate(legal, start=1):
         console.print(f"  [{i}] {action_words(name, state)}")
+    keys = f"type a number from 1 to {len(legal)}, q to leave or ? for help"
     while True:
-        answer = read(f"Your choice [1-{len(legal)}, q, ?]: ").strip()
-        if answer.isdigit() and 1 <= int(answer) <= len(legal):
+        try:
+            answer = read(f"Your choice [1-{len(legal)}, q, ?]: ").strip()
+        except UnicodeDecodeError:  # bytes that are not text in the terminal's encoding
+            console.print(f"  that line is not text: {keys}", soft_wrap=True)
+            continue
+        if len(answer) > MAX_ANSWER:  # refused unparsed (int() of 5,000 digits is refused with a traceback)
+            console.print(f"  that line is {len(answer):,} characters long, not a choice: {keys}", soft_wrap=True)
+            continue
+        if answer.isascii() and answer.isdigit() and 1 <= int(answer) <= len(legal):  # '²' is a digit int() refuses
             return legal[int(answer) - 1]
         if answer in legal:
             return answer
@@ -294,8 +370,7 @@ def _ask(console: Console, state: TrucoState, seat: int, read: Callable[[str], s
         if answer == "?":
             console.print(help_text(state.family))
             continue
-        console.print(f"  '{clip(answer, 40)}' is not a choice: type a number from 1 to {len(legal)}, q to leave "
-                      "or ? for help")
+        console.print(escape(f"  {clip(repr(answer), 40)} is not a choice: {keys}"), soft_wrap=True)
 
 
 class Onlooker:

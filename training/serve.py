@@ -26,6 +26,7 @@ The policy is an ONNX file: ``onnx:PATH.onnx`` as given, or ``ppo:<name>`` / ``p
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import logging
 import os
@@ -74,6 +75,12 @@ MAX_BODY = 4096  # an action request is a few dozen bytes
 MAX_GAMES = 64  # matches kept in memory; the oldest is dropped (its record stays on disk)
 MAX_RECORDS = 1000  # matches one server run starts, each with its record file in --records
 MAX_METADATA = 1 << 20
+#: Seconds a client has, from connecting, to send its whole request (the server answers one per connection); a
+#: slower one (a "slowloris" keeping connections open by sending its headers a byte at a time) is cut. Each write
+#: of the answer also waits at most this long for the client to read.
+REQUEST_TIMEOUT = 10.0
+#: What the answer to a malformed request shows of it.
+MAX_ERROR_ECHO = 100
 CONTENT_TYPES = {".html": "text/html", ".css": "text/css", ".mjs": "text/javascript",  # werkzeug adds the charset
                  ".json": "application/json",
                  ".wasm": "application/wasm", ".onnx": "application/octet-stream", ".svg": "image/svg+xml"}
@@ -539,11 +546,57 @@ def _json(data: Any, status: int = 200) -> Response:
                     headers={"Cache-Control": "no-store"})
 
 
+class _Deadline(io.RawIOBase):
+    """The bytes a client sends, each read waiting at most until ``deadline`` (a ``time.monotonic()``): past it a
+    read raises TimeoutError, which ends the connection. A socket timeout alone bounds each read, not the request,
+    which a client sending a byte now and then would stretch forever."""
+
+    def __init__(self, sock: socket.socket, deadline: float, timeout: float):
+        super().__init__()
+        self.sock, self.deadline, self.timeout = sock, deadline, timeout
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the request took too long to arrive")
+        self.sock.settimeout(left)
+        try:
+            return self.sock.recv_into(buffer)
+        finally:
+            self.sock.settimeout(self.timeout)  # the answer's writes
+
+
 class _QuietHandler(WSGIRequestHandler):
-    """No line per request on the terminal (errors are still logged)."""
+    """No line per request on the terminal (errors are still logged); the request must arrive within
+    ``REQUEST_TIMEOUT`` of connecting; a malformed one is answered with a status line (400) and a short page."""
+
+    # a request line that cannot be parsed has no version: answer it as HTTP/1.0, with a status line (the default,
+    # HTTP/0.9, answers with the page alone)
+    default_request_version = "HTTP/1.0"
+
+    def setup(self) -> None:
+        self.timeout = REQUEST_TIMEOUT  # read at each connection (tests shorten it)
+        super().setup()
+        self.rfile.close()  # the socket's own reader: reads go through the deadline instead
+        self.rfile = io.BufferedReader(_Deadline(self.connection, time.monotonic() + REQUEST_TIMEOUT,
+                                                 REQUEST_TIMEOUT))
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The standard reason on the status line (what the client sent can be anything: it must not reach the
+        status line, which is Latin-1), and a clipped echo of the problem in the page."""
+        super().send_error(code, None, clip(message, MAX_ERROR_ECHO) if message else explain)
 
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
         pass
+
+
+def make_web_server(app: App, host: str, port: int) -> Any:
+    """The threaded HTTP server of ``app`` on ``host:port`` (0: a free port), not yet serving; OSError or
+    SystemExit when it cannot listen there."""
+    return make_server(host, port, app, threaded=True, request_handler=_QuietHandler)
 
 
 def _check_port(host: str, port: int) -> None:
@@ -592,7 +645,7 @@ def serve(preset: str, opponent: str | None, port: int, host: str = "127.0.0.1",
                             allow_other_preset)
     table = Table(preset, policy, Path(records), seed=seed)
     try:
-        server = make_server(host, port, App(table), threaded=True, request_handler=_QuietHandler)
+        server = make_web_server(App(table), host, port)
     except (OSError, SystemExit) as err:  # werkzeug exits on a port in use
         raise ValueError(f"cannot listen on {host}:{port} ({getattr(err, 'strerror', None) or 'in use'})") from None
     shown_host = f"[{host}]" if ":" in host else host

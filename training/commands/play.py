@@ -34,7 +34,10 @@ def add(sub: argparse._SubParsersAction) -> None:
     play.add_argument("--seat", type=any_integer, default=0, help="your seat, 0..n-1 (default: 0)")
     play.add_argument("--seed", type=any_integer, default=None, help="seed for a reproducible deal")
     play.add_argument("--save", metavar="FILE.json",
-                      help="save the match record here when the match ends or you leave (q, Ctrl-C)")
+                      help="save the match record here when the match ends or you leave (q, Ctrl-C); an "
+                           "existing file is replaced only with --overwrite")
+    play.add_argument("--overwrite", action="store_true",
+                      help="let --save replace an existing file (never a folder, device, fifo or link)")
     play.add_argument("--hands", type=positive_int, default=None, metavar="N",
                       help="stop after N hands (default: play the whole match)")
     play.add_argument("--allow-other-preset", action="store_true",
@@ -86,7 +89,8 @@ def _cmd_play(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
         fallback = default_spec(args.preset, "heuristic")
         return play_match(args.preset, args.opponent or fallback, args.partner or fallback, args.seat, args.seed,
-                          args.save, args.hands, allow_other_preset=args.allow_other_preset)
+                          args.save, args.hands, allow_other_preset=args.allow_other_preset,
+                          overwrite=args.overwrite)
     except ValueError as exc:
         print(f"truco play: error: {exc}", file=sys.stderr)
         return 2
