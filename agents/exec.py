@@ -7,9 +7,16 @@ seat-safe messages the match loop builds for it (``wants = {"protocol"}``), so a
 may not know.
 
 A program that misbehaves (no answer within :data:`DECISION_SECONDS`, an exit, a closed output, a line that is
-not JSON or names an illegal action) raises :class:`BotFailure`, one line naming the program, the seat and what it
-did, and the process is stopped (the next decision starts it afresh). A tournament scores that match as the bot's
-forfeit and plays on (:func:`training.evaluate.play_match`).
+not JSON, longer than :data:`~truco_env.protocol.MAX_ANSWER_BYTES` or names an illegal action, input it leaves
+unread) raises :class:`BotFailure`, one line naming the program, the seat and what it did, and the process is
+stopped (the next decision starts it afresh). A tournament scores that match as the bot's forfeit and plays on
+(:func:`training.evaluate.play_match`).
+
+Every wait on a program is bounded: writing a message, reading an answer (a line is read to at most
+``MAX_ANSWER_BYTES``, never to its end whatever its length) and stopping it (:data:`EXIT_SECONDS` after its input
+closes, then as long after a SIGTERM, then SIGKILL). Each program runs in its own process group, and the whole
+group is ended with it: a program that forks leaves nothing behind. The seed a program receives is keyed
+(:mod:`agents.hidden_seeds`), so it says nothing about the deals.
 """
 
 from __future__ import annotations
@@ -17,7 +24,9 @@ from __future__ import annotations
 import json
 import os
 import queue
+import select
 import shlex
+import signal
 import subprocess
 import threading
 import time
@@ -25,35 +34,57 @@ import weakref
 from typing import Any
 
 from truco_env.limits import clip
-from truco_env.protocol import ProtocolError, read_answer
+from truco_env.protocol import MAX_ANSWER_BYTES, ProtocolError, read_answer
 
 from .base import Agent, register_agent
+from .hidden_seeds import hidden_seed
 
 #: How long a program may think about one decision (seconds); the first also covers its start.
 DECISION_SECONDS = 10.0
 STARTUP_SECONDS = 30.0
+#: How long a program that is being stopped gets to exit once its input closes, and again after a SIGTERM.
+EXIT_SECONDS = 1.0
+#: What the reader thread queues for a line longer than ``MAX_ANSWER_BYTES`` (it then stops reading).
+OVERLONG = object()
+_POSIX = os.name == "posix"
 
 
 class BotFailure(ValueError):
     """An outside program broke the protocol or stopped answering; the message says which and how."""
 
 
-def _stop(process: subprocess.Popen) -> None:
-    """End ``process`` (and leave no zombie): close its input, then terminate, then kill."""
-    if process.poll() is None:
+def _signal_group(process: subprocess.Popen, signum: int) -> None:
+    """Send ``signum`` to the program's process group (its own, see :meth:`ExecAgent._start`): the program and
+    whatever it started."""
+    if _POSIX:
         try:
-            process.stdin.close()
-        except OSError:
+            os.killpg(process.pid, signum)
+        except (ProcessLookupError, PermissionError):
             pass
+    elif process.poll() is None:
+        process.kill()
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """End ``process`` and its process group (and leave no zombie), each wait bounded: close its input, give it
+    :data:`EXIT_SECONDS` to exit, then SIGTERM and as long again, then SIGKILL; last, SIGKILL whatever of its
+    group is left (children a program forked and left running)."""
+    try:
+        process.stdin.close()
+    except OSError:
+        pass
+    for signum in (None, signal.SIGTERM):
+        if signum is not None:
+            _signal_group(process, signum)
         try:
-            process.wait(timeout=1)
+            process.wait(timeout=EXIT_SECONDS)
+            break
         except subprocess.TimeoutExpired:
-            process.terminate()
-            try:
-                process.wait(timeout=2)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            continue
+    else:
+        _signal_group(process, signal.SIGKILL)
+        process.wait()
+    _signal_group(process, signal.SIGKILL)
 
 
 class ExecAgent(Agent):
@@ -81,7 +112,9 @@ class ExecAgent(Agent):
     # --- the agent interface -------------------------------------------------------------------------------------
 
     def seed(self, seed: int | None = None) -> None:
-        self.seed_value = seed
+        """The program's ``match`` message carries this seed keyed (:func:`~agents.hidden_seeds.hidden_seed`): the
+        same tournament gives it the same seeds, and nothing in them leads back to the tournament's seed."""
+        self.seed_value = None if seed is None else hidden_seed("exec", seed)
 
     def reset(self, seat: int | None = None) -> None:
         self.seat = seat
@@ -93,14 +126,16 @@ class ExecAgent(Agent):
             raise BotFailure(f"{self._who()}: plays only where the match loop builds its messages (a tournament, "
                              "truco play, a best response), not from a bare observation")
         first = self.process is None
+        seconds = STARTUP_SECONDS if first else self.decision_seconds
+        deadline = time.monotonic() + seconds
         if first:
             self._start()
         if self.new_match:
-            self._send({**messages["match"], "seed": self.seed_value})
+            self._send({**messages["match"], "seed": self.seed_value}, deadline, seconds)
             self.new_match = False
         act = messages["act"]
-        self._send(act)
-        line = self._read(STARTUP_SECONDS if first else self.decision_seconds)
+        self._send(act, deadline, seconds)
+        line = self._read(deadline, seconds)
         try:
             name = read_answer(line, act["legal"])
         except ProtocolError as exc:
@@ -116,44 +151,73 @@ class ExecAgent(Agent):
 
     def _start(self) -> None:
         try:
+            # its own process group (a new session), so that stopping it ends whatever it started too
             self.process = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                            stderr=subprocess.DEVNULL, text=True, bufsize=1,
+                                            stderr=subprocess.DEVNULL, bufsize=0, start_new_session=_POSIX,
                                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
         except OSError as exc:
             raise BotFailure(f"{self._who()}: cannot start ({exc.strerror or exc})") from None
         self._finalizer = weakref.finalize(self, _stop, self.process)
+        if _POSIX:
+            os.set_blocking(self.process.stdin.fileno(), False)  # writes wait in select, within the deadline
         threading.Thread(target=self._pump, args=(self.process.stdout, self.lines), daemon=True).start()
 
     @staticmethod
     def _pump(stream: Any, lines: queue.Queue) -> None:
-        """Move the program's output lines to the queue (a thread: a read that blocks must not block a match)."""
+        """Move the program's output lines (bytes) to the queue (a thread: a read that blocks must not block a
+        match). A line is read to at most ``MAX_ANSWER_BYTES``: a longer one queues :data:`OVERLONG` and ends the
+        reading, whether or not a newline ever comes."""
         try:
-            for line in stream:
-                lines.put(line)
+            with open(stream.fileno(), "rb", closefd=False) as reader:  # buffered, whatever the Popen buffering
+                while line := reader.readline(MAX_ANSWER_BYTES + 1):
+                    if len(line) > MAX_ANSWER_BYTES:
+                        lines.put(OVERLONG)
+                        return
+                    lines.put(line)
         except (OSError, ValueError):
             pass
         lines.put(None)  # the output closed
 
-    def _send(self, message: dict) -> None:
+    def _send(self, message: dict, deadline: float, seconds: float) -> None:
+        """Write one message line, waiting for room in the pipe at most until ``deadline``: a program that does
+        not read its input cannot hold the match."""
+        data = memoryview((json.dumps(message, separators=(",", ":")) + "\n").encode())
+        stdin = self.process.stdin
         try:
-            self.process.stdin.write(json.dumps(message, separators=(",", ":")) + "\n")
-            self.process.stdin.flush()
+            if not _POSIX:
+                stdin.write(data)
+                stdin.flush()
+                return
+            while data:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self.close()
+                    raise BotFailure(f"{self._who()}: left its input unread for {seconds:g} s")
+                if select.select([], [stdin], [], left)[1]:
+                    try:
+                        data = data[os.write(stdin.fileno(), data):]
+                    except BlockingIOError:
+                        continue
         except (BrokenPipeError, OSError, ValueError):
             code = self.process.poll()
             self.close()
             raise BotFailure(f"{self._who()}: its input is closed (the program exited, code {code})") from None
 
-    def _read(self, seconds: float) -> str:
-        deadline = time.monotonic() + seconds
+    def _read(self, deadline: float, seconds: float) -> bytes:
         try:
             line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
         except queue.Empty:
             self.close()
             raise BotFailure(f"{self._who()}: no answer within {seconds:g} s") from None
-        if line is None:
-            code = self.process.wait()
+        if line is OVERLONG:
             self.close()
-            raise BotFailure(f"{self._who()}: its output closed before it answered (exit code {code})")
+            raise BotFailure(f"{self._who()}: a line longer than {MAX_ANSWER_BYTES:,} bytes (the longest "
+                             "answer allowed)")
+        if line is None:
+            process = self.process
+            self.close()  # bounded: a program that closed its output and sleeps is stopped, not waited for
+            raise BotFailure(f"{self._who()}: its output closed before it answered (exit code "
+                             f"{process.returncode})")
         return line
 
     def close(self) -> None:

@@ -29,8 +29,15 @@ def matches_of(summary: dict) -> list[tuple]:
     return [(m["deal"], m["swapped"], m["score_a"], m["score_b"], m["hands"]) for m in summary["matches"]]
 
 
-def test_an_agent_through_the_protocol_plays_as_the_agent_itself():
-    """`truco bot heuristic` behind `exec:` gives, deal for deal, the matches of the heuristic played directly."""
+def test_an_agent_through_the_protocol_plays_as_the_agent_itself(monkeypatch):
+    """`truco bot heuristic` behind `exec:` gives, deal for deal, the matches of the heuristic played directly. A
+    program's deals and seeds are keyed (tests/test_protocol_hostile.py); the keying is switched off here so that
+    both tournaments play the same deals with the same seeds."""
+    import agents.exec
+    import training.evaluate
+
+    monkeypatch.setattr(training.evaluate, "plays_program", lambda specs: False)
+    monkeypatch.setattr(agents.exec, "hidden_seed", lambda *parts: parts[-1])
     piped, _ = run_tournament([f"exec:{TRUCO_BOT} heuristic", "random"], ["argentine-2v2"], 6, seed=3, workers=1)
     direct, _ = run_tournament(["heuristic", "random"], ["argentine-2v2"], 6, seed=3, workers=1)
     assert matches_of(piped) == matches_of(direct)

@@ -8,7 +8,9 @@ Deal number ``k`` of a match is shuffled from the match seed alone (``random.Ran
 dealer comes from the seed too (docs/rules.md), so playing the same seed twice with the agents' seats swapped
 gives both agents the same cards seat for seat: agent A at the even seats (team 0) and B at the odd seats, then B at
 the even seats and A at the odd ones. In 2v2 and 3v3 each team therefore holds each set of hands once. Every deal
-index ``i`` gets one match seed, shared by every pairing and preset of a tournament.
+index ``i`` gets one match seed, shared by every pairing and preset of a tournament. Where an outside program
+(``exec:``) plays, the match seeds are keyed (:mod:`agents.hidden_seeds`): the same tournament plays the same deals
+for whoever holds the deal key, and a program cannot compute them from the tournament's seed and its own cards.
 
 Reproducibility
 ---------------
@@ -28,13 +30,16 @@ import random
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
 from agents.base import Agent, check_preset, make_agent
+from agents.hidden_seeds import hidden_seed
 from truco_env.config import PRESETS, TrucoConfig, make_config, unknown_preset
 from truco_env.engine import TrucoState
 from truco_env.turns import ask_agent, play_turns
@@ -91,8 +96,21 @@ class Task:
     keep_record: bool = False  # return the match record (with the agent spec of each seat) for --records
 
 
-def match_seed_for(seed: int, deal: int) -> int:
+def match_seed_for(seed: int, deal: int, hidden: bool = False) -> int:
+    """Deal ``deal``'s match seed; ``hidden``, keyed so that no outside program can compute it (module docstring)."""
+    if hidden:
+        return hidden_seed("truco-eval", seed, deal)
     return random.Random(f"truco-eval:{seed}:{deal}").getrandbits(48)
+
+
+def plays_program(specs: Iterable[str]) -> bool:
+    """Whether any of ``specs`` runs an outside program: then the deals it plays are hidden."""
+    return any(_starts_program(spec) for spec in specs)
+
+
+@lru_cache(maxsize=256)
+def _starts_program(spec: str) -> bool:
+    return make_agent(spec).starts_program
 
 
 def agent_seed_for(task: Task, seat: int) -> int:
@@ -184,14 +202,19 @@ def pairings_of(agents: list[str]) -> list[tuple[str, str]]:
 
 
 def make_tasks(agents: list[str], presets: list[str], matches: int, seed: int,
-               pairs: list[tuple[str, str]] | None = None, keep_records: bool = False) -> list[Task]:
+               pairs: list[tuple[str, str]] | None = None, keep_records: bool = False,
+               hidden: bool | None = None) -> list[Task]:
+    """Every match of the tournament, in order. ``hidden`` (default: whether an outside program plays) keys the
+    match seeds (:func:`match_seed_for`)."""
+    if hidden is None:
+        hidden = plays_program(agents)
     deals = matches // 2
     tasks = []
     for preset in presets:
         for p, (a, b) in enumerate(pairings_of(agents) if pairs is None else pairs):
             for deal in range(deals):
                 for swapped in (False, True):
-                    tasks.append(Task(preset, p, a, b, deal, swapped, match_seed_for(seed, deal), seed,
+                    tasks.append(Task(preset, p, a, b, deal, swapped, match_seed_for(seed, deal, hidden), seed,
                                       keep_records))
     return tasks
 

@@ -28,6 +28,7 @@ from rich.markup import escape
 from rich.panel import Panel
 
 from agents.base import Agent, check_preset, make_agent
+from agents.hidden_seeds import hidden_seed
 from training.atomic import atomic_write_json
 from training.labels import action_words, card_legend, card_name, choice_label, manilha_of
 from truco_env import cards as C
@@ -151,9 +152,11 @@ def play_match(preset: str, opponent: str, partner: str, seat: int, seed: int | 
                     raise ValueError(f"{exc} (--allow-other-preset plays it anyway)") from None
             bots[other].seed(None if seed is None else seed * 100 + other)
             bots[other].reset(other)
+    if seed is not None and any(bot.starts_program for bot in bots.values()):
+        seed = hidden_seed("truco-play", seed)  # an outside program cannot compute the person's cards from it
     state = TrucoState.new(config, seed=seed)
     words = Words(seat, n)
-    against = ", ".join(f"{words.who(s)}: {bots[s].spec}" for s in sorted(bots))
+    against = ", ".join(f"{words.who(s)}: {escape(clip(bots[s].spec, 200))}" for s in sorted(bots))
     console.print(f"[bold]truco-rl[/bold]: {preset}, {config.target_score} points to win; {against}")
     console.print(help_text(config.family))
     hands_seen = 0

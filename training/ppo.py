@@ -43,6 +43,7 @@ import dataclasses
 import hashlib
 import json
 import logging
+import math
 import os
 import shutil
 import signal
@@ -57,6 +58,7 @@ from pydantic import Field, model_validator
 from torch import nn
 
 from agents.base import act_many, check_preset, make_agent
+from agents.hidden_seeds import hidden_seed
 from agents.network import (
     STRENGTH_LEVELS,
     CardStrength,
@@ -80,6 +82,7 @@ from truco_env.limits import clip
 from truco_env.vector import VectorEnv
 
 from .atomic import TEMP_PREFIX, atomic_save_tensors
+from .evaluate import plays_program
 from .options import Options, PresetName
 from .outputs import hold
 from .selfplay import Backend, Task, stored_rows
@@ -392,6 +395,14 @@ class League:
     def win_rate(self, name: str) -> float:
         recent = self.scores.get(name)
         return float(np.mean(recent)) if recent else 0.5
+
+    def snapshot_win_rate(self, names: tuple[str, ...]) -> float:
+        """The learner's mean recent score against the snapshots among ``names`` that it has finished a match
+        against; NaN when there is none (before the first snapshot, with no snapshot share, or while the matches
+        against new snapshots are still being played): the 0.5 that :meth:`win_rate` assumes to sample
+        opponents is no measurement."""
+        measured = [self.win_rate(n) for n in names if n.startswith("snapshot:") and self.scores.get(n)]
+        return float(np.mean(measured)) if measured else float("nan")
 
     def opponents(self, args: PPOArgs) -> tuple[tuple[str, ...], tuple[float, ...]]:
         """Who a new match may face, and how likely: snapshots the learner beats less often come more often
@@ -784,9 +795,10 @@ def collect(args: PPOArgs, learner: Learner, backend: Backend, update: int
     snapshots with the learner's score in them."""
     names, weights = learner.league.opponents(args)
     quota = -(-args.batch_decisions // args.partitions)
-    tasks = [Task(args.preset, int(np.random.SeedSequence([args.seed, update, p]).generate_state(1)[0]),
-                  args.tables, quota, args.shaping, names, weights, args.magnet)
-             for p in range(args.partitions)]
+    seeds = [int(np.random.SeedSequence([args.seed, update, p]).generate_state(1)[0]) for p in range(args.partitions)]
+    if plays_program(args.scripted):  # an outside program at the tables: deals it cannot compute
+        seeds = [hidden_seed("ppo", seed) for seed in seeds]
+    tasks = [Task(args.preset, seed, args.tables, quota, args.shaping, names, weights, args.magnet) for seed in seeds]
     parts = backend.run(learner.net, learner.league.weights, tasks)
     matches, score = 0, 0.0
     for p, part in enumerate(parts):
@@ -850,12 +862,19 @@ def scalars_of(args: PPOArgs, learner: Learner, names: tuple[str, ...], stats: d
                   for key in ("value_loss", "policy_loss", "entropy", "old_approx_kl", "approx_kl")},
                "losses/clipfrac": float(np.mean(clipfracs)),
                "losses/explained_variance": explained,
-               "league/snapshot_win_rate": float(np.mean([league.win_rate(n) for n in names[1:]
-                                                          if n.startswith("snapshot:")] or [np.nan]))}
+               "league/snapshot_win_rate": league.snapshot_win_rate(names)}
     scalars.update({f"league/win_rate_vs_{spec}": league.win_rate(spec) for spec in args.scripted})
     if "magnet_kl" in stats:
         scalars["losses/magnet_kl"] = stats["magnet_kl"].item()
     return scalars
+
+
+def progress_fields(scalars: dict[str, float]) -> dict[str, str]:
+    """What the progress line shows after an update (docs/training.md, "The progress line"): ``sps``, learner
+    decisions per second, and ``snap``, the learner's recent win rate against the league's snapshots in play, or
+    ``-`` while there is no such measurement (``league/snapshot_win_rate`` is NaN)."""
+    snap = scalars["league/snapshot_win_rate"]
+    return {"sps": f"{scalars['charts/SPS']:.0f}", "snap": f"{snap:.2f}" if math.isfinite(snap) else "-"}
 
 
 def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> tuple[str, Progress]:
@@ -922,8 +941,8 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
             if done or state.update % args.checkpoint_every == 0:
                 save_checkpoint(checkpoint, args, net, learner.critic, learner.optimizer, learner.league, state,
                                 learner.rng, learner.magnet)
+            bar.set_postfix(**progress_fields(scalars))  # before update(), where a plain line prints: this update's
             bar.update(min(len(values), args.total_decisions - bar.n))
-            bar.set_postfix(sps=f"{scalars['charts/SPS']:.0f}", snap=f"{scalars['league/snapshot_win_rate']:.2f}")
     finally:
         signal.signal(signal.SIGINT, previous)
         bar.close()

@@ -20,11 +20,12 @@ from . import actions as A
 from . import cards as C
 from .config import TrucoConfig
 from .engine import MAO_DE_FERRO, TIE, TrucoState
-from .limits import clip
+from .limits import MAX_DEPTH, clip, json_depth
 from .views import public_name, visible_tricks
 
 PROTOCOL = "truco-bot/1"
-#: The longest answer line read from a bot (an action name is a few dozen bytes).
+#: The longest line read from a bot (an answer names one action: a few dozen bytes); a longer line is a forfeit,
+#: found without reading the rest of it.
 MAX_ANSWER_BYTES = 4096
 
 
@@ -121,6 +122,9 @@ def read_answer(line: str | bytes, legal: list[dict]) -> str:
         line = line.decode("utf-8", "replace")
     if len(line) > MAX_ANSWER_BYTES:
         raise ProtocolError(f"an answer of {len(line):,} characters (at most {MAX_ANSWER_BYTES:,})")
+    depth = json_depth(line.encode("utf-8", "replace"))
+    if depth > MAX_DEPTH:  # Python's parser recurses: refused before it runs out of stack
+        raise ProtocolError(f"an answer nested {depth} levels deep (at most {MAX_DEPTH})")
     try:
         answer = json.loads(line)
     except ValueError:
