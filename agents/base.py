@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from truco_env.limits import clip
+from truco_env.limits import MAX_ECHO, clip
 from truco_env.single import RandomPlayer, sample_rows  # noqa: F401  (sample_rows: re-exported for the agents)
 from truco_env.turns import observation_for  # noqa: F401  (re-exported: see the module docstring)
 
@@ -168,24 +168,42 @@ def number_in(low: float, high: float, kind: Callable[[str], Any] = float) -> Ca
     return convert
 
 
+#: The largest seed an agent spec takes (``seed=N``): one 64-bit word, as records and journals keep seeds.
+MAX_SEED = 2**63 - 1
+#: The ``seed`` parameter of every agent spec, for :func:`spec_params` (a bounded integer: an unbounded one
+#: would cost its digits in every message and record that repeats it).
+SEED_PARAM = (number_in(0, MAX_SEED, int), "an integer in 0..2**63-1")
+
+
+#: Characters of a path from a spec that an error shows (any real path fits; a made-up 5,000-byte one does not).
+MAX_PATH_ECHO = 200
+
+
+def echo(text: Any, limit: int = MAX_ECHO) -> str:
+    """What an agent spec's error shows of a value from the spec: its ``repr`` (one line, quotes and all), clipped
+    to ``limit`` characters (:func:`truco_env.limits.clip`)."""
+    return clip(repr(text), limit)
+
+
 def spec_params(kind: str, arg: str | None, params: dict[str, str],
                 allowed: dict[str, tuple[Callable[[str], Any], str]]) -> dict[str, Any]:
     """The ``key=value`` parameters of a spec, converted: ``allowed`` maps each name to a converter (``int``,
     ``float``, :func:`number_in`) and the words that say what it takes. A one-line ValueError names a stray path,
-    an unknown parameter or a bad value, with what is allowed."""
+    an unknown parameter or a bad value, with what is allowed; it shows each of them clipped (:func:`echo`)."""
     listing = ", ".join(f"{k}=<{words}>" for k, (_, words) in allowed.items())
     if arg is not None:
-        raise ValueError(f"agent {kind!r} takes key=value parameters ({listing}), got {arg!r}")
+        raise ValueError(f"agent {kind!r} takes key=value parameters ({listing}), got {echo(arg)}")
     unknown = sorted(set(params) - set(allowed))
     if unknown:
-        raise ValueError(f"agent {kind!r}: unknown parameter(s) {unknown}; allowed: {listing}")
+        names = clip(", ".join(echo(key) for key in unknown), 2 * MAX_ECHO)
+        raise ValueError(f"agent {kind!r}: unknown parameter(s) [{names}]; allowed: {listing}")
     out: dict[str, Any] = {}
     for key, text in params.items():
         convert, words = allowed[key]
         try:
             out[key] = convert(text)
-        except ValueError:
-            raise ValueError(f"agent {kind!r}: {key} must be {words}, got {text!r}") from None
+        except ValueError:  # int() of more digits than Python converts is one too
+            raise ValueError(f"agent {kind!r}: {key} must be {words}, got {echo(text)}") from None
     return out
 
 
@@ -208,14 +226,7 @@ def make_agent(spec: str) -> Agent:
 
 
 def _random_factory(arg: str | None, params: dict[str, str]) -> Agent:
-    unknown = set(params) - {"seed"}
-    if arg is not None or unknown:
-        raise ValueError(f"agent 'random' takes only seed=<int>, got {arg or sorted(unknown)}")
-    try:
-        seed = int(params["seed"]) if "seed" in params else None
-    except ValueError:
-        raise ValueError(f"agent 'random': seed must be an integer, got {params['seed']!r}") from None
-    return RandomAgent(seed)
+    return RandomAgent(**spec_params("random", arg, params, {"seed": SEED_PARAM}))
 
 
 register_agent("random", _random_factory)

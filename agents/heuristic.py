@@ -72,7 +72,7 @@ from truco_env import cards as C
 from truco_env.encoding import OBS_OFFSETS
 
 from . import _heuristic_kernel as K
-from .base import Agent, register_agent, spec_params
+from .base import SEED_PARAM, Agent, echo, register_agent, spec_params
 from .mersenne import MersenneStream
 
 #: Typical distribution of the points one hand moves (both families), for the match-equity table.
@@ -148,15 +148,15 @@ class HeuristicParameters:
     def __init__(self, bluff: float = 0.1, samples: int = 48, respect: float = 0.5, edge: float = 0.1,
                  signal: int = 1):
         if not 0.0 <= bluff <= 1.0:
-            raise ValueError(f"heuristic: bluff must be in [0, 1], got {bluff!r}")
+            raise ValueError(f"heuristic: bluff must be in [0, 1], got {echo(bluff)}")
         if not 8 <= samples <= 10_000:
-            raise ValueError(f"heuristic: samples must be in 8..10000, got {samples!r}")
+            raise ValueError(f"heuristic: samples must be in 8..10000, got {echo(samples)}")
         if not 0.0 <= respect <= 1.0:
-            raise ValueError(f"heuristic: respect must be in [0, 1], got {respect!r}")
+            raise ValueError(f"heuristic: respect must be in [0, 1], got {echo(respect)}")
         if not 0.0 <= edge < 0.5:
-            raise ValueError(f"heuristic: edge must be in [0, 0.5), got {edge!r}")
+            raise ValueError(f"heuristic: edge must be in [0, 0.5), got {echo(edge)}")
         if signal not in (0, 1):
-            raise ValueError(f"heuristic: signal must be 0 or 1, got {signal!r}")
+            raise ValueError(f"heuristic: signal must be 0 or 1, got {echo(signal)}")
         self.signal = int(signal)
         self.edge = float(edge)
         self.bluff = float(bluff)
@@ -249,7 +249,7 @@ class HeuristicAgent(HeuristicParameters, Agent):
 # spec: heuristic, heuristic:bluff=0.3,samples=48,respect=0.5,seed=1
 
 _PARAMS = {"bluff": (float, "a number"), "samples": (int, "an integer"), "respect": (float, "a number"),
-           "edge": (float, "a number"), "signal": (int, "0 or 1"), "seed": (int, "an integer")}
+           "edge": (float, "a number"), "signal": (int, "0 or 1"), "seed": SEED_PARAM}
 
 
 def _heuristic_factory(arg: str | None, params: dict[str, str]) -> Agent:

@@ -39,7 +39,7 @@ from truco_env.limits import (
     loads_json,
 )
 
-from .base import PLAY_MODES
+from .base import MAX_PATH_ECHO, PLAY_MODES
 
 FORMAT = "truco-rl-ppo-policy"
 FORMAT_VERSION = 1
@@ -288,7 +288,7 @@ def read_header(path: str, expected_format: str) -> tuple[dict[str, Any], dict[s
     bounded (:data:`~truco_env.limits.MAX_METADATA_BYTES`, :data:`~truco_env.limits.MAX_DEPTH`) and must be an
     object."""
     if not os.path.isfile(path):
-        raise PolicyFileError(f"{path}: no such policy or checkpoint file")
+        raise PolicyFileError(f"{clip(path, MAX_PATH_ECHO)}: no such policy or checkpoint file")
     try:
         with safe_open(path, framework="pt") as handle:
             header = handle.metadata() or {}

@@ -17,7 +17,7 @@ from truco_env import actions as A
 from truco_env.encoding import OBSERVATION_SIZE, OBSERVATION_SIZE_SENAS, OBSERVATION_SIZES
 from truco_env.limits import MAX_METADATA_BYTES, clip, read_json
 
-from .base import PLAY_MODES, Agent, register_agent, sample_rows
+from .base import MAX_PATH_ECHO, PLAY_MODES, Agent, echo, register_agent, sample_rows
 
 
 class OnnxAgent(Agent):
@@ -31,7 +31,7 @@ class OnnxAgent(Agent):
         except ImportError:
             raise ValueError("agent 'onnx' needs onnxruntime: pip install 'truco-rl[export]'") from None
         if not os.path.isfile(path):
-            raise ValueError(f"agent 'onnx': no such model file {path!r}")
+            raise ValueError(f"agent 'onnx': no such model file {echo(path, MAX_PATH_ECHO)}")
         try:
             options = ort.SessionOptions()
             options.log_severity_level = 3  # no onnxruntime warnings on stderr (a stranger's model: one error line)
@@ -96,7 +96,8 @@ def _factory(arg: str | None, params: dict[str, str]) -> Agent:
     path, _, option = arg.partition(",")
     mode = option.strip() or _recorded_play_mode(path)
     if mode not in PLAY_MODES:
-        raise ValueError(f"agent spec 'onnx:{arg}': the option after the path must be 'greedy' or 'sample'")
+        raise ValueError(f"agent spec {echo('onnx:' + path, MAX_PATH_ECHO)}: the option after the path must be "
+                         f"'greedy' or 'sample', got {echo(mode)}")
     return OnnxAgent(path, greedy=mode == "greedy")
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .base import PLAY_MODES, SHIPPED_DIR, Agent, register_agent, sample_rows
+from .base import MAX_PATH_ECHO, PLAY_MODES, SHIPPED_DIR, Agent, echo, register_agent, sample_rows
 from .network import PolicyFileError, PolicyNet, load_policy
 
 
@@ -85,12 +85,12 @@ def _factory(arg: str | None, params: dict[str, str]) -> Agent:
         arg, _, mode = arg.partition(",")
         mode = mode.strip()
         if mode not in PLAY_MODES:
-            raise ValueError(f"agent spec 'ppo:{arg},{mode}': the option after the path must be 'greedy' or "
-                             "'sample'")
+            raise ValueError(f"agent spec {echo('ppo:' + arg, MAX_PATH_ECHO)}: the option after the path must be "
+                             f"'greedy' or 'sample', got {echo(mode)}")
     try:
         net, meta = load_policy(policy_path(arg))
     except PolicyFileError as err:
-        raise ValueError(f"agent spec 'ppo:{arg}': {err}; shipped policies: {shipped_policies()}") from None
+        raise ValueError(f"agent 'ppo': {err}; shipped policies: {shipped_policies()}") from None
     mode = mode or meta.get("play", "sample")
     return PPOAgent(net, greedy=mode == "greedy", metadata=meta)
 

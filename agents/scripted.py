@@ -54,7 +54,7 @@ from truco_env import actions as A
 from truco_env import cards as C
 from truco_env.encoding import OBS_OFFSETS
 
-from .base import Agent, number_in, register_agent, spec_params
+from .base import SEED_PARAM, Agent, number_in, register_agent, spec_params
 from .view import OPP, OWN, View, decode
 
 LADDER = ("truco", "retruco", "vale_cuatro", "seis", "nove", "doze")
@@ -355,7 +355,7 @@ class ManiacAgent(_Scripted):
 # specs
 
 
-SEED = {"seed": (int, "an integer")}
+SEED = {"seed": SEED_PARAM}
 
 
 def _threshold_factory(arg: str | None, params: dict[str, str]) -> Agent:

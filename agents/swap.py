@@ -20,8 +20,9 @@ from __future__ import annotations
 from typing import Any
 
 from truco_env.actions import CALL_BASE
+from truco_env.limits import MAX_ECHO, clip
 
-from .base import Agent, available_kinds, make_agent, register_agent
+from .base import MAX_PATH_ECHO, Agent, available_kinds, echo, make_agent, register_agent
 from .view import decode
 
 SWAP_KINDS = ("cards", "bets", "answers", "onze", "none")
@@ -62,11 +63,12 @@ def _factory(arg: str | None, params: dict[str, str]) -> Agent:
     policy, _, option = (arg or "").partition(",")
     key, eq, value = option.partition("=")
     if not policy or key.strip() != "on" or not eq:
-        raise ValueError(f"agent 'swap' needs {usage}, got {('swap:' + arg) if arg else 'swap'!r}")
+        raise ValueError(f"agent 'swap' needs {usage}, got {echo(('swap:' + arg) if arg else 'swap', MAX_PATH_ECHO)}")
     on = frozenset(kind.strip() for kind in value.split("+"))
     unknown = sorted(on - set(SWAP_KINDS))
     if unknown:
-        raise ValueError(f"agent 'swap': unknown decision kinds {unknown}; choose from {list(SWAP_KINDS)}")
+        names = clip(", ".join(echo(kind) for kind in unknown), 2 * MAX_ECHO)
+        raise ValueError(f"agent 'swap': unknown decision kinds [{names}]; choose from {list(SWAP_KINDS)}")
     named = policy.partition(":")[0] in available_kinds()  # cfr:paulista-2v2, say; else a policy
     return SwapAgent(make_agent(policy if named else f"ppo:{policy},greedy"), make_agent("heuristic"), on - {"none"})
 

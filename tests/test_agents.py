@@ -264,7 +264,7 @@ def test_heuristic_spec_parameters():
 
 @pytest.mark.parametrize("spec, message", [
     ("heuristic:colour=red", (r"unknown parameter.*allowed: bluff=<a number>, samples=<an integer>, "
-                              r"respect=<a number>, edge=<a number>, signal=<0 or 1>, seed=<an integer>")),
+                              r"respect=<a number>, edge=<a number>, signal=<0 or 1>, seed=<an integer in 0\.\.2\*\*63-1>")),
     ("heuristic:bluff=lots", "bluff must be a number"),
     ("heuristic:bluff=1.5", r"bluff must be in \[0, 1\]"),
     ("heuristic:samples=2", "samples must be in"),

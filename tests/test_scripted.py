@@ -273,9 +273,9 @@ def test_specs_build_the_agents():
     ("threshold:call=nan", r"call must be a number in \[0, 1\], got 'nan'"),
     ("threshold:bet=high", r"bet must be a number in \[0, 1\], got 'high'"),
     ("threshold:envido_call=34", r"envido_call must be an integer in \[0, 33\], got '34'"),
-    ("threshold:seed=x", "seed must be an integer, got 'x'"),
+    ("threshold:seed=x", r"seed must be an integer in 0\.\.2\*\*63-1, got 'x'"),
     ("threshold:colour=red", r"unknown parameter\(s\) \['colour'\]; allowed: bet=.*seed="),
-    ("station:bet=0.5", r"agent 'station': unknown parameter\(s\) \['bet'\]; allowed: seed=<an integer>"),
+    ("station:bet=0.5", r"agent 'station': unknown parameter\(s\) \['bet'\]; allowed: seed=<an integer in 0\.\.2\*\*63-1>"),
     ("maniac:some/path", "agent 'maniac' takes key=value parameters"),
 ])
 def test_bad_specs_give_one_line_errors(spec, message):

@@ -28,9 +28,9 @@ in the engine (`truco_env.engine`); this module is a thin face over it.
 - `illegal_action`: `"raise"` (default: `ValueError` naming the action and the legal ones, state unchanged) or
   `"terminate"` (PettingZoo's `TerminateIllegalWrapper` convention: the offender's team gets -1, the other team
   +1, and the episode ends; the match is forfeited, so the next `reset()` starts a new one). This is for ids the
-  rules do not allow now; an action that is no id at all (a float, a string, None, a bool, an id outside
-  0..97) always raises `ValueError` (`truco_env.inputs.as_action`: a Python int, numpy integer or 0-d integer
-  array).
+  rules do not allow now; an action that is no id at all (a float, a string, None, a bool, an id outside the
+  preset's action space: 0..97, or 0..105 with señas) always raises `ValueError` (`truco_env.inputs.as_action`: a
+  Python int, numpy integer or 0-d integer array).
 - `render_mode`: `"ansi"` (`render()` returns the table as text) or `"human"` (prints it).
 
 `reset(seed=None, options=None)`: `seed` is None or an integer >= 0 (Python or numpy). `options` may hold

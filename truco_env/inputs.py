@@ -8,8 +8,10 @@ value and what is allowed; a well-formed id that the rules do not allow now is a
 environment handles by its own option (``illegal_action=``).
 
 Accepted as an action: a Python ``int``, a numpy integer scalar or a 0-d integer array (what the
-``Discrete`` space's ``contains`` accepts), within ``0 .. NUM_ACTIONS - 1``. Bools are refused although
-``Discrete.contains(True)`` is true: ``True`` for action 1 is a bug, never an intent.
+``Discrete`` space's ``contains`` accepts), within the env's own action space: ``0 .. NUM_ACTIONS - 1`` (0..97),
+or 0..105 in a preset with señas (``actions.num_actions(config)``); every message names the range of the env that
+raised it. Bools are refused although ``Discrete.contains(True)`` is true: ``True`` for action 1 is a bug, never
+an intent.
 """
 
 from __future__ import annotations
@@ -22,7 +24,10 @@ import numpy as np
 from .actions import NUM_ACTIONS
 from .limits import clip
 
-_ALLOWED = f"an integer id 0..{NUM_ACTIONS - 1} (a Python int, numpy integer or 0-d integer array)"
+
+def _allowed(num_actions: int) -> str:
+    """What an env with ``num_actions`` actions takes as an action (its own range: 106 ids with señas)."""
+    return f"an integer id 0..{num_actions - 1} (a Python int, numpy integer or 0-d integer array)"
 
 
 def _describe(value: Any) -> str:
@@ -41,7 +46,7 @@ def as_action(action: Any, num_actions: int = NUM_ACTIONS) -> int:
             isinstance(action, int) and not isinstance(action, bool)):
         value = int(action)
     else:
-        raise ValueError(f"action must be {_ALLOWED}, got {_describe(action)}; "
+        raise ValueError(f"action must be {_allowed(num_actions)}, got {_describe(action)}; "
                          f"truco_env.actions.action_id(name, family) gives a name's id")
     if not 0 <= value < num_actions:
         raise ValueError(f"action id {value} is out of range: expected an integer 0..{num_actions - 1}")

@@ -14,8 +14,8 @@ import the agents package, so it takes no spec strings;
 * reward: ``"match"`` (+1/-1 to the learner's team at the end) or ``"points"`` (each hand's point difference);
 * an illegal action ends the episode with reward -1 and ``info["illegal_action"] = True`` (Gymnasium's
   ``check_env`` steps random actions, so raising is not an option here; masked learners never trigger it); a
-  value that is no action id at all (a float, a string, None, an id outside 0..97) raises ``ValueError``
-  (:func:`truco_env.inputs.as_action`).
+  value that is no action id at all (a float, a string, None, an id outside the preset's action space: 0..97,
+  or 0..105 with señas) raises ``ValueError`` (:func:`truco_env.inputs.as_action`).
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ import numpy as np
 from truco_env.config import PRESETS
 from truco_env.fast import config_array
 
-from ..base import SHIPPED_DIR, Agent, register_agent
+from ..base import SEED_PARAM, SHIPPED_DIR, Agent, echo, register_agent
 from .abstraction import VERSIONS as OBSERVATION_VERSIONS
 from .abstraction import codes_and_ids, key_from_observation
 from .table import MCCFR_THRESHOLD, StrategyTable, default_play
@@ -240,7 +240,7 @@ def check_search_budget(value: Any) -> float:
         ms = math.nan
     if not (math.isfinite(ms) and ms > 0):
         raise ValueError(f"agent 'cfr': search must be a number of milliseconds per decision above 0 (e.g. "
-                         f"search=200), got {value!r}")
+                         f"search=200), got {echo(value)}")
     return ms
 
 
@@ -258,8 +258,9 @@ def _factory(arg: str | None, params: dict[str, str]) -> Agent:
         key, eq, value = item.partition("=")
         key, value = key.strip(), value.strip()
         if not eq or key not in ("threshold", "greedy", "seed", "search"):
-            raise ValueError(f"agent 'cfr': unknown option {item!r} after the path; allowed: threshold=X (0..1), "
-                             "greedy=0|1, seed=N, search=MS (milliseconds per decision, above 0)")
+            raise ValueError(f"agent 'cfr': unknown option {echo(item)} after the path; allowed: threshold=X "
+                             "(0..1), greedy=0|1, seed=N (0..2**63-1), search=MS (milliseconds per decision, "
+                             "above 0)")
         if key == "search":
             kwargs[key] = check_search_budget(value)
             continue
@@ -273,10 +274,10 @@ def _factory(arg: str | None, params: dict[str, str]) -> Agent:
                     raise ValueError
                 kwargs[key] = value == "1"
             else:
-                kwargs[key] = int(value)
+                kwargs[key] = SEED_PARAM[0](value)
         except ValueError:
-            allowed = {"threshold": "a number in [0, 1]", "greedy": "0 or 1", "seed": "an integer"}[key]
-            raise ValueError(f"agent 'cfr': {key} must be {allowed}, got {value!r}") from None
+            allowed = {"threshold": "a number in [0, 1]", "greedy": "0 or 1", "seed": SEED_PARAM[1]}[key]
+            raise ValueError(f"agent 'cfr': {key} must be {allowed}, got {echo(value)}") from None
     return CFRAgent(path, **kwargs)
 
 

@@ -45,6 +45,8 @@ from truco_env import cards as C
 from truco_env.config import TrucoConfig
 from truco_env.limits import MAX_METADATA_BYTES, MAX_TABLE_BYTES, clip, loads_json, npz_headers
 
+from ..base import MAX_PATH_ECHO
+
 FORMAT = "truco-cfr-checkpoint"
 VERSION = 1
 KINDS = ("exact", "mccfr")
@@ -89,7 +91,7 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
     path = Path(path)
     if not os.path.isfile(path):  # os.path's checks, unlike Path's, also answer False for a name too long
         what = "is a folder, not a checkpoint file" if os.path.isdir(path) else "does not exist"
-        raise CheckpointError(f"checkpoint {str(path)!r} {what}")
+        raise CheckpointError(f"checkpoint {clip(repr(str(path)), MAX_PATH_ECHO)} {what}")
     try:
         handle = open(path, "rb")  # noqa: SIM115 (closed by the with below; opening gets its own error)
     except OSError as exc:
