@@ -117,7 +117,8 @@ _REGISTRY: dict[str, Factory] = {}
 #: Kinds whose module registers them on import (so that ``make_agent`` can load them lazily).
 _LAZY_MODULES = {"heuristic": "agents.heuristic", "cfr": "agents.cfr", "ppo": "agents.ppo", "onnx": "agents.onnx",
                  "swap": "agents.swap", "threshold": "agents.scripted", "station": "agents.scripted",
-                 "maniac": "agents.scripted", "best": "agents.best", "exec": "agents.exec"}
+                 "maniac": "agents.scripted", "best": "agents.best", "exec": "agents.exec",
+                 "search": "agents.search"}
 
 
 def register_agent(kind: str, factory: Factory) -> None:

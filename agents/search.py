@@ -1,0 +1,219 @@
+"""SearchAgent: ``search:SPEC``, any agent that thinks ahead at play time (single-agent search with beliefs, after
+SPARTA, Lerer et al. 2020).
+
+Spec: ``search:SPEC[,worlds=W][,margin=M][,on=KINDS]`` where ``SPEC`` is any agent spec whose mixed strategy can be
+read (``ppo:``, ``onnx:``, ``cfr:``, ``best:``); the trailing options are the search's own:
+
+* ``worlds`` (32): deals played forward per decision, drawn from the belief;
+* ``margin`` (0.02): how much match-win probability the best action must gain over the agent's own before the
+  search overrules it;
+* ``on`` (``cards+bets+answers+onze``): the kinds of decision searched, joined by ``+`` (``cards``: which card;
+  ``bets``: a call, raise or fold in the play phase; ``answers``: answering a call; ``onze``: play or run).
+
+At a decision, the agent first asks ``SPEC`` what it would do. Then:
+
+1. Belief. :func:`agents.belief.sample_worlds` makes :data:`CANDIDATES` deals consistent with the seat's view,
+   weighted by how likely the other seats' actions of the hand were under the agent's own strategy (the model
+   of every seat is the agent itself: never an evaluation opponent); ``worlds`` of them are drawn by weight.
+2. Rollouts. For each candidate action (the legal actions of the searched kinds, and the agent's own), every world
+   is played to the end of the hand on the compiled engine with the agent's strategy at every seat, all worlds
+   and actions in one batch per step (one network call per step). The draws of world ``w`` are the same for
+   every candidate action (common random numbers), so that the comparison measures the actions, not the dice.
+3. Value. Where the hand ends, the score is worth its match-win probability: 1 or 0 when the match is over, else
+   the match-equity table (:func:`agents.heuristic.match_equity_table`, even hands) at the new score. A hand is
+   the horizon: points are not match-win probability, and the table prices the score the hand leaves.
+4. Choice. The best action is played only when its value exceeds the agent's own action's by more than
+   ``margin``; otherwise the agent's own action stands. The search therefore changes the agent only where it
+   sees a clear gain, and against itself it changes little.
+
+Decisions where a belief is not made (:func:`agents.belief.hand_view`: señas, a blind mão de ferro) or no deal
+agrees with the view are played by ``SPEC`` alone. Seeded through :meth:`SearchAgent.seed` (a tournament reseeds
+every match): the same seed gives the same decisions. ``search_stats`` counts searches and overrules.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from truco_env import _kernel as K
+from truco_env.actions import CALL_BASE
+from truco_env.limits import MAX_ECHO, clip
+
+from .base import MAX_PATH_ECHO, Agent, echo, make_agent, number_in, register_agent
+from .belief import Rules, hand_view, policy_model, rules_of, sample_worlds
+
+SEARCH_KINDS = ("cards", "bets", "answers", "onze")
+#: Deals proposed to the belief per decision (those that disagree with the view are dropped before weighing).
+CANDIDATES = 256
+#: Steps a rollout may take before it is cut (a hand has at most a few dozen decisions).
+MAX_STEPS = 64
+DEFAULTS = {"worlds": 32, "margin": 0.02, "on": "+".join(SEARCH_KINDS)}
+
+
+def action_kind(phase: int, action: int) -> str:
+    """The kind (``SEARCH_KINDS``) of ``action`` at a decision of kernel ``phase``."""
+    if phase == K.ONZE:
+        return "onze"
+    if phase != K.PLAY:
+        return "answers"
+    return "cards" if action < CALL_BASE else "bets"
+
+
+class SearchAgent(Agent):
+    """``agent``'s action, or a better one that a look-ahead over its belief finds (module docstring)."""
+
+    def __init__(self, agent: Agent, worlds: int = DEFAULTS["worlds"], margin: float = DEFAULTS["margin"],
+                 on: frozenset[str] = frozenset(SEARCH_KINDS)):
+        self.agent = agent
+        self.model = policy_model(agent)
+        if self.model is None:
+            raise ValueError(f"agent 'search': {clip(repr(agent.spec), MAX_PATH_ECHO)} gives no action "
+                             "probabilities to search with; search a policy or a blueprint (ppo:, onnx:, cfr:, best:)")
+        self.worlds, self.margin, self.on = worlds, margin, on
+        self.presets = agent.presets
+        self.wants = frozenset(agent.wants) | {"info_state_string"}
+        self._rng = np.random.default_rng()
+        self.search_stats = {"decisions": 0, "searched": 0, "overruled": 0}
+
+    def seed(self, seed: int | None = None) -> None:
+        self.agent.seed(seed)
+        self._rng = np.random.default_rng(None if seed is None else [seed, 0x5EA2C4])
+
+    def reset(self, seat: int | None = None) -> None:
+        self.agent.reset(seat)
+
+    def act(self, observation: dict[str, Any]) -> int:
+        own = int(self.agent.act(observation))
+        self.search_stats["decisions"] += 1
+        rules = rules_of(np.asarray(observation["observation"], dtype=np.float32))
+        root = None if rules is None else hand_view(observation, rules)
+        if root is None:
+            return own
+        phase = int(np.argmax(root.obs[K.O_PHASE:K.O_PHASE + 8]))
+        legal = np.flatnonzero(root.mask)
+        actions = [int(a) for a in legal if a == own or action_kind(phase, int(a)) in self.on]
+        if len(actions) < 2 or action_kind(phase, own) not in self.on:
+            return own
+        worlds = sample_worlds(root, rules, self.model, CANDIDATES, self._rng)
+        if len(worlds.weights) == 0:
+            return own
+        self.search_stats["searched"] += 1
+        drawn = self._rng.choice(len(worlds.weights), size=self.worlds, p=worlds.weights)
+        values = rollout_values(worlds.states[drawn], actions, rules, self.model, root.seat, self._rng)
+        best = int(np.argmax(values))
+        if values[best] > values[actions.index(own)] + self.margin:
+            self.search_stats["overruled"] += 1
+            return actions[best]
+        return own
+
+
+def rollout_values(states: np.ndarray, actions: list[int], rules: Rules, model, seat: int,
+                   rng: np.random.Generator) -> np.ndarray:
+    """The mean match-win probability for ``seat``'s team of taking each of ``actions`` in each world of
+    ``states`` [worlds, state] and playing the hand out with ``model`` at every seat (module docstring, 2-3)."""
+    worlds, count = len(states), len(actions)
+    rows = np.repeat(states, count, axis=0)  # row w * count + i: world w, action i
+    first = np.tile(np.asarray(actions, dtype=np.int64), worlds)
+    _apply_rows(rows, rules.cfg, first)
+    draws = np.repeat(rng.random((worlds, MAX_STEPS)), count, axis=0)  # common random numbers per world
+    obs = np.tile(rules.template, (len(rows), 1))
+    masks = np.zeros((len(rows), K.NUM_ACTIONS_SENAS if rules.config.senas else K.NUM_ACTIONS), dtype=np.int8)
+    live = np.zeros(len(rows), dtype=np.bool_)
+    for step in range(MAX_STEPS):
+        if not _observe_actors(rows, rules.cfg, live, obs, masks):
+            break
+        at = np.flatnonzero(live)
+        probs = np.where(masks[at] > 0, model(obs[at], masks[at]), 0.0)
+        cdf = np.cumsum(probs, axis=1)
+        pick = (cdf < (draws[at, step] * cdf[:, -1])[:, None]).sum(1)
+        chosen = np.full(len(rows), -1, dtype=np.int64)
+        chosen[at] = np.minimum(pick, masks.shape[1] - 1)
+        _apply_rows(rows, rules.cfg, chosen)
+    equity = equity_table(rules)
+    return _values(rows, seat % 2, rules.config.target_score, equity).reshape(worlds, count).mean(0)
+
+
+_EQUITY: dict[tuple[int, str], np.ndarray] = {}
+
+
+def equity_table(rules: Rules) -> np.ndarray:
+    """The match-equity table of the rules' target (even hands), as an array ``[own score, their score]``."""
+    key = (rules.config.target_score, rules.config.family)
+    if key not in _EQUITY:
+        from .heuristic import match_equity_table
+
+        _EQUITY[key] = np.asarray(match_equity_table(*key), dtype=np.float64)
+    return _EQUITY[key]
+
+
+@njit(cache=True)
+def _apply_rows(rows, cfg, actions):
+    for i in range(rows.shape[0]):
+        if actions[i] >= 0:
+            K.apply(rows[i], cfg, actions[i])
+
+
+@njit(cache=True)
+def _observe_actors(rows, cfg, live, obs, masks):
+    """Mark the rows whose hand goes on, with their actor's observation and legal actions; whether any does."""
+    anyone = False
+    for i in range(rows.shape[0]):
+        st = rows[i]
+        live[i] = st[K.S_PHASE] != K.OVER and st[K.S_PHASE] != K.DEAL
+        if live[i]:
+            anyone = True
+            K.legal_mask(st, cfg, masks[i])
+            K.encode_obs(st, cfg, st[K.S_ACTOR], obs[i])
+    return anyone
+
+
+@njit(cache=True)
+def _values(rows, team, target, equity):
+    out = np.zeros(rows.shape[0])
+    for i in range(rows.shape[0]):
+        st = rows[i]
+        own, other = st[K.S_SCORE + team], st[K.S_SCORE + 1 - team]
+        if st[K.S_PHASE] == K.OVER:
+            winner = st[K.S_WINNER]
+            out[i] = 0.5 if winner < 0 else (1.0 if winner == team else 0.0)
+        elif own >= target:
+            out[i] = 1.0
+        elif other >= target:
+            out[i] = 0.0
+        else:
+            out[i] = equity[own, other]
+    return out
+
+
+def _factory(arg: str | None, params: dict[str, str]) -> Agent:
+    usage = "search:SPEC[,worlds=W][,margin=M][,on=KINDS], e.g. search:ppo:paulista,worlds=32"
+    if not arg:
+        raise ValueError(f"agent 'search' needs an agent to search with: {usage}")
+    parts = arg.split(",")
+    options: dict[str, str] = {}
+    while parts and parts[-1].partition("=")[0].strip() in DEFAULTS and "=" in parts[-1]:
+        key, _, value = parts.pop().partition("=")
+        options[key.strip()] = value.strip()
+    inner = ",".join(parts)
+    if not inner:
+        raise ValueError(f"agent 'search' needs an agent to search with: {usage}")
+    try:
+        worlds = number_in(1, 4096, int)(options.get("worlds", str(DEFAULTS["worlds"])))
+        margin = number_in(0.0, 1.0)(options.get("margin", str(DEFAULTS["margin"])))
+    except ValueError as exc:
+        raise ValueError(f"agent 'search': worlds must be an integer 1..4096 and margin a number 0..1, got "
+                         f"{echo(str(exc))}") from None
+    on = frozenset(kind.strip() for kind in options.get("on", DEFAULTS["on"]).split("+"))
+    unknown = sorted(on - set(SEARCH_KINDS))
+    if unknown:
+        names = clip(", ".join(echo(kind) for kind in unknown), 2 * MAX_ECHO)
+        raise ValueError(f"agent 'search': unknown decision kinds [{names}]; choose from {list(SEARCH_KINDS)}")
+    if inner.partition(":")[0] == "search":
+        raise ValueError("agent 'search': a search inside a search is not supported; search the agent itself")
+    return SearchAgent(make_agent(inner), worlds=worlds, margin=margin, on=on)
+
+
+register_agent("search", _factory)

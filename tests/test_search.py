@@ -1,0 +1,84 @@
+"""The searching agent (agents/search.py): its spec, that it changes nothing where it is told to overrule nothing,
+that it is seeded, and that its rollouts price actions in match-win probability."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents import make_agent
+from agents.belief import hand_view, rules_of, weigh_deals
+from agents.search import SearchAgent, rollout_values
+from training.evaluate import run_tournament
+from truco_env import TrucoState, make_config
+from truco_env import actions as A
+from truco_env import cards as C
+from truco_env.turns import observation_for
+
+
+def outcomes(summary: dict) -> list[tuple]:
+    return [(m["deal"], m["swapped"], m["score_a"], m["score_b"], m["hands"]) for m in summary["matches"]]
+
+
+def test_a_search_that_overrules_nothing_plays_as_its_agent():
+    """margin=1 (no gain can clear it): the same matches as the agent alone, deal for deal."""
+    alone, _ = run_tournament(["ppo:argentine", "random"], ["argentine"], 4, seed=3, workers=1, progress=False)
+    searched, _ = run_tournament(["search:ppo:argentine,worlds=4,margin=1", "random"], ["argentine"], 4, seed=3,
+                                 workers=1, progress=False)
+    assert outcomes(searched) == outcomes(alone)
+
+
+def test_the_same_seed_gives_the_same_decisions_and_the_search_acts():
+    spec = "search:ppo:paulista,worlds=8"
+    runs = [run_tournament([spec, "heuristic"], ["paulista"], 2, seed=5, workers=1, progress=False)[0]
+            for _ in range(2)]
+    assert outcomes(runs[0]) == outcomes(runs[1])
+    agent = make_agent(spec)
+    config = make_config("paulista")
+    state = TrucoState.new(config, seed=2)
+    agent.seed(1)
+    decisions = []
+    while not state.is_over and len(decisions) < 40:
+        decisions.append(A.action_name(agent.act(observation_for(agent, state, state.actor)), config.family))
+        state.apply(decisions[-1])
+    assert agent.search_stats["searched"] > 10  # it searched most of them (a decision with one legal action is not)
+
+
+def test_rollouts_price_folding_a_sure_hand_below_playing_it():
+    """Seat 0 holds the three strongest cards of Argentine Truco: going to the mazo gives the hand away, playing
+    wins it; the rollouts, valued by match equity, say so."""
+    config = make_config("argentine")
+    deal = {"hands": [["1e", "1b", "7e"], ["4c", "5o", "6b"]], "dealer": 1}
+    state = TrucoState.new(config, deal=deal, score=(20, 20))
+    agent = make_agent("search:ppo:argentine")
+    observation = observation_for(agent, state, 0)
+    rules = rules_of(observation["observation"])
+    root = hand_view(observation, rules)
+    real = np.array([[C.parse_card(c, "argentine") for h in deal["hands"] for c in h]], dtype=np.int32)
+    worlds = weigh_deals(root, rules, agent.model, real)
+    play, mazo = A.action_id("play:1e", "argentine"), A.action_id("mazo", "argentine")
+    values = rollout_values(np.repeat(worlds.states, 16, axis=0), [play, mazo], rules, agent.model, 0,
+                            np.random.default_rng(0))
+    assert 0 <= values.min() and values.max() <= 1
+    assert values[0] > values[1] + 0.05, values
+
+
+@pytest.mark.parametrize("spec,words", [
+    ("search", "needs an agent to search with"),
+    ("search:heuristic", "gives no action probabilities"),
+    ("search:ppo:argentine,on=cards+dance", "unknown decision kinds ['dance']"),
+    ("search:ppo:argentine,worlds=0", "worlds must be an integer 1..4096"),
+    ("search:ppo:argentine,margin=" + "9" * 5000, "margin a number 0..1"),
+    ("search:search:ppo:argentine", "a search inside a search"),
+])
+def test_a_bad_search_spec_is_one_line(spec, words):
+    with pytest.raises(ValueError) as failure:
+        make_agent(spec)
+    message = str(failure.value)
+    assert words in message and "\n" not in message and len(message) < 400, message
+
+
+def test_the_search_wraps_blueprints_and_keeps_their_preset():
+    agent = make_agent("search:cfr:paulista,worlds=4")
+    assert isinstance(agent, SearchAgent) and agent.presets == ("paulista",)
+    assert "info_state_string" in agent.wants
