@@ -7,6 +7,9 @@ play from (by hash) and the settings: adding an entrant plays only its new pairi
 resumes at the first pairing it had not finished. The board itself (``OUT/board/``: ``report.md``, ``results.json``,
 the CSV files, the win-rate heatmap and the ratings plot, as ``truco eval`` writes them) is made again from all the
 stored pairings, with OpenSkill ratings over every match in a fixed order, so the same entrants give the same board.
+Every pairing's deals are hidden (:mod:`agents.hidden_seeds`), whether or not it has an outside program: the board
+is where programs meet, and every pair meets the same deals. They follow from the seed and the deal key of whoever
+runs the board; a board run under another key plays its pairings again (their stored match seeds differ).
 
 A stored pairing file is believed only when it holds exactly the matches its settings make: its header names the
 pairing's two specs, the preset, the matches and the seed, and its results are that many well-formed match results,
@@ -205,7 +208,7 @@ def run_leaderboard(config: LeaderboardConfig, out: Path, workers: int = 1, prog
     with hold(out, f"the leaderboard folder {clip(repr(str(out)), 200)}"):
         for index, (a, b) in enumerate(pairs):
             path = stored / f"{pairing_key(config, a, b, hashes)}.json"
-            tasks = make_tasks([a, b], [config.preset], config.matches, config.seed, pairs=[(a, b)])
+            tasks = make_tasks([a, b], [config.preset], config.matches, config.seed, pairs=[(a, b)], hidden=True)
             found, problem = read_stored(path, config, a, b, tasks)
             names = f"{clip(a, SPEC_ECHO)} vs {clip(b, SPEC_ECHO)}"
             if found is not None:
