@@ -35,19 +35,19 @@ reports of different presets run side by side.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import platform
 import sys
 import time
 from collections import Counter
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from agents.best import BEST_FILE
 from truco_env.config import make_config
-from truco_env.limits import clip
+from truco_env.limits import MAX_METADATA_BYTES, clip, loads_json
 
 from .atomic import atomic_write, atomic_write_json
 from .behaviour import behaviour_rates
@@ -113,24 +113,31 @@ def _settings(stage: dict[str, Any]) -> Any:
     return settings
 
 
-def _cached(path: Path, settings: dict[str, Any]) -> dict[str, Any] | None:
-    """A stage's stored result when it is complete and was made with ``settings``."""
+def _cached(path: Path, settings: dict[str, Any], spec: Any = None) -> dict[str, Any] | None:
+    """A stage's stored result when it is complete and was made with ``settings``; a file there that is no JSON
+    object, or a complete stage whose figures are not what ``spec`` allows (:func:`check`), is refused."""
+    if not path.is_file():
+        return None
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    if data.get("status") != "complete" or _settings(data) != settings:
-        return None
+        data = _read_json(path)
+        check(data, STAGE)  # an object, whatever it holds, before it is asked whether it is complete
+        if data.get("status") != "complete" or _settings(data) != settings:
+            return None
+        check(data, spec or STAGE, page=True)
+    except ValueError as exc:
+        raise ValueError(f"{path} is not a finished stage of truco report: {exc} (remove it to measure the stage "
+                         "again)") from None
     # a stage written before stages were dated: the file's own date is when it was measured
     data.setdefault("measured", time.strftime("%Y-%m-%d", time.localtime(path.stat().st_mtime)))
     return data
 
 
 def _stage(path: Path, settings: dict[str, Any], run: Any, log: Any,
-           stored: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The stage's result: from ``path`` under ``--runs``, else from ``stored`` (the same stage in the report's
-    data file) when that is complete and was made with ``settings``, else by ``run()``, saved to ``path``."""
-    found = _cached(path, settings)
+           stored: dict[str, Any] | None = None, spec: Any = None) -> dict[str, Any]:
+    """The stage's result: from ``path`` under ``--runs`` (its figures checked against ``spec``), else from
+    ``stored`` (the same stage in the report's data file, checked when that was read) when that is complete and
+    was made with ``settings``, else by ``run()``, saved to ``path``."""
+    found = _cached(path, settings, spec)
     if found is not None:
         log(f"  reuse {path}")
         return found
@@ -166,12 +173,13 @@ def measure(agent: str, preset: str, runs: Path, decisions: int, seed: int, work
     exploit = _stage(folder / "exploit.json", {"recipe": recipe_key(recipe), "matches": eval_matches,
                                                "learners": ABR_LEARNERS, **same_file},
                      lambda: {**strongest_exploit(recipe, eval_matches, progress=progress), "machine": machine_words()},
-                     log, stored.get("exploit"))
+                     log, stored.get("exploit"), STAGES["exploit"])
     held_out = {o.name: play_fingerprint(o.spec_for(preset), preset) for o in OPPONENTS}  # they may change too
     gauntlet = _stage(folder / "gauntlet.json", {"matches": gauntlet_matches, "seed": seed, "opponents": held_out,
                                                  **same_file},
                       lambda: run_gauntlet(agent, preset, gauntlet_matches, seed, workers, folder / "gauntlet",
-                                           progress=progress, overwrite=True), log, stored.get("gauntlet"))
+                                           progress=progress, overwrite=True), log, stored.get("gauntlet"),
+                      STAGES["gauntlet"])
     opponents = [spec for spec in ("heuristic", "random") if spec != agent]
     previous = previous_policy(agent, preset)
     if previous:
@@ -185,7 +193,8 @@ def measure(agent: str, preset: str, runs: Path, decisions: int, seed: int, work
                 for r in summary["pairings"]}
 
     key = {"matches": eval_matches, "seed": seed, **({"previous": previous} if previous else {}), **same_file}
-    versus = _stage(folder / "baselines.json", key, baselines, log, stored.get("versus"))
+    versus = _stage(folder / "baselines.json", key, baselines, log, stored.get("versus"),
+                    {**STAGES["versus"], **dict.fromkeys(opponents, FIGURE)})
     row = {"agent": agent, "preset": preset, "exploit": exploit, "gauntlet": gauntlet, "versus": versus}
     # head to head against the other shipped agents listed after this one (the heuristic is in the baselines):
     # each pairing is played once, from the side of the agent listed first (training/best_agent.py)
@@ -202,12 +211,12 @@ def measure(agent: str, preset: str, runs: Path, decisions: int, seed: int, work
 
         row["rivals"] = _stage(folder / "rivals.json", {"matches": eval_matches, "seed": seed, **same_file,
                                                         "rivals": {o: agent_file_hash(o) for o in rivals}},
-                               rivalry, log, stored.get("rivals"))
+                               rivalry, log, stored.get("rivals"), {**STAGES["rivals"], **dict.fromkeys(rivals, FIGURE)})
     if make_config(preset).num_players == 2:
         row["bluffing"] = _stage(folder / "bluffing.json", {"matches": BLUFF_MATCHES, "seed": seed,
                                                             "opponent": BLUFF_OPPONENT, **same_file},
                                  lambda: bluffing(agent, preset, BLUFF_MATCHES, seed, workers, progress), log,
-                                 stored.get("bluffing"))
+                                 stored.get("bluffing"), STAGES["bluffing"])
     if agent.startswith("cfr:") and make_config(preset).num_players == 2:
 
         def search() -> dict[str, Any]:  # the strongest ABR learner: under runs/exploit, trained again if only stored
@@ -221,7 +230,7 @@ def measure(agent: str, preset: str, runs: Path, decisions: int, seed: int, work
         row["search"] = _stage(folder / "search.json", {"matches": eval_matches, "seed": seed, "ms": SEARCH_MS,
                                                         "checked": True, "exploiter": exploit["settings"],
                                                         **same_file},
-                               search, log, stored.get("search"))
+                               search, log, stored.get("search"), STAGES["search"])
     return row
 
 
@@ -241,27 +250,164 @@ def data_path(out: Path) -> Path:
     return out.with_suffix(".json")
 
 
+# What the report reads back from its data file and its stage files (issue 72): every figure it shows is checked
+# before anything is measured or written, so an edited or hostile file is refused in one line that names the file,
+# the field and what is allowed, never shown as 750.0% nor ended in a traceback. A spec is a kind (below), a tuple
+# of the values allowed, [spec] for a list of such, or {key: spec} for an object: "key?" may be absent, "key~" may
+# be absent only outside the page (``page=False``: a row read for its stages alone, as a model card's figures),
+# "*" is the spec of any key not named, and other keys not named are free.
+_BIG = 10 ** 12
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and -_BIG <= v <= _BIG  # False for NaN, inf
+
+
+KINDS = {
+    "rate": ("a number from 0 to 1", lambda v: _number(v) and 0 <= v <= 1),
+    "bound": ("a number from -1 to 2 (a normal interval may pass 0 or 1)", lambda v: _number(v) and -1 <= v <= 2),
+    "count": ("a whole number from 0 to 10^12", lambda v: _number(v) and isinstance(v, int) and v >= 0),
+    "positive": ("a whole number from 1 to 10^12", lambda v: _number(v) and isinstance(v, int) and v >= 1),
+    "integer": ("a whole number from -10^12 to 10^12", lambda v: _number(v) and isinstance(v, int)),
+    "seconds": ("a number from 0 to 10^12", lambda v: _number(v) and v >= 0),
+    "text": ("text", lambda v: isinstance(v, str)),
+    "any": ("anything", lambda v: True),
+}
+#: Values of one object that, where it holds them all, must not decrease in this order (an interval around its
+#: rate; a spread; bluffs won among bluffs among calling hands among hands), up to float rounding.
+ORDERED = (("ci_low", "win_rate", "ci_high"), ("ci_low", "win_rate_a", "ci_high"), ("mean_low", "mean", "mean_high"),
+           ("min", "max"), ("bluffs_won", "bluffs", "calling_hands", "hands"))
+FIGURE = {"win_rate_a": "rate", "ci_low": "rate", "ci_high": "rate", "matches~": "positive"}
+STAGE = {"status?": "text", "measured?": "text", "settings?": "any"}
+_WIN_RATE = {"win_rate": "rate", "ci_low": "rate", "ci_high": "rate"}
+_PAIRINGS = {**STAGE, "*": FIGURE}  # a figure per opponent
+STAGES = {
+    "exploit": {**STAGE, "seed?": "integer", "machine?": "text",
+                "abr": {**_WIN_RATE, **dict.fromkeys(("matches?", "wins?", "losses?", "draws?"), "count")},
+                "training~": {"decisions": "count", "seconds": "seconds", "decisions_per_second": "seconds"},
+                "spread?": {"min": "rate", "max": "rate"}, "learners~": [_WIN_RATE]},
+    "gauntlet": {**STAGE, "mean": "rate", "mean_low": "bound", "mean_high": "bound",
+                 "worst": {**_WIN_RATE, "opponent": "text", "spec~": "text"},
+                 "opponents~": [{**_WIN_RATE, "opponent": "text", "family": "text", "spec": "text",
+                                 "matches": "positive"}]},
+    "versus": {**_PAIRINGS, "random": FIGURE}, "rivals": _PAIRINGS,
+    "bluffing": {**STAGE, "opponent": "text", "matches": "count",
+                 "counts": {"hands": "positive", "*": "integer",
+                            **dict.fromkeys(("bluffs?", "calling_hands?", "bluffs_won?", "truco_calls?"), "count")}},
+    "search": {**STAGE, "searched": "text",
+               **{side: {"blueprint": FIGURE, "searched": FIGURE, "seconds?": "seconds"}
+                  for side in ("heuristic", "exploiter")}},
+}
+ROW = {"agent": "text", "preset": tuple(MAIN_PRESETS),
+       **{name + ("" if name in ("exploit", "gauntlet", "versus") else "?"): spec for name, spec in STAGES.items()}}
+MEASURING = ("decisions", "seed", "gauntlet_matches", "eval_matches")  # the settings a report is measured with
+REPORT = {"settings": {"finished": "text", "seed~": "integer",
+                       **dict.fromkeys(("decisions~", "gauntlet_matches~", "eval_matches~"), "positive")},
+          "rows": [ROW]}
+
+
+def _field(field: str, key: Any) -> str:
+    key = str(key)
+    if not key.isidentifier():
+        return f"{field}[{clip(repr(key))}]"
+    return f"{field}.{key}" if field else key
+
+
+def _show(value: Any) -> str:
+    return {dict: "an object", list: "a list"}.get(type(value)) or clip(repr(value))
+
+
+def check(value: Any, spec: Any, field: str = "", page: bool = False) -> None:
+    """ValueError, one line naming the field and what is allowed, unless ``value`` is what ``spec`` allows
+    (the spec language is above :data:`KINDS`): the types, ranges and required keys of a report's data."""
+    if isinstance(spec, dict):
+        if not isinstance(value, dict):
+            raise ValueError(f"{field or 'the file'} is {_show(value)}; allowed: an object")
+        named = {key.rstrip("?~"): key for key in spec if key != "*"}
+        for name, key in named.items():
+            if name in value:
+                check(value[name], spec[key], _field(field, name), page)
+            elif not key.endswith("?") and not (key.endswith("~") and not page):
+                raise ValueError(f"{_field(field, name)} is missing; required")
+        for name in value.keys() - named.keys() if "*" in spec else ():
+            check(value[name], spec["*"], _field(field, name), page)
+        for chain in ORDERED:
+            if all(k in named and k in value for k in chain) and \
+                    any(value[a] > value[b] + 1e-9 for a, b in pairwise(chain)):
+                shown = ", ".join(f"{k} {value[k]!r}" for k in chain)
+                raise ValueError(f"{field} has {shown}; allowed: {' <= '.join(chain)}")
+        if all(f"{k}?" in spec and k in value for k in ("wins", "losses", "draws", "matches")) and \
+                value["wins"] + value["losses"] + value["draws"] != value["matches"]:
+            raise ValueError(f"{field} has wins + losses + draws = {value['wins'] + value['losses'] + value['draws']}"
+                             f" and matches {value['matches']}; allowed: wins + losses + draws = matches")
+    elif isinstance(spec, list):
+        if not isinstance(value, list):
+            raise ValueError(f"{field} is {_show(value)}; allowed: a list")
+        for i, item in enumerate(value):
+            check(item, spec[0], f"{field}[{i}]", page)
+    elif isinstance(spec, tuple):
+        if not isinstance(value, str) or value not in spec:
+            raise ValueError(f"{field} is {_show(value)}; allowed: one of {', '.join(spec)}")
+    elif not KINDS[spec][1](value):
+        raise ValueError(f"{field} is {_show(value)}; allowed: {KINDS[spec][0]}")
+
+
+def check_report(data: Any, page: bool = False) -> None:
+    """:func:`check` of a report's data file against :data:`REPORT`, and what spans its rows: each (preset,
+    agent) once, a heuristic row in every preset (the bars of :mod:`training.best_agent` are relative to it),
+    and a baseline against the heuristic for every other agent."""
+    check(data, REPORT, page=page)
+    seen: set[tuple[str, str]] = set()
+    for i, row in enumerate(data["rows"]):
+        if (row["preset"], row["agent"]) in seen:
+            raise ValueError(f"rows[{i}] is a second row of {clip(row['agent'])} on {row['preset']}; allowed: one")
+        seen.add((row["preset"], row["agent"]))
+        if row["agent"] != "heuristic" and "heuristic" not in row["versus"]:
+            raise ValueError(f"rows[{i}].versus.heuristic is missing; required for every agent but the heuristic")
+    for preset in dict.fromkeys(p for p, _ in seen):
+        if (preset, "heuristic") not in seen:
+            raise ValueError(f"rows has no row of the heuristic on {preset}; required for every preset it holds")
+
+
+def _read_json(path: Path) -> Any:
+    """A JSON file of at most :data:`MAX_METADATA_BYTES`, :data:`MAX_DEPTH <truco_env.limits.MAX_DEPTH>` levels
+    deep (:func:`truco_env.limits.loads_json`); ValueError for anything else."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_METADATA_BYTES + 1)
+    except OSError as exc:
+        raise ValueError(f"cannot read it ({exc.strerror or exc})") from None
+    return loads_json(data, max_bytes=MAX_METADATA_BYTES)
+
+
+def read_report(path: Path, page: bool = False) -> dict[str, Any] | None:
+    """A report's data file, checked (:func:`check_report`); None when there is no file. A file that is there
+    but unreadable or not what the report writes is an error rather than a silent re-measurement of hours."""
+    if not path.exists():
+        return None
+    try:
+        data = _read_json(path)
+        check_report(data, page)
+    except ValueError as exc:
+        raise ValueError(f"{path} is not a report's data file: {exc} (remove it to measure every stage again)") \
+            from None
+    for row in data["rows"]:  # stages stored before stages were dated were measured by the report that stored them
+        for stage in _stages(row):
+            stage.setdefault("measured", data["settings"]["finished"])
+    return data
+
+
 def stored_settings(path: Path) -> dict[str, Any]:
     """The measuring settings a report's data file was made with (its date left out)."""
-    settings = json.loads(path.read_text())["settings"]
-    return {k: v for k, v in settings.items() if k != "finished"}
+    settings = read_report(path, page=True)["settings"]
+    return {k: settings[k] for k in MEASURING}
 
 
-def stored_rows(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    """The rows of a report's data file by (preset, agent); none when there is no file. A file that is there
-    but unreadable is an error rather than a silent re-measurement of hours."""
-    if not path.exists():
-        return {}
-    try:
-        data = json.loads(path.read_text())
-        rows = data["rows"]
-        for row in rows:  # stages stored before stages were dated were measured by the report that stored them
-            for stage in _stages(row):
-                stage.setdefault("measured", data["settings"]["finished"])
-        return {(r["preset"], r["agent"]): r for r in rows}
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"{path} is not a report's data file ({exc.__class__.__name__}: {exc}); "
-                         "remove it to measure every stage again") from exc
+def stored_rows(path: Path, page: bool = False) -> dict[tuple[str, str], dict[str, Any]]:
+    """The rows of a report's data file by (preset, agent), checked (:func:`read_report`; ``page``: with all the
+    page shows of each); none when there is no file."""
+    data = read_report(path, page)
+    return {(r["preset"], r["agent"]): r for r in data["rows"]} if data else {}
 
 
 def search_effect(agent: str, preset: str, exploiter: str, matches: int, seed: int, workers: int,
@@ -728,7 +874,7 @@ def cli_main(args: Any) -> int:
 
     rows = []
     try:
-        stored = stored_rows(data_path(out))
+        stored = stored_rows(data_path(out), page=True)
         kept = [r for r in stored.values() if r["preset"] not in presets]  # the page shows them too
         if kept and (made_with := stored_settings(data_path(out))) != settings:
             changed = next(k for k in settings if made_with.get(k) != settings[k])
