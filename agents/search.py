@@ -188,16 +188,22 @@ def _values(rows, team, target, equity):
     return out
 
 
+def split_spec(arg: str) -> tuple[str, dict[str, str]]:
+    """``"ppo:paulista,greedy,worlds=8"`` -> ``("ppo:paulista,greedy", {"worlds": "8"})``: the agent searched
+    with, and the search's own trailing options."""
+    parts = arg.split(",")
+    options: dict[str, str] = {}
+    while parts and "=" in parts[-1] and parts[-1].partition("=")[0].strip() in DEFAULTS:
+        key, _, value = parts.pop().partition("=")
+        options[key.strip()] = value.strip()
+    return ",".join(parts), options
+
+
 def _factory(arg: str | None, params: dict[str, str]) -> Agent:
     usage = "search:SPEC[,worlds=W][,margin=M][,on=KINDS], e.g. search:ppo:paulista,worlds=32"
     if not arg:
         raise ValueError(f"agent 'search' needs an agent to search with: {usage}")
-    parts = arg.split(",")
-    options: dict[str, str] = {}
-    while parts and parts[-1].partition("=")[0].strip() in DEFAULTS and "=" in parts[-1]:
-        key, _, value = parts.pop().partition("=")
-        options[key.strip()] = value.strip()
-    inner = ",".join(parts)
+    inner, options = split_spec(arg)
     if not inner:
         raise ValueError(f"agent 'search' needs an agent to search with: {usage}")
     try:

@@ -10,7 +10,15 @@ import numpy as np
 import pytest
 import torch
 
-from agents.belief import FLOOR, deal_candidates, hand_view, policy_model, rules_of, sample_worlds, weigh_deals
+from agents.belief import (
+    FLOOR,
+    deal_candidates,
+    hand_view,
+    policy_model,
+    rules_of,
+    sample_worlds,
+    weigh_deals,
+)
 from agents.network import PolicyNet
 from agents.ppo import PPOAgent
 from truco_env import TrucoState, make_config

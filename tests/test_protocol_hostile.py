@@ -185,9 +185,22 @@ def test_truco_play_gives_a_program_nothing_that_leads_to_the_persons_cards(tmp_
         monkeypatch.setattr(agents.exec, "hidden_seed", lambda *parts: parts[-1])
         monkeypatch.setattr(training.play, "hidden_seed", lambda *parts: parts[-1])
     log = tmp_path / "finder.log"
-    for seed in (3, 4):
+    for seed in (3, 4, 5, 6):  # a hand the person ends before the program acts gives it nothing to check
         training.play.play_match("argentine", f"exec:{sys.executable} {FINDER} {log}", "random", 0, seed, None,
-                                 max_hands=3, read=lambda prompt: "1", out=io.StringIO())
+                                 max_hands=4, read=lambda prompt: "1", out=io.StringIO())
     words = log.read_text().split("\n")
-    assert sum(w == "hand" for w in words) >= 4
+    assert sum(w == "hand" for w in words) >= 6
     assert (sum(w.startswith("found") for w in words) == 0) == hidden, words
+
+
+def test_a_long_command_or_a_doubled_long_spec_is_one_short_line(capsys):
+    """A word of a command longer than a file name may be was looked up as a file (ENAMETOOLONG); a spec given
+    twice was echoed whole (100 kB)."""
+    from training.cli import main
+    from training.exploit import agent_file_hash
+
+    assert agent_file_hash("exec:" + "x" * 300) is None
+    spec = "random:seed=" + "1" * 100_000
+    assert main(["eval", "--agents", spec, spec, "--matches", "2", "--no-progress", "--no-plots"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "given more than once" in err and "\n" not in err and len(err) < 1000, err[:300]

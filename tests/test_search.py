@@ -82,3 +82,11 @@ def test_the_search_wraps_blueprints_and_keeps_their_preset():
     agent = make_agent("search:cfr:paulista,worlds=4")
     assert isinstance(agent, SearchAgent) and agent.presets == ("paulista",)
     assert "info_state_string" in agent.wants
+
+
+def test_a_searching_agent_is_keyed_on_the_file_it_searches_with():
+    """The report keys every stage on the agents' files: a search of a retrained policy is measured again."""
+    from training.exploit import agent_file_hash
+
+    assert agent_file_hash("search:ppo:argentine,worlds=8") == agent_file_hash("ppo:argentine") is not None
+    assert agent_file_hash("search:cfr:paulista") == agent_file_hash("cfr:paulista") is not None

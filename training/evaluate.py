@@ -42,6 +42,7 @@ from agents.base import Agent, check_preset, make_agent
 from agents.hidden_seeds import hidden_seed
 from truco_env.config import PRESETS, TrucoConfig, make_config, unknown_preset
 from truco_env.engine import TrucoState
+from truco_env.limits import clip
 from truco_env.turns import ask_agent, play_turns
 
 from .atomic import atomic_write_json
@@ -179,7 +180,9 @@ def validate(agents: list[str], presets: list[str], matches: int, allow_other_pr
     if len(agents) < 2:
         raise ValueError(f"a tournament needs at least two agent specs, got {agents}")
     if len(set(agents)) != len(agents):
-        raise ValueError(f"agent specs must be distinct, got {agents}")
+        twice = sorted({spec for spec in agents if agents.count(spec) > 1})
+        raise ValueError(f"agent specs must be distinct; given more than once: "
+                         f"{clip(', '.join(clip(spec, 80) for spec in twice), 300)}")
     unknown = [p for p in presets if p not in PRESETS]
     if unknown:
         raise unknown_preset(unknown[0])
