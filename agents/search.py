@@ -50,7 +50,22 @@ SEARCH_KINDS = ("cards", "bets", "answers", "onze")
 CANDIDATES = 256
 #: Steps a rollout may take before it is cut (a hand has at most a few dozen decisions).
 MAX_STEPS = 64
-DEFAULTS = {"worlds": 32, "margin": 0.02, "on": "+".join(SEARCH_KINDS)}
+DEFAULTS = {"worlds": 32, "margin": 0.02, "on": "+".join(SEARCH_KINDS), "robust": 0}
+#: How much more likely a style makes its actions at an opponent's decision (Pluribus's continuation strategies).
+STYLE_BIAS = 5.0
+
+
+def _styles() -> np.ndarray:
+    """The opponents' styles a robust search values its actions against [style, action id]: the model itself, and
+    the model biased toward accepting calls, toward folding, and toward calling and raising."""
+    styles = np.ones((4, K.NUM_ACTIONS_SENAS))
+    styles[1, K.A_QUIERO] = STYLE_BIAS
+    styles[2, [K.A_NOQ, K.A_MAZO]] = STYLE_BIAS
+    styles[3, K.A_TRUCO:K.A_QUIERO] = STYLE_BIAS
+    return styles
+
+
+STYLES = _styles()
 
 
 def action_kind(phase: int, action: int) -> str:
@@ -66,13 +81,13 @@ class SearchAgent(Agent):
     """``agent``'s action, or a better one that a look-ahead over its belief finds (module docstring)."""
 
     def __init__(self, agent: Agent, worlds: int = DEFAULTS["worlds"], margin: float = DEFAULTS["margin"],
-                 on: frozenset[str] = frozenset(SEARCH_KINDS)):
+                 on: frozenset[str] = frozenset(SEARCH_KINDS), robust: bool = False):
         self.agent = agent
         self.model = policy_model(agent)
         if self.model is None:
             raise ValueError(f"agent 'search': {clip(repr(agent.spec), MAX_PATH_ECHO)} gives no action "
                              "probabilities to search with; search a policy or a blueprint (ppo:, onnx:, cfr:, best:)")
-        self.worlds, self.margin, self.on = worlds, margin, on
+        self.worlds, self.margin, self.on, self.robust = worlds, margin, on, robust
         self.presets = agent.presets
         self.wants = frozenset(agent.wants) | {"info_state_string"}
         self._rng = np.random.default_rng()
@@ -102,7 +117,8 @@ class SearchAgent(Agent):
             return own
         self.search_stats["searched"] += 1
         drawn = self._rng.choice(len(worlds.weights), size=self.worlds, p=worlds.weights)
-        values = rollout_values(worlds.states[drawn], actions, rules, self.model, root.seat, self._rng)
+        values = rollout_values(worlds.states[drawn], actions, rules, self.model, root.seat, self._rng,
+                                STYLES if self.robust else STYLES[:1])
         best = int(np.argmax(values))
         if values[best] > values[actions.index(own)] + self.margin:
             self.search_stats["overruled"] += 1
@@ -111,14 +127,17 @@ class SearchAgent(Agent):
 
 
 def rollout_values(states: np.ndarray, actions: list[int], rules: Rules, model, seat: int,
-                   rng: np.random.Generator) -> np.ndarray:
-    """The mean match-win probability for ``seat``'s team of taking each of ``actions`` in each world of
-    ``states`` [worlds, state] and playing the hand out with ``model`` at every seat (module docstring, 2-3)."""
-    worlds, count = len(states), len(actions)
-    rows = np.repeat(states, count, axis=0)  # row w * count + i: world w, action i
-    first = np.tile(np.asarray(actions, dtype=np.int64), worlds)
+                   rng: np.random.Generator, styles: np.ndarray = STYLES[:1]) -> np.ndarray:
+    """The match-win probability for ``seat``'s team of taking each of ``actions`` in each world of ``states``
+    [worlds, state] and playing the hand out with ``model`` at every seat (module docstring, 2-3): the mean over
+    the worlds, and the least over the opponents' ``styles`` [style, action id] (multipliers of the model's
+    probabilities at the other team's decisions)."""
+    worlds, count, kinds = len(states), len(actions), len(styles)
+    rows = np.repeat(states, count * kinds, axis=0)  # row (w * count + i) * kinds + k: world w, action i, style k
+    first = np.tile(np.repeat(np.asarray(actions, dtype=np.int64), kinds), worlds)
+    style = np.tile(np.arange(kinds), worlds * count)
     _apply_rows(rows, rules.cfg, first)
-    draws = np.repeat(rng.random((worlds, MAX_STEPS)), count, axis=0)  # common random numbers per world
+    draws = np.repeat(rng.random((worlds, MAX_STEPS)), count * kinds, axis=0)  # common random numbers per world
     obs = np.tile(rules.template, (len(rows), 1))
     masks = np.zeros((len(rows), K.NUM_ACTIONS_SENAS if rules.config.senas else K.NUM_ACTIONS), dtype=np.int8)
     live = np.zeros(len(rows), dtype=np.bool_)
@@ -127,13 +146,17 @@ def rollout_values(states: np.ndarray, actions: list[int], rules: Rules, model, 
             break
         at = np.flatnonzero(live)
         probs = np.where(masks[at] > 0, model(obs[at], masks[at]), 0.0)
+        if kinds > 1:  # the other team plays in its row's style
+            other = rows[at, K.S_ACTOR] % 2 != seat % 2
+            probs[other] *= styles[style[at[other]], :probs.shape[1]]
         cdf = np.cumsum(probs, axis=1)
         pick = (cdf < (draws[at, step] * cdf[:, -1])[:, None]).sum(1)
         chosen = np.full(len(rows), -1, dtype=np.int64)
         chosen[at] = np.minimum(pick, masks.shape[1] - 1)
         _apply_rows(rows, rules.cfg, chosen)
     equity = equity_table(rules)
-    return _values(rows, seat % 2, rules.config.target_score, equity).reshape(worlds, count).mean(0)
+    values = _values(rows, seat % 2, rules.config.target_score, equity).reshape(worlds, count, kinds)
+    return values.mean(0).min(1)
 
 
 _EQUITY: dict[tuple[int, str], np.ndarray] = {}
@@ -219,7 +242,10 @@ def _factory(arg: str | None, params: dict[str, str]) -> Agent:
         raise ValueError(f"agent 'search': unknown decision kinds [{names}]; choose from {list(SEARCH_KINDS)}")
     if inner.partition(":")[0] == "search":
         raise ValueError("agent 'search': a search inside a search is not supported; search the agent itself")
-    return SearchAgent(make_agent(inner), worlds=worlds, margin=margin, on=on)
+    robust = options.get("robust", "0")
+    if robust not in ("0", "1"):
+        raise ValueError(f"agent 'search': robust must be 0 or 1, got {echo(robust)}")
+    return SearchAgent(make_agent(inner), worlds=worlds, margin=margin, on=on, robust=robust == "1")
 
 
 register_agent("search", _factory)
