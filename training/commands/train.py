@@ -69,6 +69,21 @@ def add(sub: argparse._SubParsersAction) -> None:
     cfr_train.add_argument("--no-resume", action="store_true", help="start over even if the checkpoint exists")
     cfr_train.add_argument("--no-progress", action="store_true", help="no progress bar")
     cfr_train.set_defaults(func=_cmd_train_cfr)
+    distill = trainers.add_parser(
+        "distill",
+        help="a network fitted to a searching agent's choices (docs/search.md)",
+        description=("Collect a searching agent's decisions against itself (resumable chunks), then fit a network\n"
+                     "to them, starting from its blueprint (training/distill.py). Options (YAML file or --set):\n\n"
+                     + _distill_options()),
+        epilog="examples:\n  truco train distill --config configs/distill/paulista.yaml",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    distill.add_argument("--config", metavar="FILE.yaml", help="YAML file of options (configs/distill/<preset>.yaml)")
+    distill.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                         help="override one option (YAML value syntax); repeatable")
+    distill.add_argument("--run-dir", help="where the chunks and the policy go (overrides the config)")
+    distill.add_argument("--quiet", action="store_true", help="no progress lines")
+    distill.set_defaults(func=_cmd_train_distill)
 
 
 def _ppo_options() -> str:
@@ -80,6 +95,36 @@ def _ppo_options() -> str:
             raise
         return "  (the options are listed once the training extra is installed: pip install 'truco-rl[train]')"
     return describe(PPOArgs)
+
+
+def _distill_options() -> str:
+    try:
+        from training.distill import DistillArgs
+        from training.options import describe
+    except ModuleNotFoundError as exc:
+        if extra_for(exc.name) is None:
+            raise
+        return "  (the options are listed once the training extra is installed: pip install 'truco-rl[train]')"
+    return describe(DistillArgs)
+
+
+def _cmd_train_distill(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from agents.network import PolicyFileError
+    from training.distill import DistillArgs, train
+    from training.options import load
+
+    try:
+        options = load(DistillArgs, args.config, args.set, run_dir=args.run_dir)
+        train(options, progress=not args.quiet)
+    except (ValueError, PolicyFileError) as err:
+        print(f"truco train distill: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\ntruco train distill: interrupted; the finished chunks are kept: run the same command to go on",
+              file=sys.stderr)
+        return 130
+    print(f"policy written to {args.run_dir or options.run_dir}/policy.safetensors")
+    return 0
 
 
 def _cmd_train_ppo(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
