@@ -22,17 +22,8 @@ import time
 
 import torch
 
+from benchmarks.protocol import bot_decisions
 from training.evaluate import make_tasks, play_tasks
-
-
-def decisions_of_a(results: list[dict]) -> int:
-    """Decisions of agent A over the matches (from their records)."""
-    count = 0
-    for result in results:
-        record = result["record"]
-        team_a = 1 if result["swapped"] else 0
-        count += sum(1 for hand in record["hands"] for seat, *_ in hand["actions"] if seat % 2 == team_a)
-    return count
 
 
 def measure(spec: str, preset: str, matches: int, options: str) -> dict:
@@ -43,7 +34,7 @@ def measure(spec: str, preset: str, matches: int, options: str) -> dict:
         started = time.perf_counter()
         results = play_tasks(tasks, workers=1)
         seconds = time.perf_counter() - started
-        decisions = decisions_of_a(results)
+        decisions = bot_decisions(results)
         rows[name] = {"seconds": seconds, "decisions": decisions, "decisions_per_s": decisions / seconds}
     return rows
 

@@ -29,7 +29,7 @@ def add(sub: argparse._SubParsersAction) -> None:
                     "checkpoint (exit 130); RUN_DIR/policy.safetensors is written only when the run finishes.\n"
                     "One run at a time holds a run dir (a lock beside it); a second is refused.\n"
                     "Options (YAML file or --set KEY=VALUE):\n\n"
-                    + _ppo_options(),
+                    + _options_of("training.ppo", "PPOArgs"),
         epilog="examples:\n  truco train ppo --config configs/ppo/argentine.yaml\n"
                "  truco train ppo --config configs/ppo/argentine.yaml --set seed=3 --run-dir runs/ppo/seed3\n"
                "  truco train ppo --config configs/ppo/argentine.yaml --resume",
@@ -74,7 +74,7 @@ def add(sub: argparse._SubParsersAction) -> None:
         help="a network fitted to a searching agent's choices (docs/search.md)",
         description=("Collect a searching agent's decisions against itself (resumable chunks), then fit a network\n"
                      "to them, starting from its blueprint (training/distill.py). Options (YAML file or --set):\n\n"
-                     + _distill_options()),
+                     + _options_of("training.distill", "DistillArgs")),
         epilog="examples:\n  truco train distill --config configs/distill/paulista.yaml",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -86,26 +86,19 @@ def add(sub: argparse._SubParsersAction) -> None:
     distill.set_defaults(func=_cmd_train_distill)
 
 
-def _ppo_options() -> str:
+def _options_of(module: str, name: str) -> str:
+    """The ``--help`` listing of the options class ``module.name`` (a line saying which extra lists them when
+    the training extra is missing)."""
+    import importlib
+
     try:
         from training.options import describe
-        from training.ppo import PPOArgs
+
+        return describe(getattr(importlib.import_module(module), name))
     except ModuleNotFoundError as exc:
         if extra_for(exc.name) is None:
             raise
         return "  (the options are listed once the training extra is installed: pip install 'truco-rl[train]')"
-    return describe(PPOArgs)
-
-
-def _distill_options() -> str:
-    try:
-        from training.distill import DistillArgs
-        from training.options import describe
-    except ModuleNotFoundError as exc:
-        if extra_for(exc.name) is None:
-            raise
-        return "  (the options are listed once the training extra is installed: pip install 'truco-rl[train]')"
-    return describe(DistillArgs)
 
 
 def _cmd_train_distill(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
