@@ -26,9 +26,15 @@ is the heuristic's consistency sampling. Only the seat's own observation and its
 hand's public actions and its own dealt cards) are read, never the engine's state, so two real states that look
 the same to the seat give the same belief (``tests/test_belief.py`` checks it over many deals).
 
+Señas. The signals the seat saw are actions of its history like any other: replayed, and weighted by the model's
+probability of that gesture from the signalling seat's cards, which is how a partner's honest signal moves the
+belief. Who catches whose signal is part of a world: what the seat knows of it is kept (who caught its own
+signal, and that it caught each opponent's signal it saw), the rest is drawn with the rules' catch probability. A
+signal the seat did not see is no part of its history and of no world: a world has the other seats signal only
+where the seat saw it (their partners' observations in the world lack those signals).
+
 Not covered, where :func:`hand_view` returns None and the caller plays without a belief: a blind mão de ferro
-(nobody sees their cards), a card played face down (no preset uses the rule) and señas (a signal the seat did not
-catch is no part of its history, so the hand cannot be replayed from the history alone).
+(nobody sees their cards) and a card played face down (no preset uses the rule).
 """
 
 from __future__ import annotations
@@ -96,15 +102,17 @@ _RULES: dict[bytes, Rules | None] = {}
 def rules_of(observation: np.ndarray) -> Rules | None:
     """The preset whose rules the observation's static part states (None if no preset, or more than one with
     other kernel rules, matches)."""
-    tail = np.asarray(observation, dtype=np.float32)[K.O_FAMILY:K.O_TALLY].tobytes() + bytes([len(observation) % 256])
+    observation = np.asarray(observation, dtype=np.float32)
+    tail = _static(observation)
     if tail not in _RULES:
         found = {}
         for config in PRESETS.values():
             out = np.zeros(observation_size(config), dtype=np.float32)
             cfg = config_array(config)
             K.encode_static(cfg, options_array(config), out)
-            if len(out) == len(observation) and np.array_equal(out[K.O_FAMILY:K.O_TALLY],
-                                                               observation[K.O_FAMILY:K.O_TALLY]):
+            if len(out) > K.O_SENA_CODE:  # señas: the code is the one static value of their block
+                out[K.O_SENA_CODE] = 1.0 if config.sena_code == "table" else 0.0
+            if _static(out) == tail:
                 found[cfg.tobytes()] = Rules(config, cfg, out, np.asarray(
                     C.deck(config.family, config.deck, config.deck_ranks), dtype=np.int32))
         _RULES[tail] = next(iter(found.values())) if len(found) == 1 else None
@@ -117,17 +125,35 @@ class SeatView(HandRoot):
     showed (-1: none)."""
 
     points: np.ndarray | None = None
+    caught: tuple[int, ...] | None = None  # señas: who caught its own signal (None: it did not signal)
+
+
+def _static(observation: np.ndarray) -> bytes:
+    """The values of an observation that the rules alone fix (and its length)."""
+    code = observation[K.O_SENA_CODE:K.O_SENA_CODE + 1] if len(observation) > K.O_SENA_CODE else observation[:0]
+    return observation[K.O_FAMILY:K.O_TALLY].tobytes() + code.tobytes() + len(observation).to_bytes(4, "little")
 
 
 def hand_view(observation: dict, rules: Rules) -> SeatView | None:
     """What the seat knows of the hand, or None where a belief is not made (module docstring)."""
     info = observation.get("info_state_string")
-    if info is None or rules.config.senas:
+    if info is None:
         return None
     root = root_from_info_string(info, observation["observation"], observation["action_mask"], rules.config)
     if root.blind or any(action < 0 for _, action in root.history):
         return None
-    return SeatView(**vars(root), points=shown_points(observation, rules, root.seat))
+    return SeatView(**vars(root), points=shown_points(observation, rules, root.seat),
+                    caught=own_signal_caught_by(observation["info_state_string"], rules, root.seat))
+
+
+def own_signal_caught_by(info: str, rules: Rules, seat: int) -> tuple[int, ...] | None:
+    """With señas, the opponents who caught the seat's own signal this hand (None when it did not signal)."""
+    n = rules.config.num_players
+    last = info.split("|")[1].split(";")[-1]
+    for move in last.partition(":")[2].split():
+        if move[0] == "0" and move[1:].startswith("sena:") and "^" in move:
+            return tuple(sorted((seat + int(rel)) % n for rel in move.split("^")[1]))
+    return None
 
 
 @dataclass
@@ -137,6 +163,36 @@ class Worlds:
     cards: np.ndarray  # [worlds, seats * hand size], seat-major
     states: np.ndarray  # [worlds, K.STATE_SIZE]
     weights: np.ndarray  # [worlds], summing to 1
+
+
+def new_worlds(root: HandRoot, rules: Rules, cards: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Kernel states at the hand's start, one per deal of ``cards``; with señas, who catches whose signal: what
+    the seat knows of it kept, the rest drawn (module docstring)."""
+    states = np.zeros((len(cards), K.STATE_SIZE), dtype=np.int32)
+    catches = np.zeros((len(cards), rules.config.num_players), dtype=np.int32)
+    if rules.config.senas:
+        catches = signal_catches(root, rules, len(cards), rng)
+    _deal_worlds(states, rules.cfg, root.dealer, root.score[0], root.score[1], cards, root.vira,
+                 hand_start_tally(root, rules), catches)
+    return states
+
+
+def signal_catches(root: HandRoot, rules: Rules, count: int, rng: np.random.Generator) -> np.ndarray:
+    """Per world and seat, the bit mask of the opponents who catch its signal (``K.S_CATCH``)."""
+    n = rules.config.num_players
+    drawn = rng.random((count, n, n)) < rules.config.sena_catch
+    for s in range(n):
+        for o in range(n):
+            if o % 2 == s % 2:
+                drawn[:, s, o] = False
+    caught = getattr(root, "caught", None)
+    if caught is not None:
+        drawn[:, root.seat, :] = False
+        drawn[:, root.seat, list(caught)] = True
+    for seat, action in root.history:
+        if action >= K.A_SENA and seat % 2 != root.seat % 2:  # an opponent's signal it saw: it caught it
+            drawn[:, seat, root.seat] = True
+    return (drawn * (1 << np.arange(n))).sum(2).astype(np.int32)
 
 
 def hand_start_tally(root: HandRoot, rules: Rules) -> np.ndarray:
@@ -226,9 +282,7 @@ def sample_worlds(root: HandRoot, rules: Rules, model: Model | None, candidates:
 def agreeing(root: HandRoot, rules: Rules, cards: np.ndarray) -> np.ndarray:
     """Which deals of ``cards`` agree with the seat's view (module docstring, 2), as a boolean mask: the replay
     without the model, cheap enough to try many deals."""
-    states = np.zeros((len(cards), K.STATE_SIZE), dtype=np.int32)
-    _deal_worlds(states, rules.cfg, root.dealer, root.score[0], root.score[1], cards, root.vira,
-                 hand_start_tally(root, rules))
+    states = new_worlds(root, rules, cards, np.random.default_rng(len(cards)))
     history = np.array(root.history, dtype=np.int64).reshape(-1, 2)
     alive = np.ones(len(cards), dtype=np.bool_)
     _replay(states, rules.cfg, history, alive, np.zeros(len(root.mask), dtype=np.int8))
@@ -241,16 +295,15 @@ def _agree(states: np.ndarray, rules: Rules, alive: np.ndarray, root: HandRoot) 
     _observe(states, rules.cfg, alive, root.seat, obs, np.zeros((len(states), len(root.mask)), dtype=np.int8))
     real = np.asarray(root.obs, dtype=np.float32)
     return alive & (np.abs(obs[:, :K.O_FAMILY] - real[:K.O_FAMILY]).max(1, initial=0) <= TOLERANCE) & (
-        np.abs(obs[:, _TALLY] - real[_TALLY]).max(1, initial=0) <= TOLERANCE)
+        np.abs(obs[:, _TALLY] - real[_TALLY]).max(1, initial=0) <= TOLERANCE) & (
+        np.abs(obs[:, K.O_SENAS_SEEN:] - real[K.O_SENAS_SEEN:]).max(1, initial=0) <= TOLERANCE)
 
 
 def weigh_deals(root: HandRoot, rules: Rules, model: Model | None, cards: np.ndarray) -> Worlds:
     """The deals of ``cards`` [deals, seats * hand size] that agree with the seat's view, each with its weight
     (module docstring, 2-3), the weights normalized."""
     k = len(cards)
-    states = np.zeros((k, K.STATE_SIZE), dtype=np.int32)
-    _deal_worlds(states, rules.cfg, root.dealer, root.score[0], root.score[1], cards, root.vira,
-                 hand_start_tally(root, rules))
+    states = new_worlds(root, rules, cards, np.random.default_rng(k))
     alive = np.ones(k, dtype=np.bool_)
     weights = np.ones(k, dtype=np.float64)
     obs = np.tile(rules.template, (k, 1))
@@ -274,12 +327,14 @@ def weigh_deals(root: HandRoot, rules: Rules, model: Model | None, cards: np.nda
 
 
 @njit(cache=True)
-def _deal_worlds(states, cfg, dealer, score0, score1, cards, vira, tally):
+def _deal_worlds(states, cfg, dealer, score0, score1, cards, vira, tally, catches):
     for i in range(states.shape[0]):
         st = states[i]
         K.new_match(st, cfg, dealer, score0, score1)
         for j in range(tally.shape[0]):
             st[K.S_TALLY + j] = tally[j]
+        for j in range(catches.shape[1]):
+            st[K.S_CATCH + j] = catches[i, j]
         K.deal(st, cfg, cards[i], vira)
 
 

@@ -26,7 +26,7 @@ from truco_env import actions as A
 from truco_env.encoding import encode_action_mask, encode_observation
 from truco_env.turns import observation_for
 
-MAIN = ["argentine", "argentine-flor", "argentine-2v2", "paulista", "paulista-2v2", "argentine-3v3"]
+MAIN = ["argentine", "argentine-flor", "argentine-2v2", "paulista", "paulista-2v2", "argentine-3v3", "argentine-2v2-senas"]
 
 
 class Viewer:
@@ -117,7 +117,7 @@ def same_view_other_cards(state: TrucoState, rng: random.Random) -> TrucoState |
     return other
 
 
-@pytest.mark.parametrize("preset", ["argentine", "paulista-2v2"])
+@pytest.mark.parametrize("preset", ["argentine", "paulista-2v2", "argentine-2v2-senas"])
 def test_a_belief_reads_nothing_its_seat_may_not_see(preset):
     """Two real states that look the same to the seat (other hidden cards) give the same belief, draw for draw."""
     config = make_config(preset)

@@ -161,7 +161,7 @@ def root_from_info_string(info: str, obs: np.ndarray, mask: np.ndarray, config: 
     dealt = tuple(C.parse_card(c, family) for c in own.split(",")) if own != "?" else ()
     history = []
     for move in moves.split():
-        rel, name = int(move[0]), move[1:].split("=")[0]
+        rel, name = int(move[0]), move[1:].split("=")[0].split("^")[0]  # "^": who caught the seat's own signal
         history.append(((seat + rel) % config.num_players, A.action_id(name, family) if name != "cover" else -1))
     s0, s1 = (int(x) for x in score.split("-"))
     return HandRoot(seat=seat, dealer=(seat + int(dealer[1:])) % config.num_players, score=(s0, s1), dealt=dealt,
