@@ -50,7 +50,7 @@ SEARCH_KINDS = ("cards", "bets", "answers", "onze")
 CANDIDATES = 256
 #: Steps a rollout may take before it is cut (a hand has at most a few dozen decisions).
 MAX_STEPS = 64
-DEFAULTS = {"worlds": 32, "margin": 0.02, "on": "+".join(SEARCH_KINDS), "robust": 0}
+DEFAULTS = {"worlds": 32, "margin": 0.02, "on": "+".join(SEARCH_KINDS), "robust": 0, "floor": 0.05}
 #: How much more likely a style makes its actions at an opponent's decision (Pluribus's continuation strategies).
 STYLE_BIAS = 5.0
 
@@ -81,13 +81,13 @@ class SearchAgent(Agent):
     """``agent``'s action, or a better one that a look-ahead over its belief finds (module docstring)."""
 
     def __init__(self, agent: Agent, worlds: int = DEFAULTS["worlds"], margin: float = DEFAULTS["margin"],
-                 on: frozenset[str] = frozenset(SEARCH_KINDS), robust: bool = False):
+                 on: frozenset[str] = frozenset(SEARCH_KINDS), robust: bool = False, floor: float = 0.05):
         self.agent = agent
         self.model = policy_model(agent)
         if self.model is None:
             raise ValueError(f"agent 'search': {clip(repr(agent.spec), MAX_PATH_ECHO)} gives no action "
                              "probabilities to search with; search a policy or a blueprint (ppo:, onnx:, cfr:, best:)")
-        self.worlds, self.margin, self.on, self.robust = worlds, margin, on, robust
+        self.worlds, self.margin, self.on, self.robust, self.floor = worlds, margin, on, robust, floor
         self.presets = agent.presets
         self.wants = frozenset(agent.wants) | {"info_state_string"}
         self._rng = np.random.default_rng()
@@ -112,7 +112,7 @@ class SearchAgent(Agent):
         actions = [int(a) for a in legal if a == own or action_kind(phase, int(a)) in self.on]
         if len(actions) < 2 or action_kind(phase, own) not in self.on:
             return own
-        worlds = sample_worlds(root, rules, self.model, CANDIDATES, self._rng)
+        worlds = sample_worlds(root, rules, self.model, CANDIDATES, self._rng, self.floor)
         if len(worlds.weights) == 0:
             return own
         self.search_stats["searched"] += 1
@@ -245,7 +245,11 @@ def _factory(arg: str | None, params: dict[str, str]) -> Agent:
     robust = options.get("robust", "0")
     if robust not in ("0", "1"):
         raise ValueError(f"agent 'search': robust must be 0 or 1, got {echo(robust)}")
-    return SearchAgent(make_agent(inner), worlds=worlds, margin=margin, on=on, robust=robust == "1")
+    try:
+        floor = number_in(0.0, 1.0)(options.get("floor", str(DEFAULTS["floor"])))
+    except ValueError:
+        raise ValueError(f"agent 'search': floor must be a number 0..1, got {echo(options['floor'])}") from None
+    return SearchAgent(make_agent(inner), worlds=worlds, margin=margin, on=on, robust=robust == "1", floor=floor)
 
 
 register_agent("search", _factory)
