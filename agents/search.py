@@ -7,8 +7,9 @@ read (``ppo:``, ``onnx:``, ``cfr:``, ``best:``); the trailing options are the se
 * ``worlds`` (32): deals played forward per decision, drawn from the belief;
 * ``margin`` (0.02): how much match-win probability the best action must gain over the agent's own before the
   search overrules it;
-* ``on`` (``cards+bets+answers+onze``): the kinds of decision searched, joined by ``+`` (``cards``: which card;
-  ``bets``: a call, raise or fold in the play phase; ``answers``: answering a call; ``onze``: play or run).
+* ``on`` (``cards+bets+answers+onze+signals``): the kinds of decision searched, joined by ``+`` (``cards``: which
+  card; ``bets``: a call, raise or fold in the play phase; ``answers``: answering a call; ``onze``: play or run;
+  ``signals``: with señas, whether and what to signal).
 
 At a decision, the agent first asks ``SPEC`` what it would do. Then:
 
@@ -45,7 +46,7 @@ from truco_env.limits import MAX_ECHO, clip
 from .base import MAX_PATH_ECHO, Agent, echo, make_agent, number_in, register_agent
 from .belief import Rules, hand_view, policy_model, rules_of, sample_worlds
 
-SEARCH_KINDS = ("cards", "bets", "answers", "onze")
+SEARCH_KINDS = ("cards", "bets", "answers", "onze", "signals")
 #: Deals proposed to the belief per decision (those that disagree with the view are dropped before weighing).
 CANDIDATES = 256
 #: Steps a rollout may take before it is cut (a hand has at most a few dozen decisions).
@@ -70,6 +71,8 @@ STYLES = _styles()
 
 def action_kind(phase: int, action: int) -> str:
     """The kind (``SEARCH_KINDS``) of ``action`` at a decision of kernel ``phase``."""
+    if action >= K.A_SENA:
+        return "signals"
     if phase == K.ONZE:
         return "onze"
     if phase != K.PLAY:

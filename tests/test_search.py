@@ -11,6 +11,7 @@ from agents.belief import hand_view, rules_of, weigh_deals
 from agents.search import SearchAgent, rollout_values
 from training.evaluate import run_tournament
 from truco_env import TrucoState, make_config
+from truco_env import _kernel as K
 from truco_env import actions as A
 from truco_env import cards as C
 from truco_env.turns import observation_for
@@ -90,3 +91,13 @@ def test_a_searching_agent_is_keyed_on_the_file_it_searches_with():
 
     assert agent_file_hash("search:ppo:argentine,worlds=8") == agent_file_hash("ppo:argentine") is not None
     assert agent_file_hash("search:cfr:paulista") == agent_file_hash("cfr:paulista") is not None
+
+
+def test_each_action_has_its_kind():
+    from agents.search import action_kind
+
+    assert action_kind(K.PLAY, A.action_id("play:1e", "argentine")) == "cards"
+    assert action_kind(K.PLAY, A.action_id("truco", "argentine")) == "bets"
+    assert action_kind(K.PLAY, A.action_id("sena:wink", "argentine")) == "signals"
+    assert action_kind(K.TRUCO, A.action_id("quiero", "argentine")) == "answers"
+    assert action_kind(K.ONZE, A.action_id("quiero", "paulista")) == "onze"
