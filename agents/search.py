@@ -58,7 +58,8 @@ STYLE_BIAS = 5.0
 
 def _styles() -> np.ndarray:
     """The opponents' styles a robust search values its actions against [style, action id]: the model itself, and
-    the model biased toward accepting calls, toward folding, and toward calling and raising."""
+    the model biased toward accepting calls, toward folding, and toward calling and raising. A robust search
+    overrules the agent only with an action that gains against every style."""
     styles = np.ones((4, K.NUM_ACTIONS_SENAS))
     styles[1, K.A_QUIERO] = STYLE_BIAS
     styles[2, [K.A_NOQ, K.A_MAZO]] = STYLE_BIAS
@@ -122,8 +123,9 @@ class SearchAgent(Agent):
         drawn = self._rng.choice(len(worlds.weights), size=self.worlds, p=worlds.weights)
         values = rollout_values(worlds.states[drawn], actions, rules, self.model, root.seat, self._rng,
                                 STYLES if self.robust else STYLES[:1])
-        best = int(np.argmax(values))
-        if values[best] > values[actions.index(own)] + self.margin:
+        gains = (values - values[actions.index(own)]).min(1)  # an action must gain against every style
+        best = int(np.argmax(gains))
+        if gains[best] > self.margin:
             self.search_stats["overruled"] += 1
             return actions[best]
         return own
@@ -131,10 +133,10 @@ class SearchAgent(Agent):
 
 def rollout_values(states: np.ndarray, actions: list[int], rules: Rules, model, seat: int,
                    rng: np.random.Generator, styles: np.ndarray = STYLES[:1]) -> np.ndarray:
-    """The match-win probability for ``seat``'s team of taking each of ``actions`` in each world of ``states``
-    [worlds, state] and playing the hand out with ``model`` at every seat (module docstring, 2-3): the mean over
-    the worlds, and the least over the opponents' ``styles`` [style, action id] (multipliers of the model's
-    probabilities at the other team's decisions)."""
+    """The match-win probability for ``seat``'s team [action, style] of taking each of ``actions`` in each world
+    of ``states`` [worlds, state] and playing the hand out with ``model`` at every seat (module docstring, 2-3),
+    the mean over the worlds, the other team playing in each of ``styles`` [style, action id] (multipliers of the
+    model's probabilities at its decisions)."""
     worlds, count, kinds = len(states), len(actions), len(styles)
     rows = np.repeat(states, count * kinds, axis=0)  # row (w * count + i) * kinds + k: world w, action i, style k
     first = np.tile(np.repeat(np.asarray(actions, dtype=np.int64), kinds), worlds)
@@ -158,8 +160,7 @@ def rollout_values(states: np.ndarray, actions: list[int], rules: Rules, model, 
         chosen[at] = np.minimum(pick, masks.shape[1] - 1)
         _apply_rows(rows, rules.cfg, chosen)
     equity = equity_table(rules)
-    values = _values(rows, seat % 2, rules.config.target_score, equity).reshape(worlds, count, kinds)
-    return values.mean(0).min(1)
+    return _values(rows, seat % 2, rules.config.target_score, equity).reshape(worlds, count, kinds).mean(0)
 
 
 _EQUITY: dict[tuple[int, str], np.ndarray] = {}

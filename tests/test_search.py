@@ -60,8 +60,8 @@ def test_rollouts_price_folding_a_sure_hand_below_playing_it():
     play, mazo = A.action_id("play:1e", "argentine"), A.action_id("mazo", "argentine")
     values = rollout_values(np.repeat(worlds.states, 16, axis=0), [play, mazo], rules, agent.model, 0,
                             np.random.default_rng(0))
-    assert 0 <= values.min() and values.max() <= 1
-    assert values[0] > values[1] + 0.05, values
+    assert values.shape == (2, 1) and 0 <= values.min() and values.max() <= 1
+    assert values[0, 0] > values[1, 0] + 0.05, values
 
 
 @pytest.mark.parametrize("spec,words", [
