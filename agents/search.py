@@ -11,6 +11,12 @@ read (``ppo:``, ``onnx:``, ``cfr:``, ``best:``); the trailing options are the se
   card; ``bets``: a call, raise or fold in the play phase; ``answers``: answering a call; ``onze``: play or run;
   ``signals``: with señas, whether and what to signal).
 
+Two pilot options, measured in docs/research.md ("Thinking ahead at play time") and not yet adopted: ``robust=1``
+values every action against four styles of the other team (the model, and the model five times as likely to
+accept, to fold, to call or raise: Pluribus's continuation strategies) and overrules the agent only with an action
+that gains against every style; ``floor=F`` (0.05) is the uniform share in the belief's model of the other team's
+actions (a partner's stays 0.05), how little the search trusts its reading of opponents who may not play like it.
+
 At a decision, the agent first asks ``SPEC`` what it would do. Then:
 
 1. Belief. :func:`agents.belief.sample_worlds` makes :data:`CANDIDATES` deals consistent with the seat's view,
