@@ -30,7 +30,7 @@ def test_a_tiny_run_writes_a_policy_and_resumes_from_its_chunks(tmp_path, capsys
     chunks[1].unlink()
     capsys.readouterr()
     assert main(["train", "distill", *TINY, "--run-dir", str(run)]) == 0
-    assert "collecting 1 of 2 chunks" in capsys.readouterr().out
+    assert "collecting 1 of 2 chunks" in capsys.readouterr().err
     assert np.array_equal(np.load(chunks[1])["actions"], np.load(__import__("io").BytesIO(kept))["actions"])
 
 

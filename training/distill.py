@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 import os
 import random
 import time
@@ -43,6 +44,8 @@ from .evaluate import play_match
 from .options import Options, PresetName
 from .outputs import hold
 from .workers import spawn_pool
+
+logger = logging.getLogger(__name__)
 
 
 class DistillArgs(Options):
@@ -129,7 +132,7 @@ def collect(options: DistillArgs, progress: bool = True) -> list[Path]:
     jobs = [(options.model_dump(), index, str(path)) for index, path in enumerate(paths) if not path.exists()]
     if jobs:
         started = time.monotonic()
-        say = print if progress else (lambda *a, **k: None)
+        say = logger.info if progress else (lambda *a, **k: None)
         say(f"distill: collecting {len(jobs)} of {count} chunks of {options.chunk_matches} matches "
             f"({options.teacher} against itself, {options.workers} worker(s))")
         if options.workers == 1:
@@ -195,7 +198,8 @@ def train(options: DistillArgs, progress: bool = True) -> dict[str, Any]:
                 loss.backward()
                 optimizer.step()
             if progress:
-                print(f"  epoch {epoch + 1}: loss {loss.item():.4f}, held-out agreement {agreement(net, *test):.4f}")
+                logger.info(f"  epoch {epoch + 1}: loss {loss.item():.4f}, held-out agreement "
+                            f"{agreement(net, *test):.4f}")
         net.eval()
         summary = {"teacher": options.teacher, "init": options.init, "decisions": len(actions),
                    "held_out_decisions": len(test[2]), "agreement_before": before,
@@ -204,5 +208,5 @@ def train(options: DistillArgs, progress: bool = True) -> dict[str, Any]:
                     play="greedy", config=options.model_dump(), distilled=summary)
         atomic_write_json(Path(options.run_dir) / "distill.json", summary)
     if progress:
-        print(json.dumps({k: v for k, v in summary.items() if k != "config"}))
+        logger.info(json.dumps({k: v for k, v in summary.items() if k != "config"}))
     return summary
