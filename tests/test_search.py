@@ -101,3 +101,35 @@ def test_each_action_has_its_kind():
     assert action_kind(K.PLAY, A.action_id("sena:wink", "argentine")) == "signals"
     assert action_kind(K.TRUCO, A.action_id("quiero", "argentine")) == "answers"
     assert action_kind(K.ONZE, A.action_id("quiero", "paulista")) == "onze"
+
+
+def test_a_robust_search_values_every_action_against_every_style():
+    from agents.search import STYLES
+
+    config = make_config("argentine")
+    deal = {"hands": [["1e", "1b", "7e"], ["4c", "5o", "6b"]], "dealer": 1}
+    state = TrucoState.new(config, deal=deal, score=(20, 20))
+    agent = make_agent("search:ppo:argentine,robust=1,floor=0.5")
+    observation = observation_for(agent, state, 0)
+    rules = rules_of(observation["observation"])
+    worlds = weigh_deals(hand_view(observation, rules), rules, agent.model,
+                         np.array([[C.parse_card(c, "argentine") for h in deal["hands"] for c in h]], np.int32))
+    truco = A.action_id("truco", "argentine")
+    values = rollout_values(np.repeat(worlds.states, 8, axis=0), [truco, A.action_id("mazo", "argentine")], rules,
+                            agent.model, 0, np.random.default_rng(0), STYLES)
+    assert values.shape == (2, len(STYLES)) and (values[0] > values[1]).all()  # a sure hand: truco beats folding
+    assert agent.robust and agent.floor == 0.5
+
+
+def test_the_docs_state_the_search_defaults_the_code_has():
+    """docs/search.md and docs/evaluation.md quote the options' defaults: they must be the code's."""
+    from pathlib import Path
+
+    from agents.search import DEFAULTS, SEARCH_KINDS
+
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    search, evaluation = (docs / "search.md").read_text(), (docs / "evaluation.md").read_text()
+    assert f"`worlds=W` ({DEFAULTS['worlds']})" in search and f"`margin=M` ({DEFAULTS['margin']})" in search
+    assert all(f"`{kind}`" in search for kind in SEARCH_KINDS)
+    assert f"`worlds={DEFAULTS['worlds']}`, `margin={DEFAULTS['margin']}`" in evaluation
+    assert f"`on={'+'.join(SEARCH_KINDS)}`" in evaluation
