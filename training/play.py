@@ -34,7 +34,7 @@ from training.labels import action_words, card_legend, card_name, choice_label, 
 from truco_env import cards as C
 from truco_env.config import PRESETS, make_config, unknown_preset
 from truco_env.encoding import partner_cards_visible, public_action_name
-from truco_env.engine import MAO_DE_FERRO, TIE, TrucoState
+from truco_env.engine import MAO_DE_FERRO, TIE, TrucoState, trick_winner
 from truco_env.limits import clip
 from truco_env.records import StopWatching
 from truco_env.turns import ask_agent, play_turns
@@ -287,12 +287,10 @@ def last_trick(state: TrucoState, record: dict, words: Words | None = None) -> s
         return text + " (unfinished)"
     table = C.strength_table(family, None if vira is None else C.parse_card(vira, family), config.deck,
                              config.deck_ranks)
-    strength = {seat: -1 if card is None else table[C.parse_card(card, family)] for seat, card in trick}
-    best = max(strength.values())
-    teams = {state.team_of(seat) for seat, value in strength.items() if value == best}
-    if len(teams) != 1:
+    team, _ = trick_winner([(seat, -1 if card is None else C.parse_card(card, family), card is None)
+                            for seat, card in trick], table, config.partner_tie_wins_trick)
+    if team == TIE:
         return text + " -> tied"
-    team = teams.pop()
     if words.seat is None:
         return text + f" -> team {team}"
     return text + (" -> won by us" if team == words.seat % 2 else " -> won by them")

@@ -58,7 +58,7 @@ from truco_env.encoding import (
     partner_cards_visible,
     public_action_name,
 )
-from truco_env.engine import MAO_DE_FERRO, TrucoState
+from truco_env.engine import MAO_DE_FERRO, TIE, TrucoState, trick_winner
 from truco_env.limits import clip, loads_json
 from truco_env.views import seat_view
 
@@ -453,27 +453,15 @@ class Table:
                       else card, "covered": covered} for s, card, covered in trick]
             winner = None
             if len(trick) == size:
-                winner = _trick_winner(trick, strength, family, cfg.partner_tie_wins_trick)
+                result, _ = trick_winner([(s, C.parse_card(card, family), covered) for s, card, covered in trick],
+                                         strength, cfg.partner_tie_wins_trick)
+                winner = "tie" if result == TIE else result
             tricks.append({"plays": shown, "winner": winner})
         return tricks
 
     def _sees_then(self, state: TrucoState, index: int, seat: int) -> bool:
         """Whether the person saw ``seat``'s cards in hand ``index`` (a partner in a shown mão de onze)."""
         return index == state.hand_index and self._sees(state, seat)
-
-
-def _trick_winner(trick: list[tuple[int, str, bool]], strength: tuple[int, ...], family: str,
-                  partner_tie_wins: bool) -> int | str:
-    """The team that took a finished trick, or "tie" (the engine's rule: a face-down card never wins)."""
-    values = {seat: strength[C.parse_card(card, family)] for seat, card, covered in trick if not covered}
-    if not values:
-        return "tie"
-    top = max(values.values())
-    tops = [seat for seat, value in values.items() if value == top]
-    teams = {seat % 2 for seat in tops}
-    if len(teams) == 1 and (len(tops) == 1 or partner_tie_wins):
-        return teams.pop()
-    return "tie"
 
 
 # ---------------------------------------------------------------- HTTP

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Sequence
 from typing import Any
 
 from . import actions as A
@@ -84,6 +85,24 @@ _DECIDED = {n: _decided_table(n) for n in (1, 2, 3)}
 def hand_winner(results: list[int], num_tricks: int = 3) -> int | None:
     """The team that has won the hand from its trick results (docs/rules.md §2.6), ALL_TIED, or None if undecided."""
     return _DECIDED[num_tricks][tuple(results)]
+
+
+def trick_winner(trick: list[tuple[int, int, bool]], strength: Sequence[int] | dict,
+                 partner_tie_wins_trick: bool) -> tuple[int | str, list[int]]:
+    """Who takes a finished trick (docs/rules.md): its plays ``(seat, card, face down)`` under the card
+    ``strength`` of the hand; the team of the one highest card face up, or of equal highest cards of one team
+    when ``partner_tie_wins_trick``, else ``TIE``. Also the seats holding the highest card, in playing order. The
+    one statement of the rule: the engine plays by it and every display of a trick asks it (a face-down card never
+    wins; a trick of face-down cards alone is a tie)."""
+    faces = [(seat, strength[card]) for seat, card, covered in trick if not covered]
+    if not faces:
+        return TIE, []
+    top = max(value for _, value in faces)
+    tops = [seat for seat, value in faces if value == top]
+    teams = {seat % 2 for seat in tops}
+    if len(teams) == 1 and (len(tops) == 1 or partner_tie_wins_trick):
+        return tops[0] % 2, tops
+    return TIE, tops
 
 
 class TrucoState:
@@ -563,15 +582,11 @@ class TrucoState:
 
     def _finish_trick(self) -> None:
         trick = self._trick
-        strength = self._strength
-        top = max(strength[card] for _, card, covered in trick if not covered)
-        tops = [seat for seat, card, covered in trick if not covered and strength[card] == top]
-        teams = {self.team_of(s) for s in tops}
+        result, tops = trick_winner(trick, self._strength, self.config.partner_tie_wins_trick)
         leader = self._trick_leader
-        if len(teams) == 1 and (len(tops) == 1 or self.config.partner_tie_wins_trick):
-            result, next_leader = self.team_of(tops[0]), tops[0]
+        if result != TIE:
+            next_leader = tops[0]
         else:
-            result = TIE
             rule = self.config.lead_after_tie
             if rule == "same_leader":
                 next_leader = leader
