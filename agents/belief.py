@@ -67,7 +67,28 @@ Model = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
 def policy_model(agent) -> Model | None:
-    """``agent``'s mixed strategy as a batched :data:`Model`, or None where it has none (a rule-based agent)."""
+    """``agent``'s mixed strategy as a batched :data:`Model`, or None where it has none (a rule-based agent). The
+    probabilities are its softmax even where the agent plays its most probable action: the belief and the
+    rollouts price what it might do, not only its favourite. Every row is made safe: zero off the mask, and
+    uniform over the legal actions where a stranger's model gives them no finite positive mass (the compiled
+    engine trusts that a rollout's action is legal)."""
+    raw = _raw_model(agent)
+    if raw is None:
+        return None
+
+    def model(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        legal = mask > 0
+        probs = np.where(legal, np.nan_to_num(np.asarray(raw(obs, mask), dtype=np.float64)[:, :mask.shape[1]],
+                                              nan=0.0, posinf=0.0, neginf=0.0), 0.0)
+        probs = np.maximum(probs, 0.0)
+        total = probs.sum(1, keepdims=True)
+        bad = ~(total > 0)
+        return np.where(bad, legal / np.maximum(legal.sum(1, keepdims=True), 1), probs / np.where(bad, 1, total))
+
+    return model
+
+
+def _raw_model(agent) -> Model | None:
     net = getattr(agent, "net", None)
     if net is not None:  # a PPO policy
         import torch

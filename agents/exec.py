@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import os
 import queue
-import select
+import selectors
 import shlex
 import signal
 import subprocess
@@ -134,6 +134,13 @@ class ExecAgent(Agent):
             self._send({**messages["match"], "seed": self.seed_value}, deadline, seconds)
             self.new_match = False
         act = messages["act"]
+        if not first and not self.lines.empty():  # a line nobody asked for would be read as the next answer
+            extra = self.lines.get_nowait()
+            self.close()
+            if extra is None:
+                raise BotFailure(f"{self._who()}: its output closed before it answered")
+            raise BotFailure(f"{self._who()}: wrote a line it was not asked for "
+                             f"({clip(repr(extra if extra is OVERLONG else extra.strip()), 80)})")
         self._send(act, deadline, seconds)
         line = self._read(deadline, seconds)
         try:
@@ -188,16 +195,18 @@ class ExecAgent(Agent):
                 stdin.write(data)
                 stdin.flush()
                 return
-            while data:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    self.close()
-                    raise BotFailure(f"{self._who()}: left its input unread for {seconds:g} s")
-                if select.select([], [stdin], [], left)[1]:
-                    try:
-                        data = data[os.write(stdin.fileno(), data):]
-                    except BlockingIOError:
-                        continue
+            with selectors.DefaultSelector() as waiting:  # not select(): it fails past descriptor 1023
+                waiting.register(stdin, selectors.EVENT_WRITE)
+                while data:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        self.close()
+                        raise BotFailure(f"{self._who()}: left its input unread for {seconds:g} s")
+                    if waiting.select(left):
+                        try:
+                            data = data[os.write(stdin.fileno(), data):]
+                        except BlockingIOError:
+                            continue
         except (BrokenPipeError, OSError, ValueError):
             code = self.process.poll()
             self.close()

@@ -53,6 +53,13 @@ def _key(path: Path) -> bytes:
                 os.link(temporary, path)  # fails if another process linked its key first: that one is used
             except FileExistsError:
                 pass
+            except OSError:  # a file system without hard links: the first process to create the name wins
+                try:
+                    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                    with os.fdopen(descriptor, "w") as handle, open(temporary) as source:
+                        handle.write(source.read())
+                except FileExistsError:
+                    pass
             finally:
                 os.remove(temporary)
         with open(path, "rb") as handle:
@@ -68,9 +75,11 @@ def _key(path: Path) -> bytes:
     return key
 
 
-def hidden_seed(*parts: int | str | None) -> int:
-    """A 48-bit seed for ``parts`` (the public seed and what it seeds), keyed with this user's deal key: the same
-    parts give the same seed here, and nothing without the key can compute it."""
-    message = repr(parts).encode()
+def hidden_seed(*parts: int | str | None, bits: int = 48) -> int:
+    """A seed of ``bits`` bits for ``parts`` (the public seed and what it seeds), keyed with this user's deal key:
+    the same parts give the same seed here, and nothing without the key can compute it. Match seeds take 63 bits
+    (too many to search against recorded cards); a program's own seed keeps 48, which every language's numbers
+    hold exactly."""
+    message = repr(tuple(int(p) if isinstance(p, int) or hasattr(p, "__index__") else p for p in parts)).encode()
     digest = hmac.new(_key(key_path()), message, hashlib.sha256).digest()
-    return int.from_bytes(digest[:6], "big")
+    return int.from_bytes(digest[:8], "big") >> (64 - bits)

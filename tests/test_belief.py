@@ -268,3 +268,25 @@ def test_deals_keep_what_is_known_and_spread_the_rest():
     for seat, action in root.history:
         if seat != root.seat and action < 40:
             assert (deals[:, seat * 3:(seat + 1) * 3] == action).any(1).all()
+
+
+def test_a_model_that_gives_nothing_finite_is_made_uniform_over_the_legal_actions():
+    """A stranger's model (an ONNX file) may give NaN or no mass to the legal actions: the search's rollouts must
+    still only ever take a legal action."""
+
+    class Broken:
+        batched, wants = True, frozenset()
+
+        def __init__(self, value):
+            self.value = value
+
+        def probabilities(self, obs, mask):
+            out = np.zeros(mask.shape)
+            out[:, 0] = self.value
+            return out
+
+    mask = np.zeros((2, 98), dtype=np.int8)
+    mask[:, [5, 83, 97]] = 1
+    for value in (np.nan, 0.0, np.inf, -1.0):
+        probs = policy_model(Broken(value))(np.zeros((2, 1086), np.float32), mask)
+        assert np.allclose(probs[:, [5, 83, 97]], 1 / 3) and probs.sum() == pytest.approx(2.0)

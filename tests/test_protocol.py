@@ -37,7 +37,7 @@ def test_an_agent_through_the_protocol_plays_as_the_agent_itself(monkeypatch):
     import training.evaluate
 
     monkeypatch.setattr(training.evaluate, "plays_program", lambda specs: False)
-    monkeypatch.setattr(agents.exec, "hidden_seed", lambda *parts: parts[-1])
+    monkeypatch.setattr(agents.exec, "hidden_seed", lambda *parts, **_: parts[-1])
     piped, _ = run_tournament([f"exec:{TRUCO_BOT} heuristic", "random"], ["argentine-2v2"], 6, seed=3, workers=1)
     direct, _ = run_tournament(["heuristic", "random"], ["argentine-2v2"], 6, seed=3, workers=1)
     assert matches_of(piped) == matches_of(direct)

@@ -39,7 +39,7 @@ def test_the_deal_finder_finds_the_deals_when_nothing_hides_them(tmp_path, monke
     """The control: with the keying switched off (public match seeds, the seed passed on as it is), the finder
     computes the deals of nearly every match, so the test below would see a leak."""
     monkeypatch.setattr(training.evaluate, "plays_program", lambda specs: False)
-    monkeypatch.setattr(agents.exec, "hidden_seed", lambda *parts: parts[-1])
+    monkeypatch.setattr(agents.exec, "hidden_seed", lambda *parts, **_: parts[-1])
     seen = attack(tmp_path, ["argentine", "paulista-2v2"], 4, seed=2)
     assert seen["hand"] >= 12 and seen["found"] >= seen["match"] // 2, seen
 
@@ -182,8 +182,8 @@ def test_truco_play_gives_a_program_nothing_that_leads_to_the_persons_cards(tmp_
     import training.play
 
     if not hidden:
-        monkeypatch.setattr(agents.exec, "hidden_seed", lambda *parts: parts[-1])
-        monkeypatch.setattr(training.play, "hidden_seed", lambda *parts: parts[-1])
+        monkeypatch.setattr(agents.exec, "hidden_seed", lambda *parts, **_: parts[-1])
+        monkeypatch.setattr(training.play, "hidden_seed", lambda *parts, **_: parts[-1])
     log = tmp_path / "finder.log"
     for seed in (3, 4, 5, 6):  # a hand the person ends before the program acts gives it nothing to check
         training.play.play_match("argentine", f"exec:{sys.executable} {FINDER} {log}", "random", 0, seed, None,
@@ -204,3 +204,34 @@ def test_a_long_command_or_a_doubled_long_spec_is_one_short_line(capsys):
     assert main(["eval", "--agents", spec, spec, "--matches", "2", "--no-progress", "--no-plots"]) == 2
     err = capsys.readouterr().err.strip()
     assert "given more than once" in err and "\n" not in err and len(err) < 1000, err[:300]
+
+
+def test_a_line_nobody_asked_for_is_a_forfeit_not_the_next_answer(tmp_path):
+    """A program that answers twice: its second line used to be read as its answer to the next decision."""
+    from truco_env.turns import observation_for as view
+
+    path = tmp_path / "twice.py"
+    path.write_text("import json, sys\nfor line in sys.stdin:\n    m = json.loads(line)\n"
+                    "    if m['type'] == 'act':\n        a = m['legal'][0]['id']\n"
+                    "        print(json.dumps({'action': a}), flush=True)\n"
+                    "        print(json.dumps({'action': a}), flush=True)\n")
+    agent = make_agent(f"exec:{sys.executable} {path}")
+    agent.reset(0)
+    state = TrucoState.new(make_config("argentine"), seed=1)
+    agent.act(view(agent, state, state.actor))
+    time.sleep(0.5)  # the second line arrives
+    with pytest.raises(BotFailure, match="wrote a line it was not asked for"):
+        agent.act(view(agent, state, state.actor))
+
+
+def test_the_agents_beside_a_program_draw_keyed_seeds_too():
+    """A program that guessed the tournament seed could replay a sampling opponent's draws and read its cards
+    from its actions: where the deals are hidden, so are the other agents' seeds."""
+    from training.evaluate import agent_seed_for, make_tasks
+
+    bot = f"exec:{sys.executable} {FINDER} /dev/null"
+    hidden = make_tasks([bot, "random"], ["argentine"], 2, seed=0)
+    public = make_tasks(["heuristic", "random"], ["argentine"], 2, seed=0)
+    assert all(t.hidden for t in hidden) and not any(t.hidden for t in public)
+    assert agent_seed_for(hidden[0], 1) != agent_seed_for(public[0], 1)
+    assert agent_seed_for(public[0], 1) == agent_seed_for(public[0], 1)

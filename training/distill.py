@@ -173,6 +173,8 @@ def train(options: DistillArgs, progress: bool = True) -> dict[str, Any]:
 
     from .ppo import save_policy
 
+    if not options.teacher.startswith("search:"):
+        raise ValueError(f"teacher {options.teacher[:80]!r} is no searching agent; give a search:SPEC")
     start = make_agent(options.init)
     if not isinstance(getattr(start, "net", None), PolicyNet):
         raise ValueError(f"init {options.init!r} is no network to start from; give a ppo: policy")

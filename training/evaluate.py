@@ -95,12 +95,13 @@ class Task:
     match_seed: int
     seed: int  # the tournament seed (agent seeds derive from it)
     keep_record: bool = False  # return the match record (with the agent spec of each seat) for --records
+    hidden: bool = False  # the match seed is keyed (an outside program plays): so are the agents' seeds
 
 
 def match_seed_for(seed: int, deal: int, hidden: bool = False) -> int:
     """Deal ``deal``'s match seed; ``hidden``, keyed so that no outside program can compute it (module docstring)."""
     if hidden:
-        return hidden_seed("truco-eval", seed, deal)
+        return hidden_seed("truco-eval", seed, deal, bits=63)
     return random.Random(f"truco-eval:{seed}:{deal}").getrandbits(48)
 
 
@@ -115,8 +116,11 @@ def _starts_program(spec: str) -> bool:
 
 
 def agent_seed_for(task: Task, seat: int) -> int:
-    return random.Random(f"truco-eval-agent:{task.seed}:{task.preset}:{task.pairing}:{task.deal}:"
-                         f"{int(task.swapped)}:{seat}").getrandbits(32)
+    """The seed of the agent at ``seat``; keyed where the match seed is, so that a program cannot replay the draws
+    of a sampling opponent (and read its cards from its actions)."""
+    public = random.Random(f"truco-eval-agent:{task.seed}:{task.preset}:{task.pairing}:{task.deal}:"
+                           f"{int(task.swapped)}:{seat}").getrandbits(32)
+    return hidden_seed("truco-eval-agent", public, bits=32) if task.hidden else public
 
 
 _AGENT_CACHE: dict[tuple[str, int], tuple[tuple[int, int] | None, Agent]] = {}
@@ -218,7 +222,7 @@ def make_tasks(agents: list[str], presets: list[str], matches: int, seed: int,
             for deal in range(deals):
                 for swapped in (False, True):
                     tasks.append(Task(preset, p, a, b, deal, swapped, match_seed_for(seed, deal, hidden), seed,
-                                      keep_records))
+                                      keep_records, hidden))
     return tasks
 
 

@@ -150,10 +150,14 @@ def play_match(preset: str, opponent: str, partner: str, seat: int, seed: int | 
                     check_preset(bots[other], preset)
                 except ValueError as exc:
                     raise ValueError(f"{exc} (--allow-other-preset plays it anyway)") from None
-            bots[other].seed(None if seed is None else seed * 100 + other)
-            bots[other].reset(other)
-    if seed is not None and any(bot.starts_program for bot in bots.values()):
-        seed = hidden_seed("truco-play", seed)  # an outside program cannot compute the person's cards from it
+    hidden = seed is not None and any(bot.starts_program for bot in bots.values())
+    for other, bot in bots.items():
+        bot_seed = None if seed is None else seed * 100 + other
+        # with an outside program at the table, neither the deal nor a sampling bot's draws follow from the seed
+        bot.seed(hidden_seed("truco-play-bot", bot_seed, bits=32) if hidden else bot_seed)
+        bot.reset(other)
+    if hidden:
+        seed = hidden_seed("truco-play", seed, bits=63)
     state = TrucoState.new(config, seed=seed)
     words = Words(seat, n)
     against = ", ".join(f"{words.who(s)}: {escape(clip(bots[s].spec, 200))}" for s in sorted(bots))

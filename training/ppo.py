@@ -797,7 +797,7 @@ def collect(args: PPOArgs, learner: Learner, backend: Backend, update: int
     quota = -(-args.batch_decisions // args.partitions)
     seeds = [int(np.random.SeedSequence([args.seed, update, p]).generate_state(1)[0]) for p in range(args.partitions)]
     if plays_program(args.scripted):  # an outside program at the tables: deals it cannot compute
-        seeds = [hidden_seed("ppo", seed) for seed in seeds]
+        seeds = [hidden_seed("ppo", seed, bits=63) for seed in seeds]
     tasks = [Task(args.preset, seed, args.tables, quota, args.shaping, names, weights, args.magnet) for seed in seeds]
     parts = backend.run(learner.net, learner.league.weights, tasks)
     matches, score = 0, 0.0
