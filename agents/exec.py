@@ -49,6 +49,21 @@ OVERLONG = object()
 _POSIX = os.name == "posix"
 
 
+_LIVE: weakref.WeakSet = weakref.WeakSet()
+
+
+def stop_all() -> None:
+    """Kill every program this process started, with its process group, at once. A worker about to exit in a way
+    that skips Python's own clean-up (a pool's SIGTERM, ``os._exit`` when its parent is gone) calls it
+    (:mod:`training.workers`), or the programs and what they forked would outlive the tournament. No grace here:
+    the exit may have interrupted a graceful stop half-way, which would never reach its last SIGKILL."""
+    for agent in list(_LIVE):
+        if agent.process is not None:
+            _signal_group(agent.process, signal.SIGKILL)
+    for agent in list(_LIVE):
+        agent.close()
+
+
 class BotFailure(ValueError):
     """An outside program broke the protocol or stopped answering; the message says which and how."""
 
@@ -102,6 +117,7 @@ class ExecAgent(Agent):
             raise ValueError("agent 'exec' needs a command: exec:COMMAND, e.g. exec:node bots/random.mjs")
         self.command = command
         self.decision_seconds = decision_seconds
+        _LIVE.add(self)
         self.process: subprocess.Popen | None = None
         self.lines: queue.Queue = queue.Queue()
         self.seat: int | None = None

@@ -235,3 +235,25 @@ def test_the_agents_beside_a_program_draw_keyed_seeds_too():
     assert all(t.hidden for t in hidden) and not any(t.hidden for t in public)
     assert agent_seed_for(hidden[0], 1) != agent_seed_for(public[0], 1)
     assert agent_seed_for(public[0], 1) == agent_seed_for(public[0], 1)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_programs_that_fork_leave_nothing_behind_when_worker_processes_play_them(tmp_path):
+    """A pool ends its workers with SIGTERM, which skips the clean-up that stops each program's process group;
+    the workers now stop their programs first."""
+    pids = tmp_path / "pids"
+    path = tmp_path / "forks.py"
+    path.write_text("import json, os, sys, time\n"
+                    "child = os.fork()\n"
+                    "if child == 0:\n    os.close(0)\n    os.close(1)\n    time.sleep(60)\n    os._exit(0)\n"
+                    f"open({str(pids)!r}, 'a').write(f'{{child}}\\n')\n"
+                    "for line in sys.stdin:\n    m = json.loads(line)\n"
+                    "    if m['type'] == 'act': print(json.dumps({'action': m['legal'][0]['id']}), flush=True)\n")
+    summary, _ = run_tournament([f"exec:{sys.executable} {path}", "random"], ["argentine"], 4, seed=0, workers=2,
+                                progress=False)
+    assert not any("forfeit" in m for m in summary["matches"])
+    children = [int(p) for p in pids.read_text().split()]
+    deadline = time.monotonic() + 5
+    while any(alive(p) for p in children) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert children and not [p for p in children if alive(p)]

@@ -6,7 +6,8 @@ that ignores SIGINT is not enough on its own: a spawned worker spends its first 
 before the initializer runs. So the parent ignores SIGINT while it starts the workers, which inherit the ignored
 signal from their first instruction (an ignored signal stays ignored across exec, and Python keeps it so), and
 then restores its own handler. A worker also exits when its parent is gone: a killed tournament (SIGTERM, kill
--9) must not leave its workers playing out their chunks of matches for minutes.
+-9) must not leave its workers playing out their chunks of matches for minutes. Either way out (and the pool's own
+SIGTERM when it is done) stops the outside programs the worker started, with their process groups, first.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -25,15 +27,30 @@ def ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def _stop_programs() -> None:
+    """Stop the outside programs this worker started (:func:`agents.exec.stop_all`), if it started any."""
+    programs = sys.modules.get("agents.exec")
+    if programs is not None:
+        programs.stop_all()
+
+
 def _exit_with_parent(parent: int) -> None:
     while os.getppid() == parent:
         time.sleep(0.5)
+    _stop_programs()
     os._exit(1)
+
+
+def _on_terminate(signum: int, frame: Any) -> None:
+    """A pool ends its workers with SIGTERM, which skips Python's clean-up: stop the programs first."""
+    _stop_programs()
+    os._exit(0)
 
 
 def _start_worker(parent: int, initializer: Callable[[], None]) -> None:
     # the parent's pid comes from the parent: one killed while this worker started up is noticed too
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True, name="exit-with-parent").start()
+    signal.signal(signal.SIGTERM, _on_terminate)
     initializer()
 
 
