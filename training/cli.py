@@ -1,16 +1,19 @@
 """The ``truco`` command-line tool.
 
 Subcommands:
-  demo     the main job in miniature: train PPO a few minutes, then a tournament (--random: text matches)
-  replay   re-simulate a match record (JSON) and report the first disagreement
-  play     a person against bots in the terminal (serve: in the browser)
-  train    train a policy: truco train ppo --config FILE
-  export   export a policy for other front ends: truco export ppo POLICY --out FILE.onnx
-  bench    speed of the engine and environments against peer libraries
-  eval     tournaments between agents (duplicate deals, intervals, ratings)
-  exploit  approximate exploitability of an agent: a trained best response's win rate against it
-  gauntlet duplicate matches against a fixed population of held-out opponents
-  report   the strength report of every shipped agent (docs/strength.md)
+  demo         the main job in miniature: train PPO a few minutes, then a tournament (--random: text matches)
+  replay       re-simulate a match record (JSON) and report the first disagreement
+  play         a person against bots in the terminal
+  serve        a person against a policy in the browser (a local web table)
+  train        train a policy: truco train ppo|cfr|distill --config FILE
+  export       export a policy for other front ends: truco export ppo POLICY --out FILE.onnx (cfr: a JSON table)
+  bench        speed of the engine and environments against peer libraries
+  eval         tournaments between agents (duplicate deals, intervals, ratings)
+  exploit      approximate exploitability of an agent: a trained best response's win rate against it
+  gauntlet     duplicate matches against a fixed population of held-out opponents
+  report       the strength report of every shipped agent (docs/strength.md)
+  leaderboard  a leaderboard over a YAML list of entrants: every pairing once, new entrants play only theirs
+  bot          an agent as a program speaking the truco-bot/1 line protocol, for outside arenas (docs/protocol.md)
 
 Each command lives in a module of its own under ``training/commands/`` (its parser and its handler); this module
 holds what they share: the parser they hang on, logging, and the exit codes of interrupts and errors.
