@@ -132,4 +132,4 @@ def test_the_docs_state_the_search_defaults_the_code_has():
     assert f"`worlds=W` ({DEFAULTS['worlds']})" in search and f"`margin=M` ({DEFAULTS['margin']})" in search
     assert all(f"`{kind}`" in search for kind in SEARCH_KINDS)
     assert f"`worlds={DEFAULTS['worlds']}`, `margin={DEFAULTS['margin']}`" in evaluation
-    assert f"`on={'+'.join(SEARCH_KINDS)}`" in evaluation
+    assert f"`on={DEFAULTS['on']}`" in evaluation and f"`{DEFAULTS['on']}` by default" in search
