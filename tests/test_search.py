@@ -45,18 +45,24 @@ def test_the_same_seed_gives_the_same_decisions_and_the_search_acts():
     assert agent.search_stats["searched"] > 10  # it searched most of them (a decision with one legal action is not)
 
 
-def test_rollouts_price_folding_a_sure_hand_below_playing_it():
-    """Seat 0 holds the three strongest cards of Argentine Truco: going to the mazo gives the hand away, playing
-    wins it; the rollouts, valued by match equity, say so."""
-    config = make_config("argentine")
-    deal = {"hands": [["1e", "1b", "7e"], ["4c", "5o", "6b"]], "dealer": 1}
-    state = TrucoState.new(config, deal=deal, score=(20, 20))
-    agent = make_agent("search:ppo:argentine")
+SURE_HAND = {"hands": [["1e", "1b", "7e"], ["4c", "5o", "6b"]], "dealer": 1}
+
+
+def sure_hand(spec: str):
+    """Seat 0 to act at 20-20 holding the three strongest cards of Argentine Truco: the agent, the rules and the
+    one world that is the real deal."""
+    state = TrucoState.new(make_config("argentine"), deal=SURE_HAND, score=(20, 20))
+    agent = make_agent(spec)
     observation = observation_for(agent, state, 0)
     rules = rules_of(observation["observation"])
-    root = hand_view(observation, rules)
-    real = np.array([[C.parse_card(c, "argentine") for h in deal["hands"] for c in h]], dtype=np.int32)
-    worlds = weigh_deals(root, rules, agent.model, real)
+    real = np.array([[C.parse_card(c, "argentine") for h in SURE_HAND["hands"] for c in h]], dtype=np.int32)
+    return agent, rules, weigh_deals(hand_view(observation, rules), rules, agent.model, real)
+
+
+def test_rollouts_price_folding_a_sure_hand_below_playing_it():
+    """Going to the mazo with the three strongest cards gives the hand away, playing wins it; the rollouts,
+    valued by match equity, say so."""
+    agent, rules, worlds = sure_hand("search:ppo:argentine")
     play, mazo = A.action_id("play:1e", "argentine"), A.action_id("mazo", "argentine")
     values = rollout_values(np.repeat(worlds.states, 16, axis=0), [play, mazo], rules, agent.model, 0,
                             np.random.default_rng(0))
@@ -106,14 +112,7 @@ def test_each_action_has_its_kind():
 def test_a_robust_search_values_every_action_against_every_style():
     from agents.search import STYLES
 
-    config = make_config("argentine")
-    deal = {"hands": [["1e", "1b", "7e"], ["4c", "5o", "6b"]], "dealer": 1}
-    state = TrucoState.new(config, deal=deal, score=(20, 20))
-    agent = make_agent("search:ppo:argentine,robust=1,floor=0.5")
-    observation = observation_for(agent, state, 0)
-    rules = rules_of(observation["observation"])
-    worlds = weigh_deals(hand_view(observation, rules), rules, agent.model,
-                         np.array([[C.parse_card(c, "argentine") for h in deal["hands"] for c in h]], np.int32))
+    agent, rules, worlds = sure_hand("search:ppo:argentine,robust=1,floor=0.5")
     truco = A.action_id("truco", "argentine")
     values = rollout_values(np.repeat(worlds.states, 8, axis=0), [truco, A.action_id("mazo", "argentine")], rules,
                             agent.model, 0, np.random.default_rng(0), STYLES)
