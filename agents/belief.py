@@ -293,11 +293,11 @@ def deal_candidates(root: HandRoot, rules: Rules, count: int, rng: np.random.Gen
 
 
 def sample_worlds(root: HandRoot, rules: Rules, model: Model | None, candidates: int,
-                  rng: np.random.Generator, opponent_floor: float = FLOOR) -> Worlds:
+                  rng: np.random.Generator) -> Worlds:
     """The belief over the hand's deals (module docstring): every one of ``candidates`` proposed deals that agrees
     with the seat's view, with its weight; none when no candidate agrees."""
     cards = deal_candidates(root, rules, candidates, rng, getattr(root, "points", None))
-    return weigh_deals(root, rules, model, cards[agreeing(root, rules, cards)], opponent_floor)
+    return weigh_deals(root, rules, model, cards[agreeing(root, rules, cards)])
 
 
 def agreeing(root: HandRoot, rules: Rules, cards: np.ndarray) -> np.ndarray:
@@ -320,11 +320,9 @@ def _agree(states: np.ndarray, rules: Rules, alive: np.ndarray, root: HandRoot) 
         np.abs(obs[:, K.O_SENAS_SEEN:] - real[K.O_SENAS_SEEN:]).max(1, initial=0) <= TOLERANCE)
 
 
-def weigh_deals(root: HandRoot, rules: Rules, model: Model | None, cards: np.ndarray,
-                opponent_floor: float = FLOOR) -> Worlds:
+def weigh_deals(root: HandRoot, rules: Rules, model: Model | None, cards: np.ndarray) -> Worlds:
     """The deals of ``cards`` [deals, seats * hand size] that agree with the seat's view, each with its weight
-    (module docstring, 2-3), the weights normalized; ``opponent_floor``: the uniform share in the model of the
-    other team's seats (a partner's is :data:`FLOOR`)."""
+    (module docstring, 2-3), the weights normalized."""
     k = len(cards)
     states = new_worlds(root, rules, cards, np.random.default_rng(k))
     alive = np.ones(k, dtype=np.bool_)
@@ -338,8 +336,7 @@ def weigh_deals(root: HandRoot, rules: Rules, model: Model | None, cards: np.nda
         alive[rows] = True
         if seat != root.seat and model is not None and rows.size:
             probs = model(obs[rows], masks[rows])[:, action]
-            floor = FLOOR if seat % 2 == root.seat % 2 else opponent_floor
-            weights[rows] *= (1 - floor) * probs + floor / masks[rows].sum(1)
+            weights[rows] *= (1 - FLOOR) * probs + FLOOR / masks[rows].sum(1)
         _apply_action(states, rules.cfg, alive, action)
     keep = np.flatnonzero(_agree(states, rules, alive, root) & (weights > 0))
     total = weights[keep].sum()

@@ -12,12 +12,6 @@ read (``ppo:``, ``onnx:``, ``cfr:``, ``best:``); the trailing options are the se
   whether and what to signal). The default is the one kind whose search did not lose to opponents unlike the
   agent (:data:`DEFAULTS`).
 
-Two pilot options, measured in docs/research.md ("Thinking ahead at play time") and not yet adopted: ``robust=1``
-values every action against four styles of the other team (the model, and the model five times as likely to
-accept, to fold, to call or raise: Pluribus's continuation strategies) and overrules the agent only with an action
-that gains against every style; ``floor=F`` (0.05) is the uniform share in the belief's model of the other team's
-actions (a partner's stays 0.05), how little the search trusts its reading of opponents who may not play like it.
-
 At a decision, the agent first asks ``SPEC`` what it would do. Then:
 
 1. Belief. :func:`agents.belief.sample_worlds` makes :data:`CANDIDATES` deals consistent with the seat's view,
@@ -61,23 +55,7 @@ MAX_STEPS = 64
 #: ``on=cards`` by measurement (docs/research.md, "Thinking ahead at play time"): searched, the answers and the bets
 #: price calls against an opponent that answers like the agent and lose against those who do not; the card search
 #: is level with its blueprint against the heuristic and random over 2,000 matches and beats it head to head.
-DEFAULTS = {"worlds": 32, "margin": 0.02, "on": "cards", "robust": 0, "floor": 0.05}
-#: How much more likely a style makes its actions at an opponent's decision (Pluribus's continuation strategies).
-STYLE_BIAS = 5.0
-
-
-def _styles() -> np.ndarray:
-    """The opponents' styles a robust search values its actions against [style, action id]: the model itself, and
-    the model biased toward accepting calls, toward folding, and toward calling and raising. A robust search
-    overrules the agent only with an action that gains against every style."""
-    styles = np.ones((4, K.NUM_ACTIONS_SENAS))
-    styles[1, K.A_QUIERO] = STYLE_BIAS
-    styles[2, [K.A_NOQ, K.A_MAZO]] = STYLE_BIAS
-    styles[3, K.A_TRUCO:K.A_QUIERO] = STYLE_BIAS
-    return styles
-
-
-STYLES = _styles()
+DEFAULTS = {"worlds": 32, "margin": 0.02, "on": "cards"}
 
 
 def action_kind(phase: int, action: int) -> str:
@@ -95,14 +73,13 @@ class SearchAgent(Agent):
     """``agent``'s action, or a better one that a look-ahead over its belief finds (module docstring)."""
 
     def __init__(self, agent: Agent, worlds: int = DEFAULTS["worlds"], margin: float = DEFAULTS["margin"],
-                 on: frozenset[str] = frozenset(DEFAULTS["on"].split("+")), robust: bool = False,
-                 floor: float = DEFAULTS["floor"]):
+                 on: frozenset[str] = frozenset(DEFAULTS["on"].split("+"))):
         self.agent = agent
         self.model = policy_model(agent)
         if self.model is None:
             raise ValueError(f"agent 'search': {clip(repr(agent.spec), MAX_PATH_ECHO)} gives no action "
                              "probabilities to search with; search a policy or a blueprint (ppo:, onnx:, cfr:, best:)")
-        self.worlds, self.margin, self.on, self.robust, self.floor = worlds, margin, on, robust, floor
+        self.worlds, self.margin, self.on = worlds, margin, on
         self.presets = agent.presets
         self.wants = frozenset(agent.wants) | {"info_state_string"}
         self._rng = np.random.default_rng()
@@ -127,33 +104,28 @@ class SearchAgent(Agent):
         actions = [int(a) for a in legal if a == own or action_kind(phase, int(a)) in self.on]
         if len(actions) < 2 or action_kind(phase, own) not in self.on:
             return own
-        worlds = sample_worlds(root, rules, self.model, CANDIDATES, self._rng, self.floor)
+        worlds = sample_worlds(root, rules, self.model, CANDIDATES, self._rng)
         if len(worlds.weights) == 0:
             return own
         self.search_stats["searched"] += 1
         drawn = self._rng.choice(len(worlds.weights), size=self.worlds, p=worlds.weights)
-        values = rollout_values(worlds.states[drawn], actions, rules, self.model, root.seat, self._rng,
-                                STYLES if self.robust else STYLES[:1])
-        gains = (values - values[actions.index(own)]).min(1)  # an action must gain against every style
-        best = int(np.argmax(gains))
-        if gains[best] > self.margin:
+        values = rollout_values(worlds.states[drawn], actions, rules, self.model, root.seat, self._rng)
+        best = int(np.argmax(values))
+        if values[best] > values[actions.index(own)] + self.margin:
             self.search_stats["overruled"] += 1
             return actions[best]
         return own
 
 
 def rollout_values(states: np.ndarray, actions: list[int], rules: Rules, model, seat: int,
-                   rng: np.random.Generator, styles: np.ndarray = STYLES[:1]) -> np.ndarray:
-    """The match-win probability for ``seat``'s team [action, style] of taking each of ``actions`` in each world
-    of ``states`` [worlds, state] and playing the hand out with ``model`` at every seat (module docstring, 2-3),
-    the mean over the worlds, the other team playing in each of ``styles`` [style, action id] (multipliers of the
-    model's probabilities at its decisions)."""
-    worlds, count, kinds = len(states), len(actions), len(styles)
-    rows = np.repeat(states, count * kinds, axis=0)  # row (w * count + i) * kinds + k: world w, action i, style k
-    first = np.tile(np.repeat(np.asarray(actions, dtype=np.int64), kinds), worlds)
-    style = np.tile(np.arange(kinds), worlds * count)
+                   rng: np.random.Generator) -> np.ndarray:
+    """The mean match-win probability for ``seat``'s team of taking each of ``actions`` in each world of
+    ``states`` [worlds, state] and playing the hand out with ``model`` at every seat (module docstring, 2-3)."""
+    worlds, count = len(states), len(actions)
+    rows = np.repeat(states, count, axis=0)  # row w * count + i: world w, action i
+    first = np.tile(np.asarray(actions, dtype=np.int64), worlds)
     _apply_rows(rows, rules.cfg, first)
-    draws = np.repeat(rng.random((worlds, MAX_STEPS)), count * kinds, axis=0)  # common random numbers per world
+    draws = np.repeat(rng.random((worlds, MAX_STEPS)), count, axis=0)  # common random numbers per world
     obs = np.tile(rules.template, (len(rows), 1))
     masks = np.zeros((len(rows), K.NUM_ACTIONS_SENAS if rules.config.senas else K.NUM_ACTIONS), dtype=np.int8)
     live = np.zeros(len(rows), dtype=np.bool_)
@@ -162,16 +134,13 @@ def rollout_values(states: np.ndarray, actions: list[int], rules: Rules, model, 
             break
         at = np.flatnonzero(live)
         probs = np.where(masks[at] > 0, model(obs[at], masks[at]), 0.0)
-        if kinds > 1:  # the other team plays in its row's style
-            other = rows[at, K.S_ACTOR] % 2 != seat % 2
-            probs[other] *= styles[style[at[other]], :probs.shape[1]]
         cdf = np.cumsum(probs, axis=1)
         pick = (cdf < (draws[at, step] * cdf[:, -1])[:, None]).sum(1)
         chosen = np.full(len(rows), -1, dtype=np.int64)
         chosen[at] = np.minimum(pick, masks.shape[1] - 1)
         _apply_rows(rows, rules.cfg, chosen)
     equity = equity_table(rules)
-    return _values(rows, seat % 2, rules.config.target_score, equity).reshape(worlds, count, kinds).mean(0)
+    return _values(rows, seat % 2, rules.config.target_score, equity).reshape(worlds, count).mean(0)
 
 
 _EQUITY: dict[tuple[int, str], np.ndarray] = {}
@@ -257,14 +226,7 @@ def _factory(arg: str | None, params: dict[str, str]) -> Agent:
         raise ValueError(f"agent 'search': unknown decision kinds [{names}]; choose from {list(SEARCH_KINDS)}")
     if inner.partition(":")[0] == "search":
         raise ValueError("agent 'search': a search inside a search is not supported; search the agent itself")
-    robust = options.get("robust", "0")
-    if robust not in ("0", "1"):
-        raise ValueError(f"agent 'search': robust must be 0 or 1, got {echo(robust)}")
-    try:
-        floor = number_in(0.0, 1.0)(options.get("floor", str(DEFAULTS["floor"])))
-    except ValueError:
-        raise ValueError(f"agent 'search': floor must be a number 0..1, got {echo(options['floor'])}") from None
-    return SearchAgent(make_agent(inner), worlds=worlds, margin=margin, on=on, robust=robust == "1", floor=floor)
+    return SearchAgent(make_agent(inner), worlds=worlds, margin=margin, on=on)
 
 
 register_agent("search", _factory)
