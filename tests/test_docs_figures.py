@@ -381,6 +381,13 @@ def versus(preset: str, agent: str, opponent: str, key: str = "win_rate_a") -> s
     return pct(row_of(preset, agent)["versus"][opponent][key])
 
 
+def learners() -> str:
+    """How many best-response learners each ABR figure of the data is the strongest of, in words."""
+    counts = {len(row["exploit"]["learners"]) for row in data()["rows"]}
+    words = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}
+    return words.get(counts.pop(), "?") if len(counts) == 1 else f"{sorted(counts)} (not one number)"
+
+
 #: Sentences that quote figures of the data: (page, pattern over the page's text with white space made single
 #: spaces, each group's figure from the data).
 QUOTES: list[tuple[str, str, Callable[[], tuple[str, ...]]]] = [
@@ -402,7 +409,11 @@ QUOTES: list[tuple[str, str, Callable[[], tuple[str, ...]]]] = [
      lambda: (versus("argentine-2v2", "ppo:argentine-2v2", "heuristic"),)),
     ("docs/exploitability.md", r"the figures in docs/strength.json were measured so, (\S+(?: to \S+)?)\.",
      lambda: (stage_dates(data()["rows"]),)),
+    ("README.md", r"The ABR win rate is the strongest of (\w+) trained best responses", lambda: (learners(),)),
+    ("docs/cfr.md", r"the ABR win rate is the strongest of (\w+) best responses", lambda: (learners(),)),
+    ("docs/exploitability.md", r"figure is the strongest of (\w+) learner seeds", lambda: (learners(),)),
 ]
+
 
 
 def random_margin(preset: str, agent: str) -> float:
