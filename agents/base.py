@@ -60,12 +60,16 @@ class Agent:
         raise NotImplementedError(f"{type(self).__name__} plays one table at a time (batched = False)")
 
     @classmethod
-    def act_together(cls, agents: Sequence[Agent], observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    def act_together(cls, agents: Sequence[Agent], observations: np.ndarray, masks: np.ndarray,
+                     views: Sequence[dict[str, Any]] | None = None) -> np.ndarray:
         """One legal action id per row, row ``i`` decided by ``agents[i]`` (agents of this class, one per table and
-        seat, each with its own state): one :meth:`act` after another here; a class whose decisions run compiled
-        (the heuristic) decides for every row in one call. :func:`act_many` is the way in."""
-        return np.array([agent.act({"observation": o, "action_mask": m})
-                         for agent, o, m in zip(agents, observations, masks, strict=True)], dtype=np.int64)
+        seat, each with its own state) from ``views[i]`` where given (the observation with the extras the agent
+        ``wants``), else from the row's observation and mask: one :meth:`act` after another here; a class whose
+        decisions run compiled (the heuristic) or share their network calls (a search) decides for every row in
+        one go. :func:`act_many` is the way in."""
+        if views is None:
+            views = [{"observation": o, "action_mask": m} for o, m in zip(observations, masks, strict=True)]
+        return np.array([agent.act(view) for agent, view in zip(agents, views, strict=True)], dtype=np.int64)
 
     def reset(self, seat: int | None = None) -> None:
         """Called at the start of every match (``seat`` is the agent's seat, when known)."""
@@ -84,21 +88,23 @@ class RandomAgent(RandomPlayer, Agent):
     batched = True
 
 
-def act_many(agents: Sequence[Agent], observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+def act_many(agents: Sequence[Agent], observations: np.ndarray, masks: np.ndarray,
+             views: Sequence[dict[str, Any]] | None = None) -> np.ndarray:
     """One action per row of ``observations`` [tables, obs] and ``masks`` [tables, actions], row ``i`` decided by
     ``agents[i]`` (one agent per table and seat, as a match loop keeps them): the agents of each class decide
     together through its :meth:`Agent.act_together`, so that the heuristic's tables take one compiled call.
 
     Why: where many matches wait on one-table agents at once (a league's scripted seats, imitation data, a best
     response's target), a loop of ``act`` calls spends its time in Python; the decisions are the same either way.
-    Only the observation and the mask are shown: an agent that ``wants`` more is asked one table at a time by its
-    caller."""
+    ``views`` (one per row, the observation with the extras each agent ``wants``) is what a caller passes for
+    agents that read more than the observation and the mask."""
     out = np.empty(len(agents), dtype=np.int64)
     rows_of: dict[type, list[int]] = {}
     for i, agent in enumerate(agents):
         rows_of.setdefault(type(agent), []).append(i)
     for cls, rows in rows_of.items():
-        out[rows] = cls.act_together([agents[i] for i in rows], observations[rows], masks[rows])
+        out[rows] = cls.act_together([agents[i] for i in rows], observations[rows], masks[rows],
+                                     None if views is None else [views[i] for i in rows])
     return out
 
 

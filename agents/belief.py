@@ -39,8 +39,9 @@ Not covered, where :func:`hand_view` returns None and the caller plays without a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import numpy as np
 from numba import njit
@@ -64,6 +65,44 @@ _TALLY = slice(K.O_TALLY, K.O_TALLY + 2 * (K.NUM_TALLY + 1))
 
 #: A model of a seat: action probabilities [rows, actions] for observations [rows, obs] and masks [rows, actions].
 Model = Callable[[np.ndarray, np.ndarray], np.ndarray]
+#: What a plan asks the model: observations [rows, obs] and masks [rows, actions]; it is sent the probabilities.
+Request = tuple[np.ndarray, np.ndarray]
+T = TypeVar("T")
+#: A computation that asks the model as it goes (a generator of :data:`Request`), so that many of them, one per
+#: table, can share one model call per round (:func:`run_plans`).
+Plan = Generator[Request, np.ndarray, T]
+
+
+def run_plans(plans: Sequence[Plan[Any]], model: Model) -> list[Any]:
+    """The results of ``plans``, run side by side: each round, every rows they ask about in one call of ``model``.
+
+    Why: a network call costs about the same for a few rows as for thousands, and a search asks one per step of
+    the history and of the rollouts; tables searched together (a best response's batch of matches) then cost one
+    call per round instead of one per table. Each plan's own randomness is its own, so a plan gives the same
+    result run alone or beside others."""
+    results: list[Any] = [None] * len(plans)
+    asks: dict[int, Request] = {}
+
+    def advance(i: int, answer: np.ndarray | None) -> None:
+        try:
+            asks[i] = plans[i].send(answer)  # type: ignore[arg-type]
+        except StopIteration as done:
+            asks.pop(i, None)
+            results[i] = done.value
+
+    for i in range(len(plans)):
+        advance(i, None)
+    while asks:
+        order = list(asks)
+        probs = model(np.concatenate([asks[i][0] for i in order]), np.concatenate([asks[i][1] for i in order]))
+        for i, part in zip(order, np.split(probs, np.cumsum([len(asks[i][0]) for i in order])[:-1]), strict=True):
+            advance(i, part)
+    return results
+
+
+def run_plan(plan: Plan[T], model: Model | None) -> T:
+    """One plan's result (a plan that never asks needs no model)."""
+    return run_plans([plan], model)[0]  # type: ignore[arg-type]
 
 
 def policy_model(agent) -> Model | None:
@@ -296,8 +335,14 @@ def sample_worlds(root: HandRoot, rules: Rules, model: Model | None, candidates:
                   rng: np.random.Generator) -> Worlds:
     """The belief over the hand's deals (module docstring): every one of ``candidates`` proposed deals that agrees
     with the seat's view, with its weight; none when no candidate agrees."""
+    return run_plan(sampling(root, rules, model is not None, candidates, rng), model)
+
+
+def sampling(root: HandRoot, rules: Rules, modelled: bool, candidates: int, rng: np.random.Generator
+             ) -> Plan[Worlds]:
+    """:func:`sample_worlds` as a :data:`Plan` (``modelled``: weighed by the model it is run with)."""
     cards = deal_candidates(root, rules, candidates, rng, getattr(root, "points", None))
-    return weigh_deals(root, rules, model, cards[agreeing(root, rules, cards)])
+    return (yield from weighing(root, rules, modelled, cards[agreeing(root, rules, cards)]))
 
 
 def agreeing(root: HandRoot, rules: Rules, cards: np.ndarray) -> np.ndarray:
@@ -323,6 +368,11 @@ def _agree(states: np.ndarray, rules: Rules, alive: np.ndarray, root: HandRoot) 
 def weigh_deals(root: HandRoot, rules: Rules, model: Model | None, cards: np.ndarray) -> Worlds:
     """The deals of ``cards`` [deals, seats * hand size] that agree with the seat's view, each with its weight
     (module docstring, 2-3), the weights normalized."""
+    return run_plan(weighing(root, rules, model is not None, cards), model)
+
+
+def weighing(root: HandRoot, rules: Rules, modelled: bool, cards: np.ndarray) -> Plan[Worlds]:
+    """:func:`weigh_deals` as a :data:`Plan`: one request per action of another seat in the hand."""
     k = len(cards)
     states = new_worlds(root, rules, cards, np.random.default_rng(k))
     alive = np.ones(k, dtype=np.bool_)
@@ -334,8 +384,8 @@ def weigh_deals(root: HandRoot, rules: Rules, model: Model | None, cards: np.nda
         rows = np.flatnonzero(alive & (masks[:, action] > 0))
         alive[:] = False
         alive[rows] = True
-        if seat != root.seat and model is not None and rows.size:
-            probs = model(obs[rows], masks[rows])[:, action]
+        if seat != root.seat and modelled and rows.size:
+            probs = (yield obs[rows], masks[rows])[:, action]
             weights[rows] *= (1 - FLOOR) * probs + FLOOR / masks[rows].sum(1)
         _apply_action(states, rules.cfg, alive, action)
     keep = np.flatnonzero(_agree(states, rules, alive, root) & (weights > 0))

@@ -209,11 +209,12 @@ class HeuristicAgent(HeuristicParameters, Agent):
         return action
 
     @classmethod
-    def act_together(cls, agents: Sequence[HeuristicAgent], observations: np.ndarray, masks: np.ndarray
-                     ) -> np.ndarray:
+    def act_together(cls, agents: Sequence[HeuristicAgent], observations: np.ndarray, masks: np.ndarray,
+                     views: Sequence[dict] | None = None) -> np.ndarray:
         """``[agent.act(row) for agent, row in zip(agents, rows)]`` in one compiled call: row ``i`` of
         ``observations`` [batch, obs] and ``masks`` [batch, actions] is decided by ``agents[i]`` (one agent per
-        table and seat, each with its own generator and memory of the match, as one by one)."""
+        table and seat, each with its own generator and memory of the match, as one by one; it reads nothing of
+        ``views`` but the observation and mask already given)."""
         observations = np.ascontiguousarray(observations)
         masks = np.ascontiguousarray(masks)
         n = len(agents)

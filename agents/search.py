@@ -35,6 +35,7 @@ every match): the same seed gives the same decisions. ``search_stats`` counts se
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -45,7 +46,7 @@ from truco_env.actions import CALL_BASE
 from truco_env.limits import MAX_ECHO, clip
 
 from .base import MAX_PATH_ECHO, Agent, echo, make_agent, number_in, register_agent
-from .belief import Rules, hand_view, policy_model, rules_of, sample_worlds
+from .belief import Plan, Rules, hand_view, policy_model, rules_of, run_plan, run_plans, sampling
 
 SEARCH_KINDS = ("cards", "bets", "answers", "onze", "signals")
 #: Deals proposed to the belief per decision (those that disagree with the view are dropped before weighing).
@@ -93,6 +94,32 @@ class SearchAgent(Agent):
         self.agent.reset(seat)
 
     def act(self, observation: dict[str, Any]) -> int:
+        return run_plan(self._decide(observation), self.model)
+
+    @classmethod
+    def act_together(cls, agents: Sequence[SearchAgent], observations: np.ndarray, masks: np.ndarray,
+                     views: Sequence[dict[str, Any]] | None = None) -> np.ndarray:
+        """Each table's decision as :meth:`act` makes it, the searches of agents that search with the same agent
+        run side by side (:func:`agents.belief.run_plans`: one network call per round for all of them). A
+        search needs its seat's information-state string: rows without ``views`` are played by the agent
+        alone."""
+        views = views if views is not None else [{"observation": o, "action_mask": m}
+                                                 for o, m in zip(observations, masks, strict=True)]
+        out = np.empty(len(agents), dtype=np.int64)
+        groups: dict[Any, list[int]] = {}
+        for i, agent in enumerate(agents):
+            groups.setdefault(agent._model_key, []).append(i)
+        for rows in groups.values():
+            out[rows] = run_plans([agents[i]._decide(views[i]) for i in rows], agents[rows[0]].model)
+        return out
+
+    @property
+    def _model_key(self) -> Any:
+        """Agents whose models are the same network (instances made from one spec share one call)."""
+        return (type(self.agent), self.agent.spec) if self.agent.spec else id(self)
+
+    def _decide(self, observation: dict[str, Any]) -> Plan[int]:
+        """The decision of :meth:`act` as a plan that asks the model as it goes (module docstring, 1-4)."""
         own = int(self.agent.act(observation))
         self.search_stats["decisions"] += 1
         rules = rules_of(np.asarray(observation["observation"], dtype=np.float32))
@@ -104,12 +131,12 @@ class SearchAgent(Agent):
         actions = [int(a) for a in legal if a == own or action_kind(phase, int(a)) in self.on]
         if len(actions) < 2 or action_kind(phase, own) not in self.on:
             return own
-        worlds = sample_worlds(root, rules, self.model, CANDIDATES, self._rng)
+        worlds = yield from sampling(root, rules, True, CANDIDATES, self._rng)
         if len(worlds.weights) == 0:
             return own
         self.search_stats["searched"] += 1
         drawn = self._rng.choice(len(worlds.weights), size=self.worlds, p=worlds.weights)
-        values = rollout_values(worlds.states[drawn], actions, rules, self.model, root.seat, self._rng)
+        values = yield from rolling_out(worlds.states[drawn], actions, rules, root.seat, self._rng)
         best = int(np.argmax(values))
         if values[best] > values[actions.index(own)] + self.margin:
             self.search_stats["overruled"] += 1
@@ -121,6 +148,12 @@ def rollout_values(states: np.ndarray, actions: list[int], rules: Rules, model, 
                    rng: np.random.Generator) -> np.ndarray:
     """The mean match-win probability for ``seat``'s team of taking each of ``actions`` in each world of
     ``states`` [worlds, state] and playing the hand out with ``model`` at every seat (module docstring, 2-3)."""
+    return run_plan(rolling_out(states, actions, rules, seat, rng), model)
+
+
+def rolling_out(states: np.ndarray, actions: list[int], rules: Rules, seat: int, rng: np.random.Generator
+                ) -> Plan[np.ndarray]:
+    """:func:`rollout_values` as a :data:`~agents.belief.Plan`: one request per step of the rollouts."""
     worlds, count = len(states), len(actions)
     rows = np.repeat(states, count, axis=0)  # row w * count + i: world w, action i
     first = np.tile(np.asarray(actions, dtype=np.int64), worlds)
@@ -133,7 +166,7 @@ def rollout_values(states: np.ndarray, actions: list[int], rules: Rules, model, 
         if not _observe_actors(rows, rules.cfg, live, obs, masks):
             break
         at = np.flatnonzero(live)
-        probs = np.where(masks[at] > 0, model(obs[at], masks[at]), 0.0)
+        probs = np.where(masks[at] > 0, (yield obs[at], masks[at]), 0.0)
         cdf = np.cumsum(probs, axis=1)
         pick = (cdf < (draws[at, step] * cdf[:, -1])[:, None]).sum(1)
         chosen = np.full(len(rows), -1, dtype=np.int64)

@@ -121,3 +121,38 @@ def test_the_docs_state_the_search_defaults_the_code_has():
     assert all(f"`{kind}`" in search for kind in SEARCH_KINDS)
     assert f"`worlds={DEFAULTS['worlds']}`, `margin={DEFAULTS['margin']}`" in evaluation
     assert f"`on={DEFAULTS['on']}`" in evaluation and f"`{DEFAULTS['on']}` by default" in search
+
+
+def searched_views(spec: str, preset: str, tables: int) -> tuple[list, list[dict]]:
+    """One decision point of each of ``tables`` random-play tables (seed = table), each with its own agent of
+    ``spec`` seeded by the table, and the view its seat is shown there."""
+    config = make_config(preset)
+    rng = np.random.default_rng(0)
+    agents, views = [], []
+    for table in range(tables):
+        state = TrucoState.new(config, seed=table)
+        for _ in range(int(rng.integers(0, 7))):
+            legal = state.legal_actions()
+            if state.is_over or len(legal) < 2:
+                break
+            state.apply(legal[int(rng.integers(len(legal)))])
+        agent = make_agent(spec)
+        agent.seed(table)
+        agents.append(agent)
+        views.append(observation_for(agent, state, state.actor))
+    return agents, views
+
+
+def test_tables_searched_together_decide_as_each_alone():
+    """A best response's batch of matches asks every table's search in one network call per round
+    (``act_together``): each table must still get the decision its agent makes alone, and the agents searched."""
+    spec = "search:ppo:paulista,worlds=8,on=cards+bets+answers"
+    alone_agents, views = searched_views(spec, "paulista", 12)
+    alone = [agent.act(view) for agent, view in zip(alone_agents, views)]
+    together_agents, _ = searched_views(spec, "paulista", 12)
+    obs = np.stack([v["observation"] for v in views])
+    mask = np.stack([v["action_mask"] for v in views])
+    together = SearchAgent.act_together(together_agents, obs, mask, views)
+    assert list(together) == alone
+    assert sum(agent.search_stats["searched"] for agent in together_agents) >= 6
+    assert [a.search_stats for a in together_agents] == [a.search_stats for a in alone_agents]

@@ -225,10 +225,10 @@ class Partition:
                 actions[at] = sample(probs, self.generator).numpy()
             elif traits(name).batched:
                 actions[at] = self._agent(name, -1, -1).act_batch(obs[at], mask[at])
-            elif traits(name).wants:  # extras from each table's engine state, one table at a time
-                for i in at:
-                    agent = self._agent(name, int(i), int(actor[i]))
-                    actions[i] = agent.act(observation_for(agent, self.env.state(int(i)), int(actor[i])))
+            elif traits(name).wants:  # extras from each table's engine state; a search decides its tables together
+                seated = [self._agent(name, int(i), int(actor[i])) for i in at]
+                views = [observation_for(agent, self.env.state(int(i)), int(actor[i])) for agent, i in zip(seated, at)]
+                actions[at] = act_many(seated, obs[at], mask[at], views)
             else:  # one agent per table and seat; a heuristic's tables take one compiled call
                 actions[at] = act_many([self._agent(name, int(i), int(actor[i])) for i in at], obs[at], mask[at])
         self.obs, self.mask, points, self.actor, done = self.env.step(actions)
