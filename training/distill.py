@@ -1,7 +1,7 @@
 """``truco train distill --config configs/distill/<preset>.yaml``: a network that plays as a searching agent plays,
 at the cost of one forward pass.
 
-Why: ``search:SPEC`` (docs/search.md) thinks for 10 to 25 ms a decision on this project's machine, and a best
+Why: ``search:SPEC`` (docs/search.md) thinks for 5 to 25 ms a decision on this project's machine, and a best
 response trains against its target for 600,000 decisions: days for the three learners the report trains. The
 search's choices are learnable, though (they are a function of the seat's view and a few thousand draws), so a
 network fitted to them carries the search's play at a network's speed and can be measured like any policy.
@@ -53,7 +53,7 @@ class DistillArgs(Options):
 
     preset: PresetName = "paulista"
     """The rules the teacher plays."""
-    teacher: str = "search:ppo:paulista,on=cards+bets"
+    teacher: str = "search:ppo:paulista"
     """The searching agent whose choices are learnt (docs/search.md)."""
     init: str = "ppo:paulista"
     """The student's starting network, a ``ppo:`` spec (the teacher's blueprint)."""
