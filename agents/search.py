@@ -57,6 +57,10 @@ MAX_STEPS = 64
 #: price calls against an opponent that answers like the agent and lose against those who do not; the card search
 #: is level with its blueprint against the heuristic and random over 2,000 matches and beats it head to head.
 DEFAULTS = {"worlds": 32, "margin": 0.02, "on": "cards"}
+#: Tables whose searches share network calls (:meth:`SearchAgent.act_together`): on one CPU core a call costs its
+#: rows, and past a few tables the calls' arrays outgrow the caches (docs/research.md: 1.4x at 8 tables, 1.0x at
+#: 32, 0.7x at 128).
+TABLES_TOGETHER = 8
 
 
 def action_kind(phase: int, action: int) -> str:
@@ -110,7 +114,9 @@ class SearchAgent(Agent):
         for i, agent in enumerate(agents):
             groups.setdefault(agent._model_key, []).append(i)
         for rows in groups.values():
-            out[rows] = run_plans([agents[i]._decide(views[i]) for i in rows], agents[rows[0]].model)
+            for lo in range(0, len(rows), TABLES_TOGETHER):
+                some = rows[lo:lo + TABLES_TOGETHER]
+                out[some] = run_plans([agents[i]._decide(views[i]) for i in some], agents[some[0]].model)
         return out
 
     @property
