@@ -105,6 +105,65 @@ def trick_winner(trick: list[tuple[int, int, bool]], strength: Sequence[int] | d
     return TIE, tops
 
 
+def playing_order(dealer: int, num_players: int, pair: Sequence[int] | None = None) -> list[int]:
+    """The seats of a hand in playing order from its mano, the seat after the dealer (docs/rules.md §2.3), or
+    only the ``pair`` of a pica-pica duel. A hand record keeps ``dealer`` and ``pair``: whoever reads a recorded
+    hand's order or its mano (the first) asks here, as the engine does."""
+    mano = (dealer + 1) % num_players
+    order = [(mano + k) % num_players for k in range(num_players)]
+    return order if pair is None else [s for s in order if s in pair]
+
+
+def showdown(values: dict[int, int], order: Sequence[int], mano_team_wins_ties: bool
+             ) -> tuple[int, list[tuple[int, int | None]]]:
+    """An envido or flor comparison in announcing order (docs/rules.md §3.6): the winning seat and the
+    announcements. ``values`` per seat; ``order`` the hand's playing order (:func:`playing_order`).
+
+    Players speak in that order from the mano; one whose team holds the best value so far waits; the others
+    announce a value that beats it or say "son buenas" (None). Ties go to the player closer to the mano, or to the
+    mano's team when ``mano_team_wins_ties`` (``envido_tie="mano_team"``)."""
+    mano_team = order[0] % 2  # the mano's, who need not be among ``values`` (a flor showdown)
+    order = [s for s in order if s in values]
+    position = {s: i for i, s in enumerate(order)}
+
+    def beats(s: int, best: int) -> bool:
+        if values[s] != values[best]:
+            return values[s] > values[best]
+        return s % 2 == mano_team if mano_team_wins_ties else position[s] < position[best]
+
+    best = order[0]
+    announcements: list[tuple[int, int | None]] = [(best, values[best])]
+    spoken = {best}
+    cursor = 1
+    while True:
+        waiting = [s for s in order[cursor:] + order[:cursor] if s not in spoken and s % 2 != best % 2]
+        if not waiting:
+            return best, announcements
+        s = waiting[0]
+        spoken.add(s)
+        if beats(s, best):
+            best = s
+            announcements.append((s, values[s]))
+        else:
+            announcements.append((s, None))
+        cursor = position[s] + 1
+
+
+def special_hand_at(config: TrucoConfig, score: Sequence[int]) -> str | None:
+    """The special hand a hand that starts at ``score`` is (docs/rules.md §4.7, 4.8): ``MAO_DE_FERRO`` when both
+    teams stand one point from the target, ``MAO_DE_ONZE`` when one does, else None (always None outside Paulista
+    or with the option off). A hand record keeps ``score_before``: its reader asks here, as the engine does."""
+    if config.family != C.PAULISTA:
+        return None
+    eleven = config.target_score - 1
+    at_eleven = [t for t in (0, 1) if score[t] == eleven]
+    if config.mao_de_ferro and len(at_eleven) == 2:
+        return MAO_DE_FERRO
+    if config.mao_de_onze and len(at_eleven) == 1 and score[1 - at_eleven[0]] < eleven:
+        return MAO_DE_ONZE
+    return None
+
+
 class TrucoState:
     """One match in progress. Create it with :meth:`new`; drive it with :meth:`legal_actions` and :meth:`apply`."""
 
@@ -726,38 +785,8 @@ class TrucoState:
         return next(s for s in self._order_after(after) if self.team_of(s) == team)
 
     def _showdown(self, values: dict[int, int]) -> tuple[int, list[tuple[int, int | None]]]:
-        """Envido/flor comparison in announcing order (docs/rules.md §3.6): the winning seat and the announcements.
-
-        Players speak in seat order from the mano; one whose team holds the best value so far waits; the others
-        announce a value that beats it or say "son buenas" (None). Ties go to the player closer to the mano
-        (``closest_to_mano``) or to the mano's team (``mano_team``)."""
-        order = [s for s in self._hand_order if s in values]
-        position = {s: i for i, s in enumerate(order)}
-        mano_team = self.team_of(self.mano)
-        by_team = self.config.envido_tie == "mano_team"
-
-        def beats(s: int, best: int) -> bool:
-            if values[s] != values[best]:
-                return values[s] > values[best]
-            return self.team_of(s) == mano_team if by_team else position[s] < position[best]
-
-        best = order[0]
-        announcements: list[tuple[int, int | None]] = [(best, values[best])]
-        spoken = {best}
-        cursor = 1
-        while True:
-            waiting = [s for s in order[cursor:] + order[:cursor]
-                       if s not in spoken and self.team_of(s) != self.team_of(best)]
-            if not waiting:
-                return best, announcements
-            s = waiting[0]
-            spoken.add(s)
-            if beats(s, best):
-                best = s
-                announcements.append((s, values[s]))
-            else:
-                announcements.append((s, None))
-            cursor = position[s] + 1
+        """Envido/flor comparison of this hand (:func:`showdown`): the winning seat and the announcements."""
+        return showdown(values, self._hand_order, self.config.envido_tie == "mano_team")
 
     # ------------------------------------------------------------------------------------------------------
     # flow: resuming, crediting, hands and deals
@@ -822,7 +851,7 @@ class TrucoState:
         """Deal a new hand (docs/rules.md §2.3): card k of the shuffled deck to seat (mano + k) mod n, then vira;
         with señas, who would catch each seat's signal (:func:`truco_env.senas.draw_catches`)."""
         n = self.num_players
-        mano = (self.dealer + 1) % n
+        mano = playing_order(self.dealer, n)[0]
         cfg = self.config
         if hands is None:
             deck = list(C.deck(self.family, cfg.deck, cfg.deck_ranks))
@@ -854,10 +883,8 @@ class TrucoState:
     def _start_hand(self, pair: tuple[int, int] | None) -> None:
         """Reset the per-hand state for the dealt cards; ``pair`` restricts it to a pica-pica duel."""
         n = self.num_players
-        deal_mano = (self.dealer + 1) % n
         self._seats = tuple(range(n)) if pair is None else tuple(sorted(pair))
-        order = [(deal_mano + k) % n for k in range(n)]
-        self._hand_order = [s for s in order if s in self._seats]
+        self._hand_order = playing_order(self.dealer, n, pair)
         self.mano = self._hand_order[0]
         self._remaining = [list(h) if s in self._seats else [] for s, h in enumerate(self._dealt)]
         self.turn = self._trick_leader = self.mano
@@ -905,20 +932,15 @@ class TrucoState:
             self._resume()
 
     def _special_hand(self) -> tuple[str | None, int, list[int]]:
-        """Paulista mão de onze / mão de ferro at the start of a hand (docs/rules.md §4.7, 4.8):
+        """Paulista mão de onze / mão de ferro at the start of a hand (:func:`special_hand_at`):
         (kind, base hand value, seats that decide play or run)."""
-        cfg = self.config
-        if self.family != C.PAULISTA:
-            return None, 1, []
-        eleven = self.target - 1
-        at_eleven = [t for t in (0, 1) if self._score[t] == eleven]
-        if cfg.mao_de_ferro and len(at_eleven) == 2:
-            return MAO_DE_FERRO, 1, []
-        if cfg.mao_de_onze and len(at_eleven) == 1 and self._score[1 - at_eleven[0]] < eleven:
-            members = [s for s in self._hand_order if self.team_of(s) == at_eleven[0]]
-            deciders = members if cfg.mao_de_onze_decider == "any_accepts" else members[:1]
-            return MAO_DE_ONZE, 3, deciders
-        return None, 1, []
+        kind = special_hand_at(self.config, self._score)
+        if kind != MAO_DE_ONZE:
+            return kind, 1, []
+        team = self._score.index(self.target - 1)
+        members = [s for s in self._hand_order if self.team_of(s) == team]
+        deciders = members if self.config.mao_de_onze_decider == "any_accepts" else members[:1]
+        return MAO_DE_ONZE, 3, deciders
 
     def _export_record(self, record: dict, include_legal: bool) -> dict:
         out = {

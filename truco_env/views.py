@@ -11,10 +11,9 @@ policy for that seat (``truco serve``); the encoder's parity export writes it be
 from __future__ import annotations
 
 from . import actions as A
-from . import cards as C
 from . import senas as S
 from .encoding import partner_cards_visible
-from .engine import MAO_DE_FERRO, TrucoState
+from .engine import MAO_DE_FERRO, TrucoState, special_hand_at
 
 
 def public_name(name: str, seat: int, shown: set[int], hands: list[list[str]], viewer: int,
@@ -61,9 +60,7 @@ def visible_tricks(state: TrucoState, viewer: int, shown: set[int] | None = None
 
 def hand_was_blind(config, score_before) -> bool:
     """Whether a hand that began at ``score_before`` was a blind mão de ferro (nobody saw their own cards)."""
-    eleven = config.target_score - 1
-    return (config.family == C.PAULISTA and config.mao_de_ferro and config.mao_de_ferro_blind
-            and list(score_before) == [eleven, eleven])
+    return bool(config.mao_de_ferro_blind) and special_hand_at(config, score_before) == MAO_DE_FERRO
 
 
 def seat_view(state: TrucoState, seat: int, compact: bool = False) -> dict:
