@@ -28,6 +28,10 @@ With señas (docs/rules.md §3.13), per agent:
 cards of the deck that the card beats (ties count half), with that hand's strength table, so Paulista manilhas
 count. A hand is *weak* when its strength is below the lower tertile of that measure over 4,000 random deals of
 the preset (fixed seed), so "bottom third" is relative to each preset's deck and hand size.
+
+The rules a statistic needs (a hand's mano and playing order, who held the better envido, whether a hand was a
+blind mão de ferro) are asked of the engine, which plays by them (:func:`truco_env.engine.playing_order`,
+:func:`truco_env.engine.showdown`, :func:`truco_env.views.hand_was_blind`): a second statement would drift.
 """
 
 from __future__ import annotations
@@ -39,11 +43,12 @@ from functools import lru_cache
 from truco_env import cards as C
 from truco_env import senas as S
 from truco_env.config import TrucoConfig
+from truco_env.engine import ENVIDO_CALLS, LADDER_CALLS, playing_order, showdown
+from truco_env.views import hand_was_blind
 
-LADDER = ("truco", "retruco", "vale_cuatro", "seis", "nove", "doze")
-
-
-ENVIDO = ("envido", "real_envido", "falta_envido")
+#: Every ladder call of both families (a record names its calls; the family's own are among these).
+LADDER = tuple(dict.fromkeys(call for calls in LADDER_CALLS.values() for call in calls))
+ENVIDO = ENVIDO_CALLS
 
 
 def hand_strength(cards: list[int], strength: tuple[int, ...], deck: tuple[int, ...]) -> float:
@@ -82,21 +87,17 @@ def _weak_hand_cutoff(family: str, paulista_deck: str, deck_ranks: tuple | None,
 
 
 def _participants(record: dict, n: int) -> list[int]:
-    """Seats of a hand record in playing order from its mano."""
-    mano = (record["dealer"] + 1) % n
-    order = [(mano + k) % n for k in range(n)]
-    pair = record.get("pair")
-    return [s for s in order if pair is None or s in pair]
+    """Seats of a hand record in playing order from its mano (the engine's :func:`playing_order`)."""
+    return playing_order(record["dealer"], n, record.get("pair"))
 
 
-def _envido_winner(record: dict, config: TrucoConfig, family: str) -> int:
+def better_envido_team(config: TrucoConfig, record: dict) -> int:
+    """The team that held the better envido in the hand ``record``: whom the engine's showdown would credit had
+    the envido been accepted (ties as the rules and ``envido_tie`` resolve them)."""
     seats = _participants(record, config.num_players)
-    values = {s: C.envido_of([C.parse_card(c, family) for c in record["deal"]["hands"][s]]) for s in seats}
-    best = max(values.values())
-    tied = [s for s in seats if values[s] == best]
-    if config.envido_tie == "mano_team" and any(s % 2 == seats[0] % 2 for s in tied):
-        return seats[0] % 2
-    return tied[0] % 2
+    values = {s: C.envido_of([C.parse_card(c, config.family) for c in record["deal"]["hands"][s]]) for s in seats}
+    winner, _ = showdown(values, seats, config.envido_tie == "mano_team")
+    return winner % 2
 
 
 def behaviour_counts(config: TrucoConfig, record: dict, hand_winners: list[int | None], team_of_agent: int
@@ -106,7 +107,6 @@ def behaviour_counts(config: TrucoConfig, record: dict, hand_winners: list[int |
     out: Counter = Counter()
     cutoff = weak_hand_cutoff(config)
     deck = _deck_of(config)
-    blind_score = [config.target_score - 1] * 2
     for hand, winner in zip(record["hands"], hand_winners + [None] * len(record["hands"])):
         seats = _participants(hand, config.num_players)
         mine = [s for s in seats if s % 2 == team_of_agent]
@@ -140,7 +140,7 @@ def behaviour_counts(config: TrucoConfig, record: dict, hand_winners: list[int |
         # envido: openings and calls, with the truth of who held the better envido
         envido_calls = [(s, a) for s, a, *_ in actions if a in ENVIDO]
         if envido_calls and family == C.ARGENTINE:
-            truth = _envido_winner(hand, config, family)
+            truth = better_envido_team(config, hand)
             first_seat = envido_calls[0][0]
             out["envido_opened"] += first_seat % 2 == team_of_agent
             for s, _ in envido_calls:
@@ -149,9 +149,7 @@ def behaviour_counts(config: TrucoConfig, record: dict, hand_winners: list[int |
                     out["envido_correct"] += truth == team_of_agent
         if config.senas:
             _count_signals(out, hand, mine, family, team_of_agent)
-        blind = (family == C.PAULISTA and config.mao_de_ferro and config.mao_de_ferro_blind
-                 and hand["score_before"] == blind_score)
-        if blind:
+        if hand_was_blind(config, hand["score_before"]):
             continue
         vira = C.parse_card(hand["deal"]["vira"], family) if hand["deal"]["vira"] else None
         table = C.strength_table(family, vira, config.deck, config.deck_ranks)
