@@ -27,6 +27,7 @@ import torch
 
 from agents.base import Agent, act_many, make_agent, observation_for
 from agents.network import CardStrength, PolicyNet, Ragged, SparseRows
+from agents.seats import TableSeats
 from truco_env import _kernel as K
 from truco_env import cards as C
 from truco_env.vector import EngineVectorEnv, VectorEnv
@@ -120,8 +121,11 @@ class Partition:
     against each league opponent."""
 
     def __init__(self, task: Task, env: VectorEnv | EngineVectorEnv, learner: PolicyNet, snapshots: dict[int, PolicyNet],
-                 agents: dict[tuple[str, int, int], Agent], buffers: Buffers):
+                 agents: dict[str, Agent], buffers: Buffers, seats: dict[str, TableSeats] | None = None):
+        """``agents``: per spec, the one instance that serves every table (a batched agent, the magnet); ``seats``:
+        per spec, the agents seated one per table and seat (both kept by the caller from partition to partition)."""
         self.task, self.env, self.learner, self.snapshots, self.agents = task, env, learner, snapshots, agents
+        self.seats = {} if seats is None else seats
         self.buffers = buffers
         self.rng = np.random.default_rng(task.seed)
         self.generator = torch.Generator().manual_seed(int(self.rng.integers(2 ** 62)))
@@ -170,15 +174,21 @@ class Partition:
             self.last[r] = -1
             if name != "self" and not name.startswith("snapshot:") and not traits(name).batched:
                 for seat in np.flatnonzero(~self.learner_seat[r]):
-                    agent = self._agent(name, int(r), int(seat))
-                    agent.seed(int(self.rng.integers(2 ** 31)))
-                    agent.reset(int(seat))
+                    self._seated(name).new_match(int(r), int(seat), int(self.rng.integers(2 ** 31)))
 
     def _agent(self, spec: str, row: int, seat: int) -> Agent:
-        key = (spec, row, seat)
-        if key not in self.agents:
-            self.agents[key] = make_agent(spec)
-        return self.agents[key]
+        """The agent of ``spec`` at table ``row`` and ``seat``; row -1: the one instance that serves every table."""
+        if row >= 0:
+            return self._seated(spec).at(row, seat)
+        if spec not in self.agents:
+            self.agents[spec] = make_agent(spec)
+        return self.agents[spec]
+
+    def _seated(self, spec: str) -> TableSeats:
+        """The agents of ``spec`` that play one table at a time, one per table and seat."""
+        if spec not in self.seats:
+            self.seats[spec] = TableSeats(lambda table, seat: make_agent(spec))
+        return self.seats[spec]
 
     def _step(self) -> None:
         obs, mask, actor = self.obs, self.mask, self.actor
@@ -230,7 +240,7 @@ class Partition:
                 views = [observation_for(agent, self.env.state(int(i)), int(actor[i])) for agent, i in zip(seated, at)]
                 actions[at] = act_many(seated, obs[at], mask[at], views)
             else:  # one agent per table and seat; a heuristic's tables take one compiled call
-                actions[at] = act_many([self._agent(name, int(i), int(actor[i])) for i in at], obs[at], mask[at])
+                actions[at] = self._seated(name).act(at, obs, mask, actor)
         self.obs, self.mask, points, self.actor, done = self.env.step(actions)
         info = self.env.info
         closed = np.flatnonzero(info[:, K.INFO_CLOSED] & live)
@@ -326,7 +336,8 @@ class Collector:
 
     def __init__(self) -> None:
         self.envs: dict[tuple[str, int, bool], VectorEnv | EngineVectorEnv] = {}
-        self.agents: dict[tuple[str, int, int], Agent] = {}
+        self.agents: dict[str, Agent] = {}  # per spec, one instance for every table
+        self.seats: dict[str, TableSeats] = {}  # per spec, one agent per table and seat
         self.snapshots: dict[int, PolicyNet] = {}
         self.learner: PolicyNet | None = None
         self.buffers: list[Buffers] = []
@@ -347,7 +358,8 @@ class Collector:
             if key not in self.envs:
                 kind = EngineVectorEnv if engine else VectorEnv
                 self.envs[key] = kind(task.preset, num_envs=task.tables, seed=0, reward="points")
-            out.append(Partition(task, self.envs[key], self.learner, self.snapshots, self.agents, buffers).collect())
+            out.append(Partition(task, self.envs[key], self.learner, self.snapshots, self.agents, buffers,
+                                 self.seats).collect())
         return out
 
 
