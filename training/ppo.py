@@ -57,7 +57,7 @@ import torch
 from pydantic import Field, model_validator
 from torch import nn
 
-from agents.base import act_many, check_preset, make_agent
+from agents.base import Agent, check_preset, make_agent
 from agents.hidden_seeds import hidden_seed
 from agents.network import (
     STRENGTH_LEVELS,
@@ -69,6 +69,7 @@ from agents.network import (
     linear,
     load_tensors,
 )
+from agents.seats import TableSeats
 from truco_env import cards as C
 from truco_env.actions import num_actions
 from truco_env.config import make_config
@@ -432,28 +433,26 @@ def imitation_data(args: PPOArgs) -> dict[str, torch.Tensor]:
     """``imitation_decisions`` decisions of the teacher playing itself: observations, masks, its actions."""
     rng = np.random.default_rng(np.random.SeedSequence([args.seed, 1 << 22]))
     env = VectorEnv(args.preset, num_envs=args.tables, seed=int(rng.integers(2 ** 62)), reward="points")
-    agents = {}
+
+    def teacher(table: int, seat: int) -> Agent:
+        agent = make_agent(args.imitation_teacher)
+        agent.seed(int(rng.integers(2 ** 31)))
+        return agent
+
+    seats = TableSeats(teacher)
+    tables = np.arange(env.num_envs)
     obs, mask, actor = env.reset()
     data: dict[str, list[np.ndarray]] = {"obs": [], "masks": [], "actions": []}
     count = 0
     try:
         while count < args.imitation_decisions:
-            keys = [(i, int(actor[i])) for i in range(env.num_envs)]
-            for key in keys:
-                if key not in agents:
-                    agents[key] = make_agent(args.imitation_teacher)
-                    agents[key].seed(int(rng.integers(2 ** 31)))
-                    agents[key].reset(key[1])
-            actions = act_many([agents[key] for key in keys], obs, mask)  # the heuristic: one compiled call
+            actions = seats.act(tables, obs, mask, actor)  # the heuristic: one compiled call
             data["obs"].append(obs.copy())
             data["masks"].append(mask.astype(bool))
             data["actions"].append(actions)
             count += env.num_envs
             obs, mask, _, actor, done = env.step(actions)
-            for i in np.flatnonzero(done):
-                for seat in range(env.num_players):
-                    if (i, seat) in agents:
-                        agents[(i, seat)].reset(seat)
+            seats.matches_ended(np.flatnonzero(done))
     finally:
         env.close()
     return {key: torch.from_numpy(np.concatenate(value)[:args.imitation_decisions]) for key, value in data.items()}
