@@ -24,8 +24,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.base import act_many, make_agent
+from agents.base import Agent, make_agent
 from agents.network import load_policy
+from agents.seats import TableSeats
 from truco_env import actions as A
 from truco_env.encoding import OBS_OFFSETS
 from truco_env.vector import VectorEnv
@@ -49,14 +50,13 @@ def _play(net: Any, preset: str, opponent: str, answers: int, seed: int, tables:
     other = None if opponent == "self" else make_agent(opponent)
     if other is not None:
         other.seed(seed)
-    seats: dict[tuple[int, int], Any] = {}  # an unbatched opponent: one agent per table and seat
 
-    def seat_agent(table: int, seat: int) -> Any:
-        if (table, seat) not in seats:
-            seats[table, seat] = make_agent(opponent)
-            seats[table, seat].seed(seed * 100_003 + table * 7 + seat)
-            seats[table, seat].reset(seat)
-        return seats[table, seat]
+    def seat_agent(table: int, seat: int) -> Agent:
+        agent = make_agent(opponent)
+        agent.seed(seed * 100_003 + table * 7 + seat)
+        return agent
+
+    seats = TableSeats(seat_agent)  # an unbatched opponent
 
     real, swapped, rows = [], [], []
     obs, mask, actor = env.reset()
@@ -83,13 +83,9 @@ def _play(net: Any, preset: str, opponent: str, answers: int, seed: int, tables:
             if theirs.size and other.batched:
                 actions[theirs] = other.act_batch(obs[theirs], mask[theirs])
             elif theirs.size:
-                actions[theirs] = act_many([seat_agent(int(i), int(actor[i])) for i in theirs], obs[theirs],
-                                           mask[theirs])
+                actions[theirs] = seats.act(theirs, obs, mask, actor)
             obs, mask, _, actor, done = env.step(actions)
-            for table in np.flatnonzero(done):  # a new match: the opponents forget the last one
-                for (t, seat), agent in seats.items():
-                    if t == table:
-                        agent.reset(seat)
+            seats.matches_ended(np.flatnonzero(done))
     finally:
         env.close()
     return {"refuse_real": float(np.mean(real)) if real else None,
