@@ -35,6 +35,7 @@ import numpy as np
 from agents import act_many
 from agents.heuristic import HeuristicAgent
 from agents.heuristic_reference import ReferenceHeuristic
+from agents.seats import TableSeats
 from truco_env.vector import VectorEnv
 
 PRESETS = ("argentine", "argentine-2v2", "paulista", "paulista-2v2")
@@ -46,31 +47,25 @@ def play(preset: str, make, tables: int, decisions: int, batched: bool, seed: in
     runs played the same matches)."""
     rng = np.random.default_rng(seed)
     env = VectorEnv(preset, num_envs=tables, seed=seed, reward="points")
-    agents: dict[tuple[int, int], object] = {}
+    seats = TableSeats(lambda table, seat: make(int(rng.integers(2 ** 31))))
     obs, mask, actor = env.reset()
     seconds, count, taken = 0.0, 0, []
     try:
         while count < decisions:
             ours = np.flatnonzero(actor % 2 == 0)
-            keys = [(int(i), int(actor[i])) for i in ours]
-            for key in keys:
-                if key not in agents:
-                    agents[key] = make(int(rng.integers(2 ** 31)))
+            agents = seats.acting(ours, actor)  # made before the clock starts
             actions = env.random_actions()
             start = time.perf_counter()
             if batched:
-                actions[ours] = act_many([agents[key] for key in keys], obs[ours], mask[ours])
+                actions[ours] = act_many(agents, obs[ours], mask[ours])
             else:
-                for i, key in zip(ours, keys, strict=True):
-                    actions[i] = agents[key].act({"observation": obs[i], "action_mask": mask[i]})
+                for i, agent in zip(ours, agents, strict=True):
+                    actions[i] = agent.act({"observation": obs[i], "action_mask": mask[i]})
             seconds += time.perf_counter() - start
             count += len(ours)
             taken.extend(actions[ours].tolist())
             obs, mask, _, actor, done = env.step(actions)
-            for i in np.flatnonzero(done):
-                for seat in range(0, env.num_players, 2):
-                    if (int(i), seat) in agents:
-                        agents[(int(i), seat)].reset(seat)
+            seats.matches_ended(np.flatnonzero(done))
     finally:
         env.close()
     return seconds, count, taken
