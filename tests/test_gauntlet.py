@@ -157,7 +157,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, message):
 
 
 def test_report_reuses_only_complete_stages_made_with_the_same_settings(tmp_path):
-    from training.report import _stage
+    from training.report import measured_stage as _stage
 
     path = tmp_path / "stage.json"
     calls = []
@@ -180,7 +180,8 @@ def test_report_reuses_only_complete_stages_made_with_the_same_settings(tmp_path
 def test_bluffing_stage_counts_the_agents_own_calls_and_renders_intervals():
     """The bluffing stage may pit the heuristic against itself, counts only the agent's seats, and its table
     shows each share with the counts behind it."""
-    from training.report import bluffing, bluffing_table
+    from training.report import bluffing
+    from training.report_page import bluffing_table
 
     found = bluffing("heuristic:bluff=1", "argentine", 4, seed=0, workers=1, progress=False)
     mirror = bluffing("heuristic", "argentine", 4, seed=0, workers=1, progress=False)
@@ -197,7 +198,8 @@ def test_bluffing_stage_counts_the_agents_own_calls_and_renders_intervals():
 def test_the_report_covers_a_shipped_blueprint_and_writes_its_card(tmp_path, monkeypatch):
     """cfr:<preset> joins the report once shipped; its card says how it was made and what it measured."""
     from agents.cfr import agent as cfr_agent
-    from training.report import agents_of, blueprint_card
+    from training.model_cards import blueprint_card
+    from training.report import agents_of
 
     monkeypatch.setattr(cfr_agent, "SHIPPED_DIR", str(tmp_path))
     assert "cfr:paulista" not in agents_of("paulista")
@@ -229,7 +231,7 @@ def test_the_report_covers_a_shipped_blueprint_and_writes_its_card(tmp_path, mon
 
 
 def test_the_report_says_where_each_presets_best_agent_falls_short():
-    from training.report import shortfall_lines
+    from training.report_page import shortfall_lines
 
     def agent(name, heuristic, random, abr, worst=0.55):
         return {"preset": "paulista", "agent": name, "exploit": {"abr": {"win_rate": abr}},
@@ -247,7 +249,7 @@ def test_search_stage_pairs_the_blueprint_with_its_searching_self_on_the_same_de
     """The report's play-time search stage: the shipped blueprint plain and searching, each against the heuristic
     and against a given best response, every pairing on the same duplicate deals; its table shows the four rates
     of each blueprint row and skips the other agents; a stopped stage resumes from its tournaments' journals."""
-    from training import report
+    from training import model_cards, report, report_page
 
     monkeypatch.setattr(report, "SEARCH_MS", 1)  # 400 walked nodes a decision: the mechanism, not the strength
     found = report.search_effect("cfr:paulista", "paulista", "random", 2, seed=0, workers=1, progress=False)
@@ -269,13 +271,13 @@ def test_search_stage_pairs_the_blueprint_with_its_searching_self_on_the_same_de
             assert 0.0 <= found[opponent][side]["ci_low"] <= found[opponent][side]["win_rate_a"] <= 1.0
     abr = {"target": "cfr:paulista", "abr": {"win_rate": 0.368, "ci_low": 0.347, "ci_high": 0.389}}
     row = {"preset": "paulista", "agent": "cfr:paulista", "exploit": abr, "search": found}
-    lines = report.search_table([row, {"preset": "paulista", "agent": "heuristic", "exploit": abr}])
+    lines = report_page.search_table([row, {"preset": "paulista", "agent": "heuristic", "exploit": abr}])
     assert len(lines) == 3 and lines[2].startswith("| paulista | `cfr:paulista` |")
-    rate = report._rate(found["exploiter"]["searched"])
+    rate = report_page.pairing_rate(found["exploiter"]["searched"])
     assert lines[2].count("%") == 4 and lines[2].endswith(f"| {rate} |")
-    card = report.search_rows(row)
+    card = model_cards.search_rows(row)
     assert len(card) == 2 and all("`cfr:paulista,search=1`" in line for line in card) and rate in card[1]
-    assert report.search_rows({}) == []
+    assert model_cards.search_rows({}) == []
 
 
 def test_reports_of_different_presets_run_side_by_side_and_one_preset_is_refused(tmp_path, capsys, monkeypatch):
@@ -300,7 +302,7 @@ def test_reports_of_different_presets_run_side_by_side_and_one_preset_is_refused
 def test_a_stage_stored_in_the_reports_data_file_is_reused_only_when_complete_with_the_same_settings(tmp_path):
     """The data file beside the report stands in for a fresh clone's missing --runs: a stored stage counts when
     it was made with the very settings (agent file hash included) the stage would use now."""
-    from training.report import _stage
+    from training.report import measured_stage as _stage
 
     calls = []
 
@@ -320,7 +322,8 @@ def test_a_stage_stored_in_the_reports_data_file_is_reused_only_when_complete_wi
 def test_a_model_card_dates_its_numbers_by_when_its_stages_were_measured_not_by_the_last_report(tmp_path):
     """A report that reuses an agent's stages does not redate its card: the card's date is its newest stage's,
     and stages stored before stages were dated take the date of the report that stored them."""
-    from training.report import measured_rows, stored_rows
+    from training.model_cards import measured_rows
+    from training.report_data import stored_rows
 
     rate = {"win_rate_a": 0.6, "ci_low": 0.55, "ci_high": 0.65}
     row = {"preset": "paulista", "agent": "heuristic",
@@ -357,7 +360,7 @@ def _no_measuring(monkeypatch):
     for name in ("cached_exploit", "run_gauntlet", "run_tournament", "bluffing", "search_effect"):
         monkeypatch.setattr(report, name, measuring)
     cards = {}
-    monkeypatch.setattr(report, "write_model_cards", lambda rows, settings, log: cards.update(
+    monkeypatch.setattr(report, "write_model_cards", lambda rows, settings, folder, log: cards.update(
         {(r["preset"], r["agent"]): r for r in rows}))
     return cards
 

@@ -332,7 +332,7 @@ def test_a_finished_run_ships_unchanged_with_its_curves_and_an_unfinished_one_do
 
 
 def test_the_model_card_says_how_the_policy_was_made_and_what_it_measured():
-    from training.report import model_card
+    from training.model_cards import policy_card as model_card
 
     interval = {"win_rate_a": 0.61, "ci_low": 0.59, "ci_high": 0.63}
     row = {"preset": "paulista", "exploit": {"abr": {"win_rate": 0.7, "ci_low": 0.68, "ci_high": 0.72}},

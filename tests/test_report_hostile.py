@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from training import report
+from training import report, report_data
 from training.cli import main
-from training.report import _stage, stored_rows
+from training.report import ReportStage, measured_stage
+from training.report_data import stored_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMITTED = json.loads((ROOT / "docs" / "strength.json").read_text())
@@ -122,7 +123,7 @@ def bad_file(tmp_path: Path, case: str) -> tuple[Path, tuple[str, ...]]:
 
 
 def test_the_committed_data_file_passes_the_check():
-    from training.report import check_report
+    from training.report_data import check_report
 
     check_report(copy.deepcopy(COMMITTED), page=True)  # every field the page shows, present and possible
 
@@ -177,7 +178,7 @@ def stage_file(tmp_path: Path, change=None, text: str | None = None) -> tuple[Pa
     path = tmp_path / "runs" / "argentine" / "heuristic" / "exploit.json"
     path.parent.mkdir(parents=True)
     path.write_text(text if text is not None else json.dumps(stage))
-    return path, report._settings(COMMITTED["rows"][0]["exploit"])
+    return path, ReportStage(path, None, never).key_of(COMMITTED["rows"][0]["exploit"])
 
 
 def never(*args):
@@ -186,7 +187,7 @@ def never(*args):
 
 def test_a_good_stage_file_is_reused(tmp_path):
     path, settings = stage_file(tmp_path)
-    found = _stage(path, settings, never, print, None, report.STAGES["exploit"])
+    found = measured_stage(path, settings, never, print, None, report_data.STAGES["exploit"])
     assert found["abr"] == COMMITTED["rows"][0]["exploit"]["abr"]
 
 
@@ -202,7 +203,7 @@ def test_a_good_stage_file_is_reused(tmp_path):
 def test_a_bad_stage_file_is_refused_in_one_line(tmp_path, change, text, parts):
     path, settings = stage_file(tmp_path, change, text)
     with pytest.raises(ValueError) as err:
-        _stage(path, settings, never, print, None, report.STAGES["exploit"])
+        measured_stage(path, settings, never, print, None, report_data.STAGES["exploit"])
     refused(path, str(err.value), "is not a finished stage of truco report", *parts)
 
 
@@ -210,7 +211,7 @@ def test_an_unfinished_stage_is_measured_again_whatever_it_holds(tmp_path):
     """Only a complete stage made with the same settings is read for its figures; any other is run again (and
     replaced), as before."""
     path, settings = stage_file(tmp_path, lambda stage: stage.update(status="interrupted", abr="abc"))
-    assert _stage(path, settings, lambda: {"abr": 1}, print, None, report.STAGES["exploit"])["abr"] == 1
+    assert measured_stage(path, settings, lambda: {"abr": 1}, print, None, report_data.STAGES["exploit"])["abr"] == 1
     assert json.loads(path.read_text())["status"] == "complete"
 
 

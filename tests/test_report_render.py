@@ -1,0 +1,49 @@
+"""The committed strength page (docs/strength.md) and model cards (agents/policies/*.md) are drawn byte for byte
+from docs/strength.json by the report's pure rendering functions (training/report_page.py,
+training/model_cards.py): no measurement, no file written, nothing but the data, the shipped files' own metadata
+and, for the page's one line on the machine that assembled it, that line's own words."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from training.model_cards import card_name, model_card
+from training.report import agent_metadata
+from training.report_data import read_report
+from training.report_page import render
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMITTED_PAGE = (ROOT / "docs" / "strength.md").read_text()
+DATA = read_report(ROOT / "docs" / "strength.json", page=True)
+ROWS = DATA["rows"]
+CARDS = {card_name(row): row for row in ROWS if not row["agent"].startswith("heuristic")}
+
+
+def machine_of(page: str) -> dict:
+    """The machine the page says it was assembled on (the only words of the page that are not in the data file:
+    the report reads them from the machine it runs on)."""
+    found = re.search(r"^Report made on: (.+), (\d+) cores; Python (\S+), torch (\S+), (.+?)\. Assembled ", page,
+                      re.MULTILINE)
+    assert found, "docs/strength.md has no line on the machine that made it"
+    cpu, cores, python, torch, system = found.groups()
+    return {"cpu": cpu, "cores": int(cores), "python": python, "torch": torch, "system": system}
+
+
+def test_the_committed_page_is_rendered_byte_for_byte_from_its_data_file():
+    page = render(ROWS, DATA["settings"], machine_of(COMMITTED_PAGE), DATA["command"], "img/strength.png")
+    assert page == COMMITTED_PAGE
+
+
+@pytest.mark.parametrize("name", sorted(CARDS))
+def test_each_committed_model_card_is_rendered_byte_for_byte_from_the_data_file(name):
+    row = CARDS[name]
+    text = model_card(row, ROWS, agent_metadata(row["agent"]), DATA["settings"])
+    assert text == (ROOT / "agents" / "policies" / name).read_text(), f"{name} is not what the data file makes"
+
+
+def test_every_shipped_model_card_has_a_row_in_the_data_file():
+    shipped = {p.name for p in (ROOT / "agents" / "policies").glob("*.md")}
+    assert shipped == set(CARDS)
