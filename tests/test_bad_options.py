@@ -31,7 +31,7 @@ BASE = {
                 "--no-plots"],
     ("exploit",): ["random", "--budget-decisions", "1", "--out", "{tmp}/exploit", "--no-progress"],
     ("gauntlet",): ["random", "--matches", "2", "--out", "{tmp}/gauntlet", "--no-progress"],
-    ("report",): ["--out", "{tmp}/s.md", "--runs", "{tmp}/runs", "--no-progress"],
+    ("report",): ["--root", "{tmp}/report", "--runs", "{tmp}/runs", "--no-progress"],
 }
 #: Options that take names, with a value every command must refuse before it does anything.
 NAMED = {"--preset": "argentin" * (LONG // 8), "--opponent": "nobot:" + "x" * LONG, "--partner": "nobot:" + "x" * LONG,

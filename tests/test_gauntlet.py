@@ -150,7 +150,7 @@ def test_a_small_gauntlet_writes_its_files(tmp_path):
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, message):
     out = tmp_path / "never"
-    assert main([*argv, "--out", str(out)]) == 2
+    assert main([*argv, "--root" if argv[0] == "report" else "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
     assert not out.exists()
@@ -292,11 +292,11 @@ def test_reports_of_different_presets_run_side_by_side_and_one_preset_is_refused
     monkeypatch.setattr(report, "measure", first_stage)
     runs = tmp_path / "runs"
     with hold(runs / "paulista"):
-        assert main(["report", "--preset", "paulista", "--runs", str(runs), "--out", str(tmp_path / "p.md")]) == 2
+        assert main(["report", "--preset", "paulista", "--runs", str(runs), "--root", str(tmp_path / "p")]) == 2
         err = capsys.readouterr().err
         assert "paulista" in err and len(err.strip().splitlines()) == 1
-        assert main(["report", "--preset", "argentine", "--runs", str(runs), "--out", str(tmp_path / "a.md")]) == 130
-    assert not (tmp_path / "p.md").exists() and not (tmp_path / "a.md").exists()
+        assert main(["report", "--preset", "argentine", "--runs", str(runs), "--root", str(tmp_path / "a")]) == 130
+    assert not (tmp_path / "p").exists() and not (tmp_path / "a").exists()
 
 
 def test_a_stage_stored_in_the_reports_data_file_is_reused_only_when_complete_with_the_same_settings(tmp_path):
@@ -342,16 +342,17 @@ def test_a_model_card_dates_its_numbers_by_when_its_stages_were_measured_not_by_
 def test_an_unreadable_data_file_is_one_line_error_not_hours_of_silent_measurement(tmp_path, capsys):
     from training.cli import main
 
-    (tmp_path / "s.json").write_text("{not json")
-    assert main(["report", "--preset", "argentine", "--runs", str(tmp_path / "runs"), "--out",
-                 str(tmp_path / "s.md"), "--no-progress"]) == 2
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "strength.json").write_text("{not json")
+    assert main(["report", "--preset", "argentine", "--runs", str(tmp_path / "runs"), "--root", str(tmp_path),
+                 "--no-progress"]) == 2
     err = capsys.readouterr().err
-    assert "is not a report's data file" in err and "s.json" in err and len(err.strip().splitlines()) == 1
+    assert "is not a report's data file" in err and "strength.json" in err and len(err.strip().splitlines()) == 1
 
 
-def _no_measuring(monkeypatch):
-    """Make every measuring stage of the report fail the test; collect the model cards instead of writing them
-    into the repository."""
+def _no_measuring(monkeypatch, collect_cards: bool = True) -> dict:
+    """Make every measuring stage of the report fail the test; unless ``collect_cards`` is false, collect the rows
+    of the model cards instead of writing them."""
     from training import report
 
     def measuring(*args, **kwargs):
@@ -359,26 +360,36 @@ def _no_measuring(monkeypatch):
 
     for name in ("cached_exploit", "run_gauntlet", "run_tournament", "bluffing", "search_effect"):
         monkeypatch.setattr(report, name, measuring)
-    cards = {}
-    monkeypatch.setattr(report, "write_model_cards", lambda rows, settings, folder, log: cards.update(
-        {(r["preset"], r["agent"]): r for r in rows}))
+    cards: dict = {}
+    if collect_cards:
+        monkeypatch.setattr(report, "write_model_cards", lambda rows, settings, folder, log: cards.update(
+            {(r["preset"], r["agent"]): r for r in rows}))
     return cards
+
+
+def _root_with_committed_data(root: Path) -> Path:
+    """``root`` laid out as the repository's report is (``root/docs/strength.json``, a copy of the committed
+    one); returns the data file."""
+    import shutil
+
+    data = root / "docs" / "strength.json"
+    data.parent.mkdir(parents=True)
+    shutil.copy(ROOT / "docs" / "strength.json", data)
+    return data
 
 
 def test_a_report_of_one_preset_keeps_and_shows_the_other_presets(tmp_path, monkeypatch):
     """--preset narrows what is measured, never what the data file holds or the page shows: no measurement is
     lost, and the repository's own page is never left with one preset."""
-    import shutil
-
     _no_measuring(monkeypatch)
-    shutil.copy(ROOT / "docs" / "strength.json", tmp_path / "strength.json")
-    before = json.loads((tmp_path / "strength.json").read_text())["rows"]
-    assert main(["report", "--preset", "paulista", "--runs", str(tmp_path / "runs"), "--out",
-                 str(tmp_path / "strength.md"), "--no-progress"]) == 0
-    after = json.loads((tmp_path / "strength.json").read_text())["rows"]
+    data = _root_with_committed_data(tmp_path)
+    before = json.loads(data.read_text())["rows"]
+    assert main(["report", "--preset", "paulista", "--runs", str(tmp_path / "runs"), "--root", str(tmp_path),
+                 "--no-progress"]) == 0
+    after = json.loads(data.read_text())["rows"]
     assert [(r["preset"], r["agent"]) for r in after] == [(r["preset"], r["agent"]) for r in before]
     assert after == before
-    text = (tmp_path / "strength.md").read_text()
+    text = (tmp_path / "docs" / "strength.md").read_text()
     assert all(f"| {preset} | `heuristic` |" in text for preset in MAIN_PRESETS)
     assert "\ntruco report\n" in text  # the command that remakes this very page
 
@@ -386,51 +397,60 @@ def test_a_report_of_one_preset_keeps_and_shows_the_other_presets(tmp_path, monk
 def test_a_report_of_one_preset_refuses_a_data_file_of_other_settings(tmp_path, monkeypatch, capsys):
     """Rows of other presets measured with another budget would sit on one page under this run's settings: a
     --preset run refuses, in one line, before measuring anything."""
-    import shutil
-
     _no_measuring(monkeypatch)
-    shutil.copy(ROOT / "docs" / "strength.json", tmp_path / "strength.json")
-    before = (tmp_path / "strength.json").read_text()
+    data = _root_with_committed_data(tmp_path)
+    before = data.read_text()
     assert main(["report", "--preset", "paulista", "--budget-decisions", "1000", "--runs", str(tmp_path / "runs"),
-                 "--out", str(tmp_path / "strength.md"), "--no-progress"]) == 2
+                 "--root", str(tmp_path), "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert "decisions=600000, not 1000" in err and "no --preset" in err and len(err.strip().splitlines()) == 1
-    assert (tmp_path / "strength.json").read_text() == before and not (tmp_path / "strength.md").exists()
+    assert data.read_text() == before and not (tmp_path / "docs" / "strength.md").exists()
 
 
-def test_a_report_written_elsewhere_leaves_the_shipped_model_cards_alone(tmp_path, monkeypatch):
-    """The model cards cite docs/strength.md: a report with another --out (a trial with a tiny budget, say) must not
-    rewrite them, and writes nothing outside its --out and --runs."""
-    import shutil
-
-    cards = _no_measuring(monkeypatch)
+def test_a_report_writes_under_its_root_and_nowhere_else(tmp_path, monkeypatch):
+    """A report with another --root (a trial with a tiny budget, say) writes its page, data file, figure, model
+    cards and choice of best:<preset> there, laid out as the repository (so a card's link to
+    ../../docs/strength.md holds), and nothing outside its --root and --runs: the shipped cards are left alone."""
+    _no_measuring(monkeypatch, collect_cards=False)
+    shipped = {p: p.read_bytes() for p in (ROOT / "agents" / "policies").glob("*.md")}
     out = tmp_path / "out"
-    out.mkdir()
-    shutil.copy(ROOT / "docs" / "strength.json", out / "strength.json")
-    assert main(["report", "--preset", "argentine-2v2", "--runs", str(tmp_path / "runs"), "--out",
-                 str(out / "strength.md"), "--no-progress"]) == 0
-    assert cards == {}
+    _root_with_committed_data(out)
+    assert main(["report", "--preset", "argentine-2v2", "--runs", str(tmp_path / "runs"), "--root", str(out),
+                 "--no-progress"]) == 0
+    written = {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()}
+    assert written == {"docs/strength.md", "docs/strength.json", "docs/img/strength.png", "agents/policies/best.json",
+                       "agents/policies/ppo_argentine-2v2.md", "agents/policies/cfr_argentine-2v2.md"}
     assert {p.relative_to(tmp_path).parts[0] for p in tmp_path.rglob("*")} <= {"out", "runs"}
+    assert {p: p.read_bytes() for p in (ROOT / "agents" / "policies").glob("*.md")} == shipped
+
+
+def test_a_root_that_is_a_file_is_one_line_and_exit_2(tmp_path, capsys):
+    (tmp_path / "afile").write_text("")
+    assert main(["report", "--root", str(tmp_path / "afile"), "--runs", str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err
+    assert "--root" in err and "is a file" in err and len(err.strip().splitlines()) == 1
 
 
 def test_the_committed_strength_report_is_remade_from_its_data_file_without_measuring(tmp_path, monkeypatch):
     """docs/strength.json holds every stage of docs/strength.md for the agents that ship now (their file hashes
-    match): on a fresh clone, truco report remakes the document and the model cards from it without playing a
-    match. Fails when an agent is shipped or retrained without running the report again."""
-    import shutil
-
+    match): on a fresh clone, truco report remakes the page, the model cards and best.json from it without
+    playing a match: the cards byte for byte, the page but for its line on the machine and the day it was
+    assembled (tests/test_report_render.py remakes that line too). Fails when an agent is shipped or retrained
+    without running the report again."""
     from training import report
 
-    cards = _no_measuring(monkeypatch)
-    monkeypatch.setattr(report, "OWN_REPORT", (tmp_path / "strength.md").resolve())  # stands for docs/strength.md
-    monkeypatch.setattr(report, "BEST_FILE", str(tmp_path / "best.json"))  # and for agents/policies/best.json
-    shutil.copy(ROOT / "docs" / "strength.json", tmp_path / "strength.json")
-    assert main(["report", "--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "strength.md"),
-                 "--no-progress"]) == 0
+    _no_measuring(monkeypatch, collect_cards=False)
+    _root_with_committed_data(tmp_path)
+    assert main(["report", "--runs", str(tmp_path / "runs"), "--root", str(tmp_path), "--no-progress"]) == 0
+
     def lines(path):
         return [line for line in path.read_text().splitlines() if not line.startswith("Report made on:")]
 
-    assert lines(tmp_path / "strength.md") == lines(ROOT / "docs" / "strength.md")
-    committed = ROOT / "agents" / "policies" / "best.json"
-    assert json.loads((tmp_path / "best.json").read_text()) == json.loads(committed.read_text())
-    assert len(cards) == sum(len(report.agents_of(p)) for p in report.MAIN_PRESETS)
+    assert lines(tmp_path / "docs" / "strength.md") == lines(ROOT / "docs" / "strength.md")
+    committed = ROOT / "agents" / "policies"
+    cards = sorted(p.name for p in (tmp_path / "agents" / "policies").glob("*.md"))
+    assert len(cards) == sum(len(report.agents_of(p)) - 1 for p in report.MAIN_PRESETS)  # all but the heuristics
+    for name in cards:
+        assert (tmp_path / "agents" / "policies" / name).read_bytes() == (committed / name).read_bytes(), name
+    assert json.loads((tmp_path / "agents" / "policies" / "best.json").read_text()) == \
+        json.loads((committed / "best.json").read_text())

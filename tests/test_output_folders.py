@@ -230,10 +230,10 @@ def test_ctrl_c_while_the_parser_is_built_exits_130_in_one_line(capsys, monkeypa
 
 
 @pytest.mark.parametrize("argv", [[*EVAL, "--out", "LONG"], [*EVAL, "--out", "OUT", "--records", "LONG"],
-                                  ["report", "--out", "LONG.md", "--runs", "OUT"],
+                                  ["report", "--root", "LONG", "--runs", "OUT"],
                                   ["eval", "--agents", "cfr:LONG.npz", "random", "--preset", "argentine-mini"],
-                                  ["report", "--out", "OUT.md", "--runs", "AFILE"]],
-                         ids=["eval-out", "eval-records", "report-out", "cfr-agent", "report-runs-a-file"])
+                                  ["report", "--root", "OUT", "--runs", "AFILE"]],
+                         ids=["eval-out", "eval-records", "report-root", "cfr-agent", "report-runs-a-file"])
 def test_a_path_the_system_refuses_is_one_line_and_exit_2(argv, tmp_path, capsys):
     """A name longer than the filesystem allows made Path.exists() raise: a traceback from truco eval, report and
     the cfr: agent. Any OSError that reaches the command line is now one line and exit code 2."""

@@ -35,7 +35,7 @@ BUDGETS = {
     "truco gauntlet": ["--matches", "2"],
     "truco exploit": ["--budget-decisions", "2000", "--matches", "2", "--no-progress"],
     "truco report": ["--preset", "paulista-2v2", "--budget-decisions", "2000", "--matches", "2",
-                     "--gauntlet-matches", "2", "--no-progress", "--out", "runs/tiny/strength.md"],
+                     "--gauntlet-matches", "2", "--no-progress", "--root", "runs/tiny"],
 }
 #: Commands that run as written.
 CHEAP = ("truco train ppo --help", "truco export ppo", "truco play", "truco replay")

@@ -22,11 +22,13 @@ COMMITTED = json.loads((ROOT / "docs" / "strength.json").read_text())
 
 
 def write(tmp_path: Path, change=None, text: str | None = None) -> Path:
-    """A copy of the committed data file under ``tmp_path``, after ``change(data)``, or ``text`` itself."""
+    """A copy of the committed data file where a report with ``--root tmp_path`` reads it, after ``change(data)``,
+    or ``text`` itself."""
     data = copy.deepcopy(COMMITTED)
     if change:
         change(data)
-    path = tmp_path / "strength.json"
+    path = tmp_path / "docs" / "strength.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text if text is not None else json.dumps(data))
     return path
 
@@ -149,8 +151,8 @@ def test_truco_report_refuses_a_bad_data_file_before_measuring(tmp_path, capsys,
     monkeypatch.setattr(report, "measure", measuring)
     path, parts = bad_file(tmp_path, case)
     before = path.read_bytes()
-    out = tmp_path / "strength.md"
-    assert main(["report", "--preset", "paulista", "--runs", str(tmp_path / "runs"), "--out", str(out),
+    out = tmp_path / "docs" / "strength.md"
+    assert main(["report", "--preset", "paulista", "--runs", str(tmp_path / "runs"), "--root", str(tmp_path),
                  "--no-progress"]) == 2
     captured = capsys.readouterr()
     assert "Traceback" not in captured.err and captured.err.startswith("truco report: error: ")
@@ -163,9 +165,9 @@ def test_an_extra_setting_in_the_data_file_is_no_crash(tmp_path, monkeypatch):
     StopIteration looking for the setting that differed)."""
     monkeypatch.setattr(report, "measure", lambda *args: args[10])  # each agent's stored row, as measured
     path = write(tmp_path, setter("settings.extra", 1))
-    assert main(["report", "--preset", "paulista", "--runs", str(tmp_path / "runs"), "--out",
-                 str(tmp_path / "strength.md"), "--no-progress"]) == 0
-    assert "| argentine | `heuristic` |" in (tmp_path / "strength.md").read_text()
+    assert main(["report", "--preset", "paulista", "--runs", str(tmp_path / "runs"), "--root", str(tmp_path),
+                 "--no-progress"]) == 0
+    assert "| argentine | `heuristic` |" in (tmp_path / "docs" / "strength.md").read_text()
     assert json.loads(path.read_text())["rows"] == COMMITTED["rows"]
 
 
@@ -222,8 +224,8 @@ def test_truco_report_refuses_an_edited_stage_file(tmp_path, capsys):
     path = tmp_path / "runs" / "paulista" / "heuristic" / "exploit.json"
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps({**row["exploit"], "abr": {**row["exploit"]["abr"], "win_rate": 9.99}}))
-    out = tmp_path / "strength.md"
-    assert main(["report", "--preset", "paulista", "--runs", str(tmp_path / "runs"), "--out", str(out),
+    out = tmp_path / "docs" / "strength.md"
+    assert main(["report", "--preset", "paulista", "--runs", str(tmp_path / "runs"), "--root", str(tmp_path),
                  "--no-progress"]) == 2
     err = capsys.readouterr().err  # after the progress line of the agent whose stage it is
     errors = [line for line in err.splitlines() if line.startswith("truco report: error: ")]

@@ -33,9 +33,12 @@ partial run never enters the report. One report at a time works on a preset's fo
 refused while the first holds its lock (:func:`training.outputs.hold`), and reports of different presets run side
 by side.
 
-This module measures and writes; the page and its figure are drawn by :mod:`training.report_page`, the model
-cards by :mod:`training.model_cards`, from the rows alone, and :mod:`training.report_data` checks what is read
-back.
+The report writes under ``--root`` (default: the current directory, the repository's root) in the repository's
+own layout (:data:`PAGE`, :data:`DATA`, :data:`FIGURE`, :data:`CARDS`, :data:`CHOICES`), so that the model
+cards' links to ``../../docs/strength.md`` hold wherever it is written, and a trial report written elsewhere
+touches nothing of the repository. This module measures and writes; the page and its figure are drawn by
+:mod:`training.report_page`, the model cards by :mod:`training.model_cards`, from the rows alone, and
+:mod:`training.report_data` checks what is read back.
 """
 
 from __future__ import annotations
@@ -50,8 +53,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents.base import SHIPPED_DIR
-from agents.best import BEST_FILE
 from truco_env.config import make_config
 from truco_env.limits import clip
 
@@ -81,11 +82,13 @@ from .stages import COMPLETE, Stage, run_stage, safe_name
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_OUT = "docs/strength.md"
-#: The repository's own report. Only a report written there rewrites the shipped model cards
-#: (``agents/policies/*.md``), which cite it; a report written anywhere else writes nothing outside its ``--out``
-#: (the Markdown file, its data file and figure beside it) and ``--runs``.
-OWN_REPORT = Path(__file__).resolve().parents[1] / DEFAULT_OUT
+#: Where the report writes, under its ``--root``: the page, its data file and its figure ...
+PAGE = Path("docs") / "strength.md"
+DATA = Path("docs") / "strength.json"
+PLOT = Path("docs") / "img" / "strength.png"
+#: ... the model card of each measured policy and blueprint, beside its file, and the choice of ``best:<preset>``.
+CARDS = Path("agents") / "policies"
+CHOICES = CARDS / "best.json"
 
 
 def agents_of(preset: str) -> list[str]:
@@ -350,40 +353,32 @@ def save_figure(figure: Any, path: Path) -> None:
     plt.close(figure)
 
 
-def data_path(out: Path) -> Path:
-    """The report's data file: beside ``out``, same name, ``.json``."""
-    return out.with_suffix(".json")
-
-
-def write_report(out: Path, data: list[dict[str, Any]], measured: list[dict[str, Any]], settings: dict[str, Any],
+def write_report(root: Path, data: list[dict[str, Any]], measured: list[dict[str, Any]], settings: dict[str, Any],
                  log: Any) -> str:
-    """Write the page of ``data`` (every row, measured now or kept) to ``out``, its data file and figure beside
-    it, and, for the repository's own report, the model cards of the ``measured`` agents and the choice of
-    ``best:<preset>``; returns the page."""
+    """Write the report under ``root``: the page of ``data`` (every row, measured now or kept), its data file and
+    figure, the model cards of the ``measured`` agents and the choice of ``best:<preset>``; returns the page."""
     shown = list(dict.fromkeys(r["preset"] for r in data))
     command = "truco report" + ("" if shown == list(MAIN_PRESETS) else "".join(f" --preset {p}" for p in shown))
-    figure = out.parent / "img" / "strength.png"
+    page, figure = root / PAGE, root / PLOT
     save_figure(strength_figure(data), figure)
-    text = render(data, settings, machine(), command, os.path.relpath(figure, out.parent))
-    atomic_write(out, lambda tmp: Path(tmp).write_text(text), ".md")
-    atomic_write_json(data_path(out), {"command": command, "settings": settings, "rows": data}, indent=1)
-    logger.info(f"wrote {out}, {data_path(out)} and {figure}")
-    if out.resolve() == OWN_REPORT:
-        write_model_cards(measured, settings, Path(SHIPPED_DIR), log)
-        write_choices(data, Path(BEST_FILE))
-        log(f"wrote {BEST_FILE}")
-    else:
-        log(f"model cards not written: they cite {DEFAULT_OUT}, and this report went to {out}")
+    text = render(data, settings, machine(), command, os.path.relpath(figure, page.parent))
+    atomic_write(page, lambda tmp: Path(tmp).write_text(text), ".md")
+    atomic_write_json(root / DATA, {"command": command, "settings": settings, "rows": data}, indent=1)
+    logger.info(f"wrote {page}, {root / DATA} and {figure}")
+    write_model_cards(measured, settings, root / CARDS, log)
+    write_choices(data, root / CHOICES)
+    log(f"wrote {root / CHOICES}")
     return text
 
 
-def check_places(presets: list[str], out: Path, runs: Path) -> None:
+def check_places(presets: list[str], root: Path, runs: Path) -> None:
     """ValueError naming the first bad input, before anything is read or measured."""
     bad = [p for p in presets if p not in MAIN_PRESETS]
     if bad:
         raise ValueError(f"the report covers presets {list(MAIN_PRESETS)}, not {clip(repr(bad[0]))}")
-    if out.exists() and out.is_dir():
-        raise ValueError(f"--out {str(out)!r} is a folder; give the Markdown file to write")
+    if root.exists() and not root.is_dir():
+        raise ValueError(f"--root {str(root)!r} is a file; give the folder the report is written into (the "
+                         "repository's root)")
     if runs.exists() and not runs.is_dir():
         raise ValueError(f"--runs {str(runs)!r} is a file; give the folder for the stage files")
 
@@ -396,7 +391,7 @@ def kept_rows(stored: dict[tuple[str, str], dict[str, Any]], presets: list[str],
     if kept and (made_with := stored_settings(path)) != settings:
         changed = next(k for k in settings if made_with.get(k) != settings[k])
         raise ValueError(f"{path} holds other presets measured with {changed}={made_with.get(changed)}, "
-                         f"not {settings[changed]}: measure every preset (no --preset) or give another --out")
+                         f"not {settings[changed]}: measure every preset (no --preset) or give another --root")
     return kept
 
 
@@ -404,15 +399,15 @@ def cli_main(args: Any) -> int:
     """``truco report``: exit 0 when the report is written, 2 on bad input (or a preset's folder of ``--runs`` in
     use by another report), 130 when interrupted."""
     presets = args.preset or list(MAIN_PRESETS)
-    out, runs = Path(args.out), Path(args.runs)
+    root, runs = Path(args.root), Path(args.runs)
     settings = {"decisions": args.budget_decisions or STANDARD_DECISIONS, "seed": args.seed,
                 "gauntlet_matches": args.gauntlet_matches, "eval_matches": args.matches}
     log = logger.info  # progress: which agent, which stage is run or reused, which file is written
     rows = []
     try:
-        check_places(presets, out, runs)
-        stored = stored_rows(data_path(out), page=True)
-        kept = kept_rows(stored, presets, settings, data_path(out))
+        check_places(presets, root, runs)
+        stored = stored_rows(root / DATA, page=True)
+        kept = kept_rows(stored, presets, settings, root / DATA)
         for preset in presets:
             with hold(runs / preset, f"--runs {str(runs / preset)!r}", recursive=True):
                 for agent in agents_of(preset):
@@ -425,11 +420,11 @@ def cli_main(args: Any) -> int:
         return 2
     except KeyboardInterrupt:
         print(f"\ninterrupted: finished stages are kept under {runs}; run the same command to resume "
-              f"({out} is not written)", file=sys.stderr)
+              f"({root / PAGE} is not written)", file=sys.stderr)
         return 130
     settings["finished"] = time.strftime("%Y-%m-%d")
     # a --preset run measures its presets and keeps the others' rows, so the page and the data file always show
     # every preset measured (the same settings), and no measurement is lost
     data = sorted(rows + kept, key=lambda r: list(MAIN_PRESETS).index(r["preset"]))
-    print(write_report(out, data, rows, settings, log))
+    print(write_report(root, data, rows, settings, log))
     return 0

@@ -148,13 +148,23 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
             "For the heuristic and each shipped PPO policy and CFR blueprint of the four main presets: the ABR win rate\n"
             "at the standard budget, the gauntlet mean and worst case, and the win rates against the\n"
             "heuristic and random. Every stage is stored under --runs and reused when done, so an\n"
-            "interrupted report resumes."
+            "interrupted report resumes.\n"
+            "Writes, under --root: docs/strength.md (the page), docs/strength.json (its data, which the\n"
+            "next report reuses), docs/img/strength.png, and agents/policies/ (the model card of each\n"
+            "measured policy and blueprint, and best.json, the choice of best:<preset>)."
         ),
+        epilog=("examples:\n"
+                "  truco report                                # from the repository's root: its own report\n"
+                "  truco report --preset paulista              # one preset measured; the page keeps the others\n"
+                "  truco report --root runs/trial --budget-decisions 20000   # a trial, outside the repository's docs"),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     report.add_argument("--preset", action="append", metavar="NAME",
                         help="measure only this preset (repeatable); the page keeps the others' stored rows")
-    report.add_argument("--out", default="docs/strength.md", metavar="FILE.md", help="(default: docs/strength.md)")
+    report.add_argument("--root", default=".", metavar="DIR",
+                        help="the folder the report is written into, laid out as the repository (DIR/docs/, "
+                             "DIR/agents/policies/) and read back from (DIR/docs/strength.json) "
+                             "(default: the current directory: run it from the repository's root)")
     report.add_argument("--runs", default="runs/report", metavar="DIR", help="stage files (default: runs/report)")
     report.add_argument("--budget-decisions", type=positive_int, default=None, metavar="N",
                         help="ABR budget in learner decisions (default: the standard budget)")
