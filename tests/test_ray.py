@@ -19,9 +19,10 @@ def local_ray():
 def test_tournament_on_ray_equals_local(local_ray):
     agents = ["heuristic", "random"]
     local, _ = run_tournament(agents, ["argentine", "paulista-2v2"], 8, seed=3, workers=2)
-    remote, _ = run_tournament(agents, ["argentine", "paulista-2v2"], 8, seed=3, workers=2, backend="ray")
+    remote, meta = run_tournament(agents, ["argentine", "paulista-2v2"], 8, seed=3, workers=2, backend="ray")
     assert remote["matches"] == local["matches"]
     assert remote["pairings"] == local["pairings"]
+    assert meta["ray_nodes"] == [ray.get_runtime_context().get_node_id()]  # the one node that played them
 
 
 def test_ppo_rollouts_on_ray_equal_local(local_ray, tmp_path):

@@ -255,28 +255,31 @@ def one_torch_thread():
 
 
 def play_tasks(tasks: list[Task], workers: int = 1, progress: bool = False,
-               backend: str = "local", journal: MatchJournal | None = None) -> list[dict[str, Any]]:
+               backend: str = "local", journal: MatchJournal | None = None,
+               nodes: set[str] | None = None) -> list[dict[str, Any]]:
     """Run every task; results in task order whatever the number of workers or the backend.
 
     ``backend="local"`` uses this machine's processes; ``"ray"`` spreads the matches over a Ray cluster (the one
-    ``RAY_ADDRESS`` points at, or a local instance with ``workers`` CPUs). With a ``journal``, the matches it
-    already holds are not played again and each new result is added to it as it arrives (local backend; Ray's
-    results are added when all are in)."""
+    ``RAY_ADDRESS`` points at, or a local instance with ``workers`` CPUs), and adds to ``nodes`` (when given) the
+    id of every Ray node that played some of them. With a ``journal``, the matches it already holds are not
+    played again and each new result is added to it as it arrives (local backend; Ray's results are added when
+    all are in)."""
     if backend not in ("local", "ray"):
         raise ValueError(f"backend {backend!r} is not allowed; choose 'local' or 'ray'")
     if journal is None:
-        return _play(tasks, workers, progress, backend, lambda task, result: None)
+        return _play(tasks, workers, progress, backend, lambda task, result: None, nodes)
     try:
         done = journal.resume(tasks)
-        return done + _play(tasks[len(done):], workers, progress, backend, journal.add)
+        return done + _play(tasks[len(done):], workers, progress, backend, journal.add, nodes)
     finally:
         journal.close()
 
 
-def _play(tasks: list[Task], workers: int, progress: bool, backend: str, played: Any) -> list[dict[str, Any]]:
+def _play(tasks: list[Task], workers: int, progress: bool, backend: str, played: Any,
+          nodes: set[str] | None = None) -> list[dict[str, Any]]:
     """Play ``tasks`` here or on Ray; ``played(task, result)`` hears of each result in task order."""
     if backend == "ray":
-        results = _play_tasks_on_ray(tasks, workers, progress)
+        results = _play_tasks_on_ray(tasks, workers, progress, set() if nodes is None else nodes)
         for task, result in zip(tasks, results):
             played(task, result)
         return results
@@ -305,24 +308,35 @@ def _play(tasks: list[Task], workers: int, progress: bool, backend: str, played:
     return results
 
 
-def _play_tasks_on_ray(tasks: list[Task], workers: int, progress: bool) -> list[dict[str, Any]]:
-    from tqdm import tqdm
-
+def _play_tasks_on_ray(tasks: list[Task], workers: int, progress: bool, nodes: set[str]) -> list[dict[str, Any]]:
+    from .progress import progress as progress_bar
     from .workers import start_ray
 
     ray = start_ray(workers)
-    remote = ray.remote(num_cpus=1)(_run_chunk)
+    # a chunk whose worker or node is lost is played again elsewhere, up to 3 times (Ray's default for tasks,
+    # stated here because a lost node relies on it): its matches have their own seeds, so the same results
+    remote = ray.remote(num_cpus=1, max_retries=3)(_run_chunk_on_node)
     size = max(1, min(64, len(tasks) // (max(1, workers) * 8)))
     chunks = [tasks[i:i + size] for i in range(0, len(tasks), size)]
     futures = [remote.remote(chunk) for chunk in chunks]
     results: list[dict[str, Any]] = []
-    with tqdm(total=len(tasks), desc="truco eval (ray)", unit="match", file=sys.stderr, disable=None if progress else True,
-              dynamic_ncols=True) as bar:
+    bar = progress_bar(len(tasks), "truco eval (ray)", "match", progress)
+    try:
         for future in futures:  # in submission order, so results keep the task order
-            chunk_results = ray.get(future)
+            node, chunk_results = ray.get(future)
+            nodes.add(node)
             results.extend(chunk_results)
             bar.update(len(chunk_results))
+    finally:
+        bar.close()
     return results
+
+
+def _run_chunk_on_node(tasks: list[Task]) -> tuple[str, list[dict[str, Any]]]:
+    """A Ray task: the id of the node it ran on, and its matches' results."""
+    import ray
+
+    return ray.get_runtime_context().get_node_id(), _run_chunk(tasks)
 
 
 def _run_chunk(tasks: list[Task]) -> list[dict[str, Any]]:
@@ -419,7 +433,8 @@ def run_tournament(agents: list[str], presets: list[str], matches: int, seed: in
     validate(agents, presets, matches, allow_other_preset)
     tasks = make_tasks(agents, presets, matches, seed, pairs, keep_records=records is not None)
     start = time.perf_counter()
-    results = play_tasks(tasks, workers=workers, progress=progress, backend=backend, journal=journal)
+    nodes: set[str] = set()
+    results = play_tasks(tasks, workers=workers, progress=progress, backend=backend, journal=journal, nodes=nodes)
     elapsed = time.perf_counter() - start
     if records is not None:
         records.mkdir(parents=True, exist_ok=True)
@@ -431,6 +446,8 @@ def run_tournament(agents: list[str], presets: list[str], matches: int, seed: in
     meta = {"agents": agents, "presets": presets, "matches_per_pairing": matches, "seed": seed,
             "workers": workers, "seconds": round(elapsed, 2),
             "duplicate_deals": "each deal index is played twice with the agents' seats swapped"}
+    if backend == "ray":
+        meta["ray_nodes"] = sorted(nodes)  # the Ray nodes that played this run's matches (none when resumed whole)
     if journal is not None:
         journal.finish()
     return summary, meta
@@ -538,6 +555,7 @@ def cli_main(args: Any) -> int:
         print(f"\ntruco eval: interrupted; nothing was written{kept}", file=sys.stderr)
         return 130
     print(markdown_report(summary))
+    where = f" on {len(meta['ray_nodes'])} Ray node(s)" if "ray_nodes" in meta else ""
     print(f"\n{sum(r['matches'] for r in summary['pairings'])} matches in {meta['seconds']:.1f} s "
-          f"with {workers} worker(s); wrote {', '.join(str(p) for p in written)}")
+          f"with {workers} worker(s){where}; wrote {', '.join(str(p) for p in written)}")
     return 0
