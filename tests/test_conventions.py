@@ -21,14 +21,13 @@ LIBRARY = ("truco_env", "agents", "training")
 ALLOWED: dict[str, set[str] | str] = {
     "training/cli.py": "*",  # the command line itself
     **{f"training/commands/{name}.py": "*" for name in  # its commands, one module each
-       ("bench", "bot", "demo", "export", "measure", "play", "replay", "train")},
+       ("bench", "bot", "demo", "export", "measure", "play", "replay", "ship", "train")},
     "training/cfr/bench.py": "*",  # a benchmark (python -m training.cfr.bench): its product is the printed table
     "training/evaluate.py": {"cli_main"},
     "training/exploit.py": {"cli_main"},
     "training/gauntlet.py": {"cli_main"},
     "training/report.py": {"cli_main"},
     "training/abr_validation.py": {"main"},
-    "training/ship.py": {"main"},
     "training/serve.py": {"serve"},  # truco serve: the address to open, and "stopped"
     "training/cfr/bluff.py": {"main"},
     "training/cfr/resolve.py": {"main"},  # python -m training.cfr.resolve: its product is the printed numbers

@@ -215,7 +215,7 @@ def test_the_report_covers_a_shipped_blueprint_and_writes_its_card(tmp_path, mon
                                          "commit": "def"}}
     card = blueprint_card(row, meta, {"finished": "2026-12-02", "decisions": 600_000})
     for fact in ("`cfr:paulista`", "truco train cfr --config configs/cfr_blueprint_paulista.yaml",
-                 "python -m training.ship configs/cfr_blueprint_paulista.yaml", "6,000,000 iterations",
+                 "truco ship configs/cfr_blueprint_paulista.yaml", "6,000,000 iterations",
                  "match_equity", "40.0% [38.0, 42.0]", "60.0% [55.0, 65.0]", "vs tight", "thresholded"):
         assert fact in card, fact
     assert "bars of docs/strength.md" not in card  # not measured against them: nothing said

@@ -365,14 +365,14 @@ def test_lossless_agent_reads_the_history(tmp_path):
 
 
 def test_a_finished_blueprint_ships_play_only_and_plays_as_its_checkpoint(tmp_path, monkeypatch):
-    """python -m training.ship CONFIG.yaml: the shipped table plays exactly the run's average strategy, is found
+    """truco ship CONFIG.yaml: the shipped table plays exactly the run's average strategy, is found
     by preset name (cfr:<preset>), refuses to be trained on, and an unfinished run does not ship."""
     import yaml
 
     from agents.cfr import agent as cfr_agent
     from agents.cfr.table import StrategyTable
     from training.cfr.checkpoint import check_compatible
-    from training.ship import main as ship_main
+    from training.cli import main as cli
 
     config = tmp_path / "blueprint.yaml"
     data = {"trainer": "mccfr", "preset": "paulista", "iterations": 40, "abstraction": "v4",
@@ -381,9 +381,9 @@ def test_a_finished_blueprint_ships_play_only_and_plays_as_its_checkpoint(tmp_pa
     train_mccfr(parse_config(data), out=io.StringIO(), max_new_iterations=30)
     monkeypatch.setattr(cfr_agent, "SHIPPED_DIR", str(tmp_path / "policies"))
     monkeypatch.setattr("agents.base.SHIPPED_DIR", str(tmp_path / "policies"))
-    assert ship_main([str(config)]) == 2  # 30 of 40 iterations: not shipped
+    assert cli(["ship", str(config)]) == 2  # 30 of 40 iterations: not shipped
     train_mccfr(parse_config(data), out=io.StringIO())
-    assert ship_main([str(config)]) == 0
+    assert cli(["ship", str(config)]) == 0
     shipped = tmp_path / "policies" / "cfr_paulista.npz"
     run, play = StrategyTable.load(data["checkpoint"]), StrategyTable.load(shipped)
     assert len(play) == len(run) > 0

@@ -6,6 +6,7 @@ Subcommands:
   play         a person against bots in the terminal
   serve        a person against a policy in the browser (a local web table)
   train        train a policy: truco train ppo|cfr|distill --config FILE
+  ship         a finished run into the package: truco ship RUN_DIR (ppo:<preset>) or CONFIG.yaml (cfr:<preset>)
   export       export a policy for other front ends: truco export ppo POLICY --out FILE.onnx (cfr: a JSON table)
   bench        speed of the engine and environments against peer libraries
   eval         tournaments between agents (duplicate deals, intervals, ratings)

@@ -48,7 +48,7 @@ def policy_card(row: dict[str, Any], meta: dict[str, Any], settings: dict[str, A
          "config, and acts from its own observation alone (no input, expert or reward term depends on whom it "
          "faces)."), "",
         "## How it was made", "",
-        "```bash", f"truco train ppo --config configs/ppo/{preset}.yaml", "python -m training.ship runs/ppo/" + preset,
+        "```bash", f"truco train ppo --config configs/ppo/{preset}.yaml", "truco ship runs/ppo/" + preset,
         "```", "",
         (f"* {meta.get('decisions', 0):,} learner decisions in {meta.get('updates', 0):,} updates, "
         f"{meta.get('seconds', 0) / 3600:.2f} h on the training machine;"),
@@ -127,7 +127,7 @@ def blueprint_card(row: dict[str, Any], meta: dict[str, Any], settings: dict[str
          "hand is valued by "
          f"`{(meta.get('solver') or {}).get('utility', 'points')}`."), "",
         "## How it was made", "",
-        "```bash", f"truco train cfr --config {shipped['config']}", f"python -m training.ship {shipped['config']}",
+        "```bash", f"truco train cfr --config {shipped['config']}", f"truco ship {shipped['config']}",
         "```", "",
         (f"* {meta.get('iteration', 0):,} iterations (one hand each), {meta.get('nodes', 0):,} nodes walked; "
          f"the shipped table holds the average strategy only (play-only: regrets dropped);"),

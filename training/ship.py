@@ -1,6 +1,5 @@
-"""Ship a finished ``truco train ppo`` run as ``ppo:<preset>``: ``python -m training.ship RUN_DIR``; or a finished
-self-play MCCFR run as ``cfr:<preset>``: ``python -m training.ship configs/cfr_blueprint_<preset>.yaml``
-(:func:`ship_blueprint`).
+"""Ship a finished ``truco train ppo`` run as ``ppo:<preset>`` (``truco ship RUN_DIR``, :func:`ship`), or a finished
+self-play MCCFR run as ``cfr:<preset>`` (``truco ship configs/cfr_blueprint_<preset>.yaml``, :func:`ship_blueprint`).
 
 It copies ``RUN_DIR/policy.safetensors`` to ``agents/policies/ppo_<preset>.safetensors`` unchanged (the file
 already records its config, config hash, commit, budget and play mode) and draws the run's training curves from
@@ -11,12 +10,10 @@ the way. ``truco report`` then measures it and writes its model card beside it.
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
-import sys
 
-from agents.network import PolicyFileError, load_policy
+from agents.network import load_policy
 
 from .atomic import atomic_write
 
@@ -127,23 +124,3 @@ def ship_blueprint(config: str, policies: str | None = None) -> str:
     save_checkpoint(target, shipped)
     return target
 
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training.ship", description=__doc__.split("\n\n")[0])
-    parser.add_argument("run_dir", metavar="RUN_DIR|CONFIG",
-                        help="a finished truco train ppo run, or the YAML config of a finished self-play MCCFR run")
-    args = parser.parse_args(argv)
-    try:
-        if args.run_dir.endswith((".yaml", ".yml")):
-            print(f"wrote {ship_blueprint(args.run_dir)}")
-            return 0
-        for path in ship(args.run_dir):
-            print(f"wrote {path}")
-    except (ValueError, PolicyFileError) as err:
-        print(f"python -m training.ship: error: {err}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
