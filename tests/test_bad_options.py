@@ -32,6 +32,8 @@ BASE = {
     ("exploit",): ["random", "--budget-decisions", "1", "--out", "{tmp}/exploit", "--no-progress"],
     ("gauntlet",): ["random", "--matches", "2", "--out", "{tmp}/gauntlet", "--no-progress"],
     ("report",): ["--root", "{tmp}/report", "--runs", "{tmp}/runs", "--no-progress"],
+    ("leaks",): ["--agents", "random", "random", "--preset", "argentine", "--matches", "2"],
+    ("probe",): ["--policy", "ppo:argentine", "--preset", "argentine", "--answers", "1"],
 }
 #: Options that take names, with a value every command must refuse before it does anything.
 NAMED = {"--preset": "argentin" * (LONG // 8), "--opponent": "nobot:" + "x" * LONG, "--partner": "nobot:" + "x" * LONG,

@@ -21,7 +21,7 @@ LIBRARY = ("truco_env", "agents", "training")
 ALLOWED: dict[str, set[str] | str] = {
     "training/cli.py": "*",  # the command line itself
     **{f"training/commands/{name}.py": "*" for name in  # its commands, one module each
-       ("bench", "bot", "demo", "export", "measure", "play", "replay", "ship", "train")},
+       ("bench", "bot", "demo", "diagnose", "export", "measure", "play", "replay", "ship", "train")},
     "training/cfr/bench.py": "*",  # a benchmark (python -m training.cfr.bench): its product is the printed table
     "training/evaluate.py": {"cli_main"},
     "training/exploit.py": {"cli_main"},
@@ -31,8 +31,6 @@ ALLOWED: dict[str, set[str] | str] = {
     "training/serve.py": {"serve"},  # truco serve: the address to open, and "stopped"
     "training/cfr/bluff.py": {"main"},
     "training/cfr/resolve.py": {"main"},  # python -m training.cfr.resolve: its product is the printed numbers
-    "training/leaks.py": {"main"},  # python -m training.leaks: its product is the printed table
-    "training/probes.py": {"main"},  # python -m training.probes: its product is the printed numbers
     "training/leaderboard.py": {"cli_main"},
     "training/progress.py": {"LineProgress._line"},  # a progress display, as tqdm's bar is: to the file it is given
     "truco_env/single.py": {"TrucoSingleAgentEnv.render"},

@@ -1,9 +1,10 @@
-"""training/leaks.py: each hand in one betting category, A's net points per category; identical agents net
+"""training/leaks.py (truco leaks): each hand in one betting category, A's net points per category; identical agents net
 exactly zero between mirrored categories, and bad input is a one-line error."""
 
 import pytest
 
-from training.leaks import hand_category, leak_table, main
+from training.cli import main
+from training.leaks import hand_category, leak_table
 
 
 def _mirror(category: str) -> str:
@@ -39,6 +40,6 @@ def test_categories_of_hand_records():
     (["--agents", "heuristc", "random", "--preset", "paulista"], "heuristc"),
 ])
 def test_bad_input_is_one_line(argv, message, capsys):
-    assert main(argv) == 2
+    assert main(["leaks", *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and "\n" not in err

@@ -1,4 +1,4 @@
-"""The answer probe (training/probes.py): a network whose refusals follow the opponents' match tally shows it, and
+"""The answer probe (training/probes.py, truco probe): a network whose refusals follow the opponents' match tally shows it, and
 one that ignores the tally does not, against a batched opponent and one that plays a table at a time."""
 
 import pytest
@@ -46,3 +46,18 @@ def test_the_probe_of_a_seeded_run_finds_the_recorded_figures(tmp_path, opponent
     assert found["answers"] == answers
     assert found["refuse_with_real_tally"] == pytest.approx(real, rel=1e-6)
     assert found["refuse_with_self_play_tally"] == pytest.approx(swapped, rel=1e-6)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--opponent", "nobot"], "nobot"),
+    (["--preset", "argentin"], "unknown preset 'argentin'"),
+    (["--policy", "ppo:missing.safetensors"], "missing.safetensors"),
+])
+def test_truco_probe_refuses_bad_input_in_one_line(argv, message, capsys):
+    from training.cli import main
+
+    base = {"--policy": "ppo:argentine", "--preset": "argentine", "--opponent": "random"}
+    base.update(dict(zip(argv[::2], argv[1::2])))
+    assert main(["probe", *(part for pair in base.items() for part in pair)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("truco probe: error:") and message in err and "\n" not in err

@@ -14,6 +14,8 @@ Subcommands:
   gauntlet     duplicate matches against a fixed population of held-out opponents
   report       the strength report of every shipped agent (docs/strength.md)
   leaderboard  a leaderboard over a YAML list of entrants: every pairing once, new entrants play only theirs
+  leaks        where one agent's points go against another, by how each hand's betting went
+  probe        does a policy read its opponents? its refusals to calls with the opponents' tally swapped
   bot          an agent as a program speaking the truco-bot/1 line protocol, for outside arenas (docs/protocol.md)
 
 Each command lives in a module of its own under ``training/commands/`` (its parser and its handler); this module

@@ -1,7 +1,7 @@
 """Where one agent's points go against another: duplicate matches, each hand put in one category of how its
-betting went, and the points agent A nets per match in each category.
+betting went, and the points agent A nets per match in each category (``truco leaks``, :func:`leak_table`).
 
-    python -m training.leaks --agents cfr:paulista heuristic --preset paulista --matches 2000
+    truco leaks --agents cfr:paulista heuristic --preset paulista --matches 2000
 
 Why: a win rate says *that* an agent loses, not *where*. Two identical agents net zero in every pair of mirrored
 categories (A called first / B called first), so against a reference pairing (the opponent against itself) a
@@ -16,8 +16,6 @@ A raised, B raised again), and how the hand ended: ``fold`` (a call refused), ``
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections import Counter
 
 from agents.base import check_preset, make_agent
@@ -74,27 +72,3 @@ def leak_table(preset: str, agent_a: str, agent_b: str, matches: int, seed: int 
                 net[category] += hand["points"][team_a] - hand["points"][1 - team_a]
     return dict(count), dict(net), wins / matches
 
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--agents", nargs=2, required=True, metavar=("A", "B"), help="agent specs")
-    parser.add_argument("--preset", required=True)
-    parser.add_argument("--matches", type=int, default=2000, help="duplicate matches (even)")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    try:
-        count, net, rate = leak_table(args.preset, *args.agents, args.matches, args.seed)
-    except ValueError as exc:
-        print(f"truco leaks: {exc}", file=sys.stderr)
-        return 2
-    m = args.matches
-    print(f"{args.agents[0]} (A) vs {args.agents[1]} (B), {args.preset}, {m} duplicate matches: A wins {rate:.1%}")
-    print("| category | hands a match | A's net points a match |\n|---|---:|---:|")
-    for category in sorted(count, key=lambda c: net[c]):
-        print(f"| {category} | {count[category] / m:.3f} | {net[category] / m:+.3f} |")
-    print(f"| all | {sum(count.values()) / m:.3f} | {sum(net.values()) / m:+.3f} |")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,6 +1,6 @@
-"""Does a policy read its opponents? The answer probe, as a command:
+"""Does a policy read its opponents? The answer probe (``truco probe``, :func:`answer_probe`):
 
-    python -m training.probes --policy ppo:argentine --preset argentine --opponent random --answers 20000
+    truco probe --policy ppo:argentine --preset argentine --opponent random --answers 20000
 
 The policy (a network, greedy) plays ``opponent`` on the vector environment. At each of its answers to a call (a
 decision where ``no_quiero`` is legal) the probe takes the policy's probability of refusing twice: with the
@@ -16,9 +16,6 @@ the opponent is.
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 from typing import Any
 
 import numpy as np
@@ -100,28 +97,10 @@ def answer_probe(policy: str, preset: str, opponent: str = "random", answers: in
     agent = make_agent(policy) if not path.endswith(".safetensors") else None
     net = agent.net if agent is not None else load_policy(path)[0]
     net.eval()
+    if opponent != "self":
+        make_agent(opponent)  # a bad spec is refused before the self-play pass
     own = _play(net, preset, "self", 0, seed + 1, tables, None)
     found = _play(net, preset, opponent, answers, seed, tables, own["tally_row"])
     return {"policy": policy, "preset": preset, "opponent": opponent, "answers": found["answers"],
             "refuse_with_real_tally": found["refuse_real"], "refuse_with_self_play_tally": found["refuse_swapped"]}
 
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training.probes", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--policy", required=True, help="a network: ppo:<preset> or ppo:PATH.safetensors")
-    parser.add_argument("--preset", required=True)
-    parser.add_argument("--opponent", default="random", help="agent spec of the opponent (default random)")
-    parser.add_argument("--answers", type=int, default=20000, help="answers to a call to collect (default 20,000)")
-    parser.add_argument("--seed", type=int, default=1)
-    args = parser.parse_args(argv)
-    try:
-        result = answer_probe(args.policy, args.preset, args.opponent, args.answers, args.seed)
-    except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    print(json.dumps(result, indent=1))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -2,7 +2,7 @@
 handler to the command line of :mod:`training.cli`, which holds only what every command shares (logging, the
 exit codes of interrupts and errors, the extras to name)."""
 
-from . import bench, bot, demo, export, measure, play, replay, ship, train
+from . import bench, bot, demo, diagnose, export, measure, play, replay, ship, train
 
 #: In the order ``truco --help`` lists them.
-COMMANDS = (demo, replay, play, train, ship, export, bench, measure, bot)
+COMMANDS = (demo, replay, play, train, ship, export, bench, measure, diagnose, bot)
