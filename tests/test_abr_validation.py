@@ -1,4 +1,4 @@
-"""The ABR learner against exact best responses (training/abr_validation.py).
+"""The ABR learner against exact best responses (training/abr_validation.py, python -m benchmarks.abr_validation).
 
 The fast tests run the machinery on ``paulista-mini`` with a tiny budget and check that the exact value is what a
 tournament measures; the full validation (every check of both research presets) runs only with ``-m slow``."""
@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,6 +22,7 @@ from truco_env import make_config
 from truco_env.encoding import information_state_string
 
 PRESET = "paulista-mini"
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +31,7 @@ def tree():
 
 
 def test_validation_runs_end_to_end(tmp_path, tree):
-    report = run_validation(tmp_path, presets=(PRESET,), targets=("random",), decisions=5_000, matches=200,
+    report = run_validation(tmp_path, CONFIGS, presets=(PRESET,), targets=("random",), decisions=5_000, matches=200,
                             workers=1, progress=False)
     (row,) = report["rows"]
     assert row["status"] == "complete" and row["matches"] == 200
@@ -41,7 +43,7 @@ def test_validation_runs_end_to_end(tmp_path, tree):
     assert json.loads((tmp_path / "validation.json").read_text())["rows"][0]["exact"] == row["exact"]
     assert "| paulista-mini | random |" in (tmp_path / "validation.md").read_text()
 
-    converged = make_target("converged", PRESET, tree, tmp_path / "converged")
+    converged = make_target("converged", PRESET, tree, tmp_path / "converged", CONFIGS)
     exact = sum(exact_values(tree, converged.policy)) / 2
     assert (tmp_path / "converged" / "checkpoint.npz").is_file()
     assert exact == pytest.approx(converged.nash_conv / 2, abs=1e-9)  # the checkpoint plays the solver's average
@@ -60,7 +62,7 @@ def test_infoset_states_replay_each_infosets_history(tree):
 def test_exact_value_is_what_the_tournament_measures(tmp_path, tree):
     """The exact best response to a CFR checkpoint, itself played as a checkpoint, scores its exact value per deal
     (both seats averaged, random first dealer) within the tournament's interval."""
-    target = make_target("cfr10", PRESET, tree, tmp_path)
+    target = make_target("cfr10", PRESET, tree, tmp_path, CONFIGS)
     value0, br0 = best_response_value(tree, target.policy, 0, return_policy=True)
     value1, br1 = best_response_value(tree, target.policy, 1, return_policy=True)
     base = load_checkpoint(tmp_path / "checkpoint.npz")
@@ -74,7 +76,7 @@ def test_exact_value_is_what_the_tournament_measures(tmp_path, tree):
 
 @pytest.mark.slow
 def test_abr_matches_exact_best_responses(tmp_path):
-    report = run_validation(tmp_path, progress=False)
+    report = run_validation(tmp_path, CONFIGS, progress=False)
     rows = {(r["preset"], r["target"]): r for r in report["rows"]}
     assert len(rows) == 2 * len(TARGETS)
     for row in rows.values():

@@ -27,7 +27,6 @@ ALLOWED: dict[str, set[str] | str] = {
     "training/exploit.py": {"cli_main"},
     "training/gauntlet.py": {"cli_main"},
     "training/report.py": {"cli_main"},
-    "training/abr_validation.py": {"main"},
     "training/serve.py": {"serve"},  # truco serve: the address to open, and "stopped"
     "training/cfr/bluff.py": {"main"},
     "training/cfr/resolve.py": {"main"},  # python -m training.cfr.resolve: its product is the printed numbers

@@ -12,8 +12,8 @@ For each preset, three targets of decreasing exploitability:
 * ``converged``: the CFR+ average policy that first reaches NashConv <= 1e-3 x the utility range.
 
 The CFR targets are trained by :func:`training.cfr.train.train_exact` with the preset's own run config
-(``configs/cfr_<preset>.yaml``: CFR+, alternating, NashConv checked every 10 iterations), only with the checkpoint
-written into the output folder. The exact value is computed from the checkpoint as read back from disk, i.e. the
+(``cfr_<preset>.yaml`` in the configs folder the caller names, the repository's ``configs/``: CFR+, alternating,
+NashConv checked every 10 iterations), only with the checkpoint written into the output folder. The exact value is computed from the checkpoint as read back from disk, i.e. the
 average policy the ``cfr:PATH`` agent samples from.
 
 The exact value is the best response's value against the target with both seats averaged:
@@ -34,20 +34,17 @@ infoset (:func:`learner_policy`) and evaluated on the tree against the target, b
 measured value estimates exactly that number, so the two agree within the interval unless the evaluation is
 wrong; it is reported, not checked (the checks stay on what ``truco exploit`` measures, as on the full game).
 
-``python -m training.abr_validation [--presets ...] [--decisions N] [--matches N] [--seed S] [--workers N]
-[--out DIR]`` writes ``validation.json`` and ``validation.md`` into ``--out`` (plus each target's checkpoint and
-its ``truco exploit`` files under ``PRESET/TARGET/``), prints the table and exits 0 when every check passes,
-1 otherwise. A row whose learner already finished with the same recipe is reused, so an interrupted
+:func:`run_validation` writes ``validation.json`` and ``validation.md`` into its output folder (plus each target's
+checkpoint and its ``truco exploit`` files under ``PRESET/TARGET/``); ``python -m benchmarks.abr_validation`` runs
+it and prints the table. A row whose learner already finished with the same recipe is reused, so an interrupted
 validation resumes at the row it stopped in.
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import io
 import math
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +70,6 @@ MATCHES = 20_000
 RATIO = 0.75
 CLOSE = 0.02
 CFR10_ITERATIONS = 10
-CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
 
 @dataclasses.dataclass
@@ -87,23 +83,25 @@ class Target:
     nash_conv: float | None = None
 
 
-def cfr_config(preset: str, checkpoint: Path, name: str) -> RunConfig:
-    """The preset's exact CFR run config, writing into ``checkpoint``; ``cfr10`` stops after 10 iterations."""
-    cfg = load_config(CONFIGS / f"cfr_{preset.replace('-', '_')}.yaml")
+def cfr_config(preset: str, checkpoint: Path, name: str, configs: Path) -> RunConfig:
+    """The preset's exact CFR run config from the folder ``configs``, writing into ``checkpoint``; ``cfr10`` stops
+    after 10 iterations."""
+    cfg = load_config(Path(configs) / f"cfr_{preset.replace('-', '_')}.yaml")
     cfg = cfg.model_copy(update={"checkpoint": str(checkpoint), "logdir": None, "progress": False, "resume": False})
     if name == "cfr10":
         cfg = cfg.model_copy(update={"iterations": CFR10_ITERATIONS, "target_nash_conv": None})
     return cfg
 
 
-def make_target(name: str, preset: str, tree: GameTree, folder: Path) -> Target:
-    """Build target ``name``: train and save its checkpoint under ``folder`` for the CFR targets."""
+def make_target(name: str, preset: str, tree: GameTree, folder: Path, configs: Path) -> Target:
+    """Build target ``name``: train and save its checkpoint under ``folder`` for the CFR targets (their run config
+    from the folder ``configs``)."""
     if name == "random":
         return Target(name, "random", uniform_policy(tree))
     checkpoint = (folder / "checkpoint.npz").resolve()
     if any(c in str(checkpoint) for c in ",="):
         raise ValueError(f"{checkpoint}: an agent spec cannot hold ',' or '='; choose another --out")
-    summary = train_exact(cfr_config(preset, checkpoint, name), out=io.StringIO(), tree=tree)
+    summary = train_exact(cfr_config(preset, checkpoint, name, configs), out=io.StringIO(), tree=tree)
     if name == "converged" and not summary["target_reached"]:
         raise RuntimeError(f"{preset}: CFR+ stopped at NashConv {summary['nash_conv']:.3g} without reaching the "
                            f"configured target")
@@ -166,11 +164,11 @@ def check(name: str, exact: float, abr: dict[str, Any], urange: float) -> dict[s
     return {"not_above": bool(abr["value_low"] <= exact), "close": bool(close), "close_rule": rule}
 
 
-def validate_target(preset: str, name: str, tree: GameTree, out: Path, decisions: int, matches: int, seed: int,
-                    workers: int, progress: bool) -> dict[str, Any]:
+def validate_target(preset: str, name: str, tree: GameTree, out: Path, configs: Path, decisions: int, matches: int,
+                    seed: int, workers: int, progress: bool) -> dict[str, Any]:
     """One row: build the target, compute its exact value, train and evaluate the learner, check."""
     folder = out / preset / name
-    target = make_target(name, preset, tree, folder)
+    target = make_target(name, preset, tree, folder, configs)
     seat0, seat1 = exact_values(tree, target.policy)
     exact = (seat0 + seat1) / 2
     recipe = BRArgs(preset=preset, target=target.spec, decisions=decisions, seed=seed, workers=workers)
@@ -192,16 +190,17 @@ def validate_target(preset: str, name: str, tree: GameTree, out: Path, decisions
     return row
 
 
-def run_validation(out: Path, presets: tuple[str, ...] = MINI_PRESETS, targets: tuple[str, ...] = TARGETS,
-                   decisions: int = MINI_DECISIONS, matches: int = MATCHES, seed: int = 0, workers: int = 2,
-                   progress: bool = True) -> dict[str, Any]:
-    """Every (preset, target) row; writes ``validation.json`` and ``validation.md`` into ``out``."""
+def run_validation(out: Path, configs: Path, presets: tuple[str, ...] = MINI_PRESETS,
+                   targets: tuple[str, ...] = TARGETS, decisions: int = MINI_DECISIONS, matches: int = MATCHES,
+                   seed: int = 0, workers: int = 2, progress: bool = True) -> dict[str, Any]:
+    """Every (preset, target) row, the CFR targets' run configs read from the folder ``configs``; writes
+    ``validation.json`` and ``validation.md`` into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     rows = []
     for preset in presets:
         tree = tree_for(make_config(preset))
         for name in targets:
-            rows.append(validate_target(preset, name, tree, out, decisions, matches, seed, workers, progress))
+            rows.append(validate_target(preset, name, tree, out, configs, decisions, matches, seed, workers, progress))
     report = {"settings": {"presets": list(presets), "targets": list(targets), "decisions": decisions,
                            "matches": matches, "seed": seed, "ratio": RATIO, "close": CLOSE},
               "rows": rows, "passed": all(r["passed"] for r in rows)}
@@ -229,24 +228,3 @@ def markdown(rows: list[dict[str, Any]]) -> str:
                      f"{'PASS' if r['passed'] else 'FAIL'} |")
     return "\n".join(lines) + "\n"
 
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training.abr_validation", description=__doc__.split("\n")[0])
-    parser.add_argument("--presets", nargs="+", default=list(MINI_PRESETS), choices=MINI_PRESETS)
-    parser.add_argument("--decisions", type=int, default=MINI_DECISIONS, help="learner decisions per target")
-    parser.add_argument("--matches", type=int, default=MATCHES, help="duplicate matches of each ABR evaluation")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--out", default="runs/abr_validation", help="output folder (default: %(default)s)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
-    args = parser.parse_args(argv)
-    report = run_validation(Path(args.out), tuple(args.presets), decisions=args.decisions, matches=args.matches,
-                            seed=args.seed, workers=args.workers, progress=not args.no_progress)
-    print(markdown(report["rows"]), end="")
-    print(f"{'all checks pass' if report['passed'] else 'some checks FAIL'}; wrote {args.out}/validation.json, "
-          f"validation.md")
-    return 0 if report["passed"] else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
