@@ -14,22 +14,19 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 LIBRARY = ("truco_env", "agents", "training")
 
-#: Where a bare ``print()`` is what the code is for: the command line, the entry points of ``python -m`` tools
-#: and ``truco`` subcommands (their tables, results and one-line errors), and Gymnasium's ``render_mode="human"``
+#: Where a bare ``print()`` is what the code is for: the command line and its ``truco`` subcommands (their
+#: tables, results and one-line errors), and Gymnasium's ``render_mode="human"``
 #: (which shows the table on stdout by convention). ``"*"``: the whole module. Module-level
 #: ``if __name__ == "__main__":`` blocks may print too.
 ALLOWED: dict[str, set[str] | str] = {
     "training/cli.py": "*",  # the command line itself
     **{f"training/commands/{name}.py": "*" for name in  # its commands, one module each
        ("bench", "bot", "demo", "diagnose", "export", "measure", "play", "replay", "ship", "train")},
-    "training/cfr/bench.py": "*",  # a benchmark (python -m training.cfr.bench): its product is the printed table
     "training/evaluate.py": {"cli_main"},
     "training/exploit.py": {"cli_main"},
     "training/gauntlet.py": {"cli_main"},
     "training/report.py": {"cli_main"},
     "training/serve.py": {"serve"},  # truco serve: the address to open, and "stopped"
-    "training/cfr/bluff.py": {"main"},
-    "training/cfr/resolve.py": {"main"},  # python -m training.cfr.resolve: its product is the printed numbers
     "training/leaderboard.py": {"cli_main"},
     "training/progress.py": {"LineProgress._line"},  # a progress display, as tqdm's bar is: to the file it is given
     "truco_env/single.py": {"TrucoSingleAgentEnv.render"},

@@ -10,13 +10,11 @@ states, forgetting a search's rows when the walk leaves its subtree); each infor
 given the strategy the search plays for those cards. On these games every deal is enumerated, so one search at a
 public state serves every hand the seat may hold there, exactly as it would at play time.
 
-``python -m training.cfr.resolve --preset argentine-mini`` prints the numbers of docs/cfr.md.
+``python -m benchmarks.search_exact --preset argentine-mini`` prints the numbers of docs/cfr.md.
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 import time
 
 import numpy as np
@@ -168,35 +166,3 @@ def compare(config: TrucoConfig, ckpt: Checkpoint, nodes: int, seed: int = 0, tr
     out["searched"] = {"nash_conv": nash_conv(tree, both), "value": expected_value(tree, both)}
     return out
 
-
-def main(argv: list[str] | None = None) -> int:
-    from truco_env import make_config
-
-    from .mccfr_kernel import KernelMCCFR
-
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--preset", default="argentine-mini", choices=["argentine-mini", "paulista-mini"])
-    parser.add_argument("--deck-ranks", default=None, help="comma-separated ranks (a smaller game)")
-    parser.add_argument("--iterations", type=int, default=10000, help="blueprint: lossless MCCFR iterations")
-    parser.add_argument("--nodes", type=int, default=10000, help="walked nodes per search")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    overrides = {"deck_ranks": tuple(args.deck_ranks.split(","))} if args.deck_ranks else {}
-    config = make_config(args.preset, **overrides)
-    solver = KernelMCCFR(config, seed=args.seed, abstraction="lossless")
-    solver.iterate(args.iterations)
-    r = compare(config, solver.to_checkpoint(args.preset), args.nodes, args.seed)
-    blue = r["blueprint"]
-    print(f"{args.preset}: uniform NashConv {r['uniform']:.3f} (range {r['range']:g}); blueprint ({args.iterations} "
-          f"lossless iterations) NashConv {blue['nash_conv']:.4f}, searched by both seats {r['searched']['nash_conv']:.4f}")
-    for seat in (0, 1):
-        s = r[f"seat{seat}"]
-        print(f"  seat {seat} searching: exploitability {blue['exploitability'][seat]:.4f} -> {s['exploitability']:.4f}; "
-              f"{s['searches']} searches over {s['public_states']} public states, {s['played']} passed their check "
-              f"and played; {s['iterations']} iterations, {s['nodes']} nodes solving, {s['check_nodes']} checking, "
-              f"{s['seconds']:.0f} s", file=sys.stdout)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

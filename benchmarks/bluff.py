@@ -1,6 +1,6 @@
 """Show the bluffing of an equilibrium: call probabilities against hand strength on a research preset.
 
-    python -m training.cfr.bluff --preset argentine-mini [--checkpoint ck.npz] [--out docs/img]
+    python -m benchmarks.bluff --preset argentine-mini [--checkpoint ck.npz] [--out docs/img]
 
 For every call (truco ladder, envido ladder) and every value of the relevant hand strength (the own card's trick
 strength 1..14 for ladder calls, its envido points for envido calls), the probability that the equilibrium makes
@@ -20,13 +20,12 @@ from pathlib import Path
 
 import numpy as np
 
+from training.cfr.solver import CFRSolver, reaches
+from training.cfr.tree import GameTree, build_tree
+from training.tournament_files import OKABE_ITO
 from truco_env import actions as A
 from truco_env import cards as C
 from truco_env import make_config
-
-from ..tournament_files import OKABE_ITO
-from .solver import CFRSolver, reaches
-from .tree import GameTree, build_tree
 
 LADDER = ("truco", "retruco", "vale_cuatro", "seis", "nove", "doze")
 ENVIDO = ("envido", "real_envido", "falta_envido")
@@ -130,7 +129,7 @@ def svg_plot(preset: str, profile: dict, path: Path) -> None:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training.cfr.bluff", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bluff", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--preset", action="append", help="research preset(s) (default: all)")
     parser.add_argument("--checkpoint", default=None, help="an exact checkpoint of that preset")
@@ -142,7 +141,7 @@ def main(argv=None) -> int:
     for preset in presets:
         tree = build_tree(make_config(preset))
         if args.checkpoint:
-            from .train import restore_exact
+            from training.cfr.train import restore_exact
 
             solver = CFRSolver(tree)
             restore_exact(solver, args.checkpoint)

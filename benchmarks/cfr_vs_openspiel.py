@@ -1,7 +1,7 @@
 """Benchmark: our CFR+ against OpenSpiel's Python ``CFRPlusSolver`` and its C++ ``pyspiel.CFRPlusSolver`` on the
 same research preset (through the adapter :mod:`truco_env.spiel`), in one run.
 
-    python -m training.cfr.bench --preset paulista-mini --iterations 5 [--json out.json]
+    python -m benchmarks.cfr_vs_openspiel --preset paulista-mini --iterations 5 [--json out.json]
 
 For each solver: set-up seconds, seconds for ``--iterations`` iterations, iterations/s, and the exact NashConv
 of its average policy after those iterations (all three computed by our exact best response; ``--spiel-check``
@@ -23,12 +23,11 @@ def run(preset: str, iterations: int, spiel_check: bool, overrides: dict | None 
     from open_spiel.python.algorithms import cfr as os_cfr
     from open_spiel.python.algorithms import exploitability
 
+    from training.cfr.solver import CFRSolver, nash_conv
+    from training.cfr.spiel_bridge import TreePolicy, cpp_policy_to_tree, tabular_to_tree
+    from training.cfr.tree import build_tree
     from truco_env import make_config
     from truco_env.spiel import TrucoSpielGame
-
-    from .solver import CFRSolver, nash_conv
-    from .spiel_bridge import TreePolicy, cpp_policy_to_tree, tabular_to_tree
-    from .tree import build_tree
 
     config = make_config(preset, **(overrides or {}))
     results: dict = {"preset": preset, "overrides": overrides or {}, "iterations": iterations}
@@ -86,7 +85,7 @@ def run(preset: str, iterations: int, spiel_check: bool, overrides: dict | None 
 def _time_openspiel(label: str, make, average, iterations: int, tree, out) -> dict:
     """Set-up and ``iterations`` of an OpenSpiel CFR+ solver (``make()``), timed, and the exact NashConv of its
     average policy (``average(solver)``, mapped onto our tree)."""
-    from .solver import nash_conv
+    from training.cfr.solver import nash_conv
 
     t = time.perf_counter()
     solver = make()
@@ -102,7 +101,7 @@ def _time_openspiel(label: str, make, average, iterations: int, tree, out) -> di
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training.cfr.bench", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.cfr_vs_openspiel", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--preset", default="paulista-mini")
     parser.add_argument("--iterations", type=int, default=5)
