@@ -64,10 +64,9 @@ from truco_env.views import seat_view
 
 log = logging.getLogger(__name__)
 
-ROOT = Path(__file__).resolve().parent.parent
-WEB = ROOT / "frontends" / "web"
-ENCODER = ROOT / "frontends" / "js"
-ORT = WEB / "node_modules" / "onnxruntime-web" / "dist"
+#: The repository's folder of the page's files (web/, js/), outside the package (an installed wheel has none):
+#: ``truco serve --frontends DIR`` names it; by default it is found from the current directory.
+FRONTENDS = "frontends"
 #: The onnxruntime-web files the page loads: the WebAssembly build only (one thread, no WebGPU).
 ORT_FILES = ("ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm")
 PLAY_MODES = ("greedy", "sample")
@@ -479,14 +478,9 @@ class App:
     malformed request), 404 (no such game or path), 405 (wrong method), 409 (an action that does not fit the
     match now: not that seat's turn, a stale position, an illegal action, a finished match) or 413 (too large)."""
 
-    def __init__(self, table: Table):
+    def __init__(self, table: Table, frontends: str | Path = FRONTENDS):
         self.table = table
-        self.files = {"/": WEB / "index.html", "/table.mjs": WEB / "table.mjs", "/table.css": WEB / "table.css",
-                      "/favicon.svg": WEB / "favicon.svg",
-                      "/js/truco_encoder.mjs": ENCODER / "truco_encoder.mjs",
-                      "/js/truco_tables.json": ENCODER / "truco_tables.json",
-                      "/policy/model.onnx": table.policy.model,
-                      **{f"/ort/{name}": ORT / name for name in ORT_FILES}}
+        self.files = {**page_files(frontends), "/policy/model.onnx": table.policy.model}
         self.routes = Map([
             Rule("/api/table", endpoint="table", methods=["GET"]),
             Rule("/api/games", endpoint="new_game", methods=["POST"]),
@@ -603,16 +597,29 @@ def _check_port(host: str, port: int) -> None:
             raise ValueError(f"cannot listen on {host}:{port} ({err.strerror or err})") from None
 
 
-def missing_assets() -> list[str]:
-    """The files the page needs that are not there (onnxruntime-web before ``npm ci``; all of them in an
-    installed wheel, which does not carry frontends/)."""
-    files = [WEB / "index.html", WEB / "table.mjs", WEB / "table.css", ENCODER / "truco_encoder.mjs",
-             ENCODER / "truco_tables.json", *(ORT / name for name in ORT_FILES)]
-    return [str(f.relative_to(ROOT)) for f in files if not f.is_file()]
+def page_files(frontends: str | Path = FRONTENDS) -> dict[str, Path]:
+    """The page's static files under the folder ``frontends`` (made absolute now: a later change of directory
+    does not move them), by the URL path they are served at."""
+    folder = Path(frontends).resolve()
+    web, encoder = folder / "web", folder / "js"
+    ort = web / "node_modules" / "onnxruntime-web" / "dist"
+    return {"/": web / "index.html", "/table.mjs": web / "table.mjs", "/table.css": web / "table.css",
+            "/favicon.svg": web / "favicon.svg", "/js/truco_encoder.mjs": encoder / "truco_encoder.mjs",
+            "/js/truco_tables.json": encoder / "truco_tables.json",
+            **{f"/ort/{name}": ort / name for name in ORT_FILES}}
+
+
+def missing_assets(frontends: str | Path = FRONTENDS) -> list[str]:
+    """The files under ``frontends`` the page needs that are not there (onnxruntime-web before ``npm ci``; all of
+    them where there is no clone of the repository), as paths from ``frontends``' parent."""
+    folder = Path(frontends).resolve()
+    return [str(Path(frontends, f.relative_to(folder))) for url, f in page_files(frontends).items()
+            if url != "/favicon.svg" and not f.is_file()]
 
 
 def serve(preset: str, opponent: str | None, port: int, host: str = "127.0.0.1", records: str = "runs/web",
-          cache: str | None = None, seed: int | None = None, allow_other_preset: bool = False) -> int:
+          cache: str | None = None, seed: int | None = None, allow_other_preset: bool = False,
+          frontends: str = FRONTENDS) -> int:
     """Run the web table until Ctrl-C; ValueError (one line) for bad options or a missing install."""
     if preset not in PRESETS:
         raise unknown_preset(preset)
@@ -622,18 +629,18 @@ def serve(preset: str, opponent: str | None, port: int, host: str = "127.0.0.1",
     if not 0 <= port < 65536:
         raise ValueError(f"--port must be 0..65535 (0: any free port), got {port}")
     _check_port(host, port)
-    missing = missing_assets()
+    missing = missing_assets(frontends)
     if missing:
-        if not (WEB / "index.html").is_file():
-            raise ValueError("the page's files (frontends/web) are not here: truco serve runs from a clone of the "
-                             "repository")
+        if not page_files(frontends)["/"].is_file():
+            raise ValueError(f"the page's files ({Path(frontends, 'web')}) are not here: truco serve runs from the "
+                             "root of a clone of the repository (or name its frontends/ folder with --frontends)")
         raise ValueError(f"{missing[0]} is missing: install onnxruntime-web once with "
                          "'npm ci --prefix frontends/web' (needs Node.js and npm)")
     policy = resolve_policy(opponent, preset, Path(cache) if cache else default_cache(),
                             allow_other_preset)
     table = Table(preset, policy, Path(records), seed=seed)
     try:
-        server = make_web_server(App(table), host, port)
+        server = make_web_server(App(table, frontends), host, port)
     except (OSError, SystemExit) as err:  # werkzeug exits on a port in use
         raise ValueError(f"cannot listen on {host}:{port} ({getattr(err, 'strerror', None) or 'in use'})") from None
     shown_host = f"[{host}]" if ":" in host else host

@@ -78,6 +78,9 @@ def add(sub: argparse._SubParsersAction) -> None:
                        help="seed of the first match's deals (the next matches count up from it)")
     serve.add_argument("--allow-other-preset", action="store_true",
                        help="play a policy on a preset it was not trained for (refused otherwise)")
+    serve.add_argument("--frontends", default="frontends", metavar="DIR",
+                       help="the repository's frontends/ folder, the page's files (default: frontends, from the "
+                            "current directory: run it from the repository's root)")
     serve.set_defaults(func=_cmd_serve)
 
 
@@ -101,7 +104,7 @@ def _cmd_serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
 
     try:
         return serve(args.preset, args.opponent, args.port, args.host, args.records, args.cache, args.seed,
-                     args.allow_other_preset)
+                     args.allow_other_preset, args.frontends)
     except ValueError as exc:
         print(f"truco serve: error: {exc}", file=sys.stderr)
         return 2
