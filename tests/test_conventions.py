@@ -162,3 +162,106 @@ def test_the_code_passes_ruff():
     found = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--output-format", "concise", "."],
                            cwd=ROOT, capture_output=True, text=True, check=False)
     assert found.returncode == 0, found.stdout + found.stderr
+
+
+# ------------------------------------------------------------------------------------------------ one command line
+
+#: The one module of training/ and agents/ with an ``if __name__ == "__main__":`` block: the ``truco`` command
+#: itself (``python -m training.cli``). Every other tool is a ``truco`` subcommand or a script in benchmarks/ or
+#: scripts/. (truco_env/encoding.py keeps its block: it prints docs/observation.md.)
+ENTRY_POINTS = {"training/cli.py"}
+
+
+def file_climbs(source: str) -> list[tuple[int, int]]:
+    """(line, folders climbed) of every path expression built from ``__file__``: ``__file__`` is 0, the module's
+    own folder 1 (``.parent``, ``os.path.dirname``, ``/ ".."``, ``os.path.join(x, "..")`` and ``.parents[k]``
+    each climb), and names assigned such a path carry it. The highest point the expression reaches counts."""
+    tree = ast.parse(source)
+    carried: dict[str, int] = {}
+
+    def climb(node: ast.AST) -> int | None:
+        if isinstance(node, ast.Name):
+            return 0 if node.id == "__file__" else carried.get(node.id)
+        if isinstance(node, ast.Attribute):
+            below = climb(node.value)
+            return None if below is None else below + (node.attr == "parent")
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "parents":
+            below = climb(node.value.value)
+            k = node.slice.value if isinstance(node.slice, ast.Constant) else 0
+            return None if below is None else below + int(k) + 1
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            below = climb(node.left)
+            return None if below is None else below + _ups(node.right)
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if isinstance(func, ast.Attribute) and climb(func.value) is not None:  # Path(...).resolve() and the like
+                return climb(func.value)
+            if not node.args:
+                return None
+            below = climb(node.args[0])
+            if below is None:
+                return None
+            if name == "dirname":
+                return below + 1
+            if name == "join":
+                return below + sum(_ups(arg) for arg in node.args[1:])
+            return below  # Path(), abspath(), realpath(), str(), ...
+        return None
+
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            height = climb(node.value)
+            if height is not None:
+                carried[node.targets[0].id] = height
+    for node in ast.walk(tree):
+        if isinstance(node, ast.expr) and not isinstance(node, ast.Name):
+            height = climb(node)
+            if height is not None:
+                found.append((node.lineno, height))
+    return found
+
+
+def _ups(node: ast.AST) -> int:
+    """How many ``..`` a path part holds (``".."``, ``"../configs"``)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return sum(part == ".." for part in node.value.replace("\\", "/").split("/"))
+    return 0
+
+
+def test_the_climb_checker_sees_every_way_up():
+    source = ("import os\nfrom pathlib import Path\n"
+              "A = Path(__file__).resolve().parent.parent / 'configs'\n"
+              "B = os.path.join(os.path.dirname(__file__), '..', 'configs')\n"
+              "C = Path(__file__).parents[1]\n"
+              "HERE = os.path.dirname(os.path.abspath(__file__))\n"
+              "D = os.path.dirname(HERE)\n"
+              "E = Path(__file__).parent / 'policies'\n"
+              "F = Path('configs').parent.parent\n")
+    highest: dict[int, int] = {}
+    for line, height in file_climbs(source):
+        highest[line] = max(height, highest.get(line, 0))
+    assert highest == {3: 2, 4: 2, 5: 2, 6: 1, 7: 2, 8: 1}
+
+
+def test_only_the_command_line_has_a_main_block():
+    """No ``python -m training.X`` tools beside ``truco``: a tool a user runs is a subcommand, a measurement the
+    docs quote lives in benchmarks/ (issue 74 item 6)."""
+    found = sorted(path.relative_to(ROOT).as_posix() for path in library_files()
+                   if path.relative_to(ROOT).parts[0] in ("training", "agents") and any(_is_main_guard(node) for node in ast.parse(path.read_text(encoding="utf-8")).body))
+    assert set(found) == ENTRY_POINTS, f"if __name__ == '__main__' outside {sorted(ENTRY_POINTS)}: {found}"
+
+
+def test_no_module_reads_outside_its_package_through_its_own_path():
+    """A path climbed up from ``__file__`` past the package's top folder reads the clone around the package,
+    which an installed wheel does not have: files outside the package come from a path the user gives (a
+    default from the current directory), files it needs are package data."""
+    offenders = []
+    for path in library_files():
+        rel = path.relative_to(ROOT)
+        depth = len(rel.parts) - 1  # the folders from the package's top folder down to the module's own
+        for line, height in file_climbs(path.read_text(encoding="utf-8")):
+            if height > depth:
+                offenders.append(f"{rel.as_posix()}:{line} climbs {height} folder(s) up from __file__")
+    assert not offenders, "\n".join(sorted(set(offenders)))
