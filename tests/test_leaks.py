@@ -1,5 +1,5 @@
-"""training/leaks.py (truco leaks): each hand in one betting category, A's net points per category; identical agents net
-exactly zero between mirrored categories, and bad input is a one-line error."""
+"""training/leaks.py (truco leaks): each hand in one betting category, A's net points per category; identical
+agents net exactly zero between mirrored categories, and bad input is a one-line error."""
 
 import pytest
 

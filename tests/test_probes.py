@@ -1,5 +1,6 @@
-"""The answer probe (training/probes.py, truco probe): a network whose refusals follow the opponents' match tally shows it, and
-one that ignores the tally does not, against a batched opponent and one that plays a table at a time."""
+"""The answer probe (training/probes.py, truco probe): a network whose refusals follow the opponents' match tally
+shows it, and one that ignores the tally does not, against a batched opponent and one that plays a table at a
+time; bad input is a one-line error."""
 
 import pytest
 import torch
