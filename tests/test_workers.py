@@ -90,3 +90,22 @@ def _children(pid: int) -> list[str]:
             return f.read().split()
     except FileNotFoundError:
         return []
+
+
+def _blocks_sigterm(thread_name: str) -> bool:
+    """In a worker: whether its thread ``thread_name`` blocks SIGTERM (the thread's SigBlk mask in /proc)."""
+    import threading
+
+    thread = next(t for t in threading.enumerate() if t.name == thread_name)
+    with open(f"/proc/self/task/{thread.native_id}/status") as f:
+        mask = int(next(line for line in f if line.startswith("SigBlk:")).split()[1], 16)
+    return bool(mask & (1 << (signal.SIGTERM - 1)))
+
+
+def test_only_the_main_thread_of_a_worker_takes_sigterm():
+    """The pool's terminate() sends each worker SIGTERM and waits for it; the handler that ends the worker runs on
+    its main thread only. Handed by the kernel to the worker's watcher thread, the signal would leave a main thread
+    blocked on the pool's queue lock waiting, and the pool with it (a tournament that hung as it finished)."""
+    with spawn_pool(1, initializer=os.getpid) as pool:
+        assert pool.apply(_blocks_sigterm, ("exit-with-parent",)) is True
+        assert pool.apply(_blocks_sigterm, ("MainThread",)) is False

@@ -48,8 +48,13 @@ def _on_terminate(signum: int, frame: Any) -> None:
 
 
 def _start_worker(parent: int, initializer: Callable[[], None]) -> None:
-    # the parent's pid comes from the parent: one killed while this worker started up is noticed too
+    # the parent's pid comes from the parent: one killed while this worker started up is noticed too. The watcher
+    # starts with SIGTERM blocked (a thread inherits its creator's mask): the signal is the main thread's to take,
+    # where its handler runs; handed by the kernel to the watcher, it would not wake a main thread blocked on the
+    # pool's queue lock, and the pool's terminate() would wait for this worker forever
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
     threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True, name="exit-with-parent").start()
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
     signal.signal(signal.SIGTERM, _on_terminate)
     initializer()
 
