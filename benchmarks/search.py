@@ -32,7 +32,7 @@ from agents import make_agent
 from agents.search import SearchAgent
 from benchmarks.protocol import bot_decisions
 from training.evaluate import make_tasks, play_tasks
-from truco_env import TrucoState, make_config
+from training.export import random_positions
 from truco_env.turns import observation_for
 
 
@@ -50,20 +50,13 @@ def measure(spec: str, preset: str, matches: int, options: str) -> dict:
 
 
 def decision_points(spec: str, preset: str, tables: int) -> tuple[list[SearchAgent], list[dict]]:
-    """A searching agent per table (seeded by it) and a decision point of each table, a few random actions in."""
-    config, rng = make_config(preset), np.random.default_rng(0)
+    """A searching agent per table (seeded by it) and a decision point of seeded random play for each."""
     agents, views = [], []
-    for table in range(tables):
-        state = TrucoState.new(config, seed=table)
-        for _ in range(int(rng.integers(0, 7))):
-            legal = state.legal_actions()
-            if state.is_over or len(legal) < 2:
-                break
-            state.apply(legal[int(rng.integers(len(legal)))])
+    for table, (state, seat) in enumerate(random_positions(preset, tables, seed=0)):
         agent = make_agent(spec)
         agent.seed(table)
         agents.append(agent)
-        views.append(observation_for(agent, state, state.actor))
+        views.append(observation_for(agent, state, seat))
     return agents, views
 
 

@@ -124,22 +124,15 @@ def test_the_docs_state_the_search_defaults_the_code_has():
 
 
 def searched_views(spec: str, preset: str, tables: int) -> tuple[list, list[dict]]:
-    """One decision point of each of ``tables`` random-play tables (seed = table), each with its own agent of
-    ``spec`` seeded by the table, and the view its seat is shown there."""
-    config = make_config(preset)
-    rng = np.random.default_rng(0)
+    """An agent of ``spec`` per table, seeded by the table, and a decision point of seeded random play for each."""
+    from training.export import random_positions
+
     agents, views = [], []
-    for table in range(tables):
-        state = TrucoState.new(config, seed=table)
-        for _ in range(int(rng.integers(0, 7))):
-            legal = state.legal_actions()
-            if state.is_over or len(legal) < 2:
-                break
-            state.apply(legal[int(rng.integers(len(legal)))])
+    for table, (state, seat) in enumerate(random_positions(preset, tables, seed=0)):
         agent = make_agent(spec)
         agent.seed(table)
         agents.append(agent)
-        views.append(observation_for(agent, state, state.actor))
+        views.append(observation_for(agent, state, seat))
     return agents, views
 
 
