@@ -103,3 +103,33 @@ def test_a_changed_agent_file_starts_the_journal_afresh(tmp_path, monkeypatch):
     played = counting(monkeypatch)
     run_tournament(agents, [PRESET], MATCHES, seed=1, journal=MatchJournal(path, key="k"))
     assert len(played) == MATCHES
+
+
+def test_truco_eval_killed_mid_way_resumes_when_run_again(tmp_path, monkeypatch, capsys):
+    """``truco eval`` keeps its journal beside ``--out``: Ctrl-C leaves the folder as it was, the same command
+    again plays only the matches still missing, ends as an uninterrupted run, and the journal goes."""
+    from training.cli import main
+
+    out = tmp_path / "eval"
+    command = ["eval", "--agents", *AGENTS, "--preset", PRESET, "--matches", str(MATCHES), "--seed", "3",
+               "--workers", "1", "--no-plots", "--no-progress", "--out", str(out)]
+    played = []
+
+    def interrupted(task):
+        if len(played) == 5:
+            raise KeyboardInterrupt
+        played.append(task)
+        return REAL_RUN_TASK(task)
+
+    monkeypatch.setattr(evaluate, "run_task", interrupted)
+    assert main(command) == 130
+    assert not out.exists()
+    journal = tmp_path / ".eval.journal.jsonl"
+    assert len(journal.read_text().splitlines()) == 1 + 5
+    played = counting(monkeypatch)
+    assert main(command) == 0
+    assert len(played) == MATCHES - 5
+    assert not journal.exists()
+    results = json.loads((out / "results.json").read_text())
+    assert json.dumps(results["pairings"], sort_keys=True) == json.dumps(json.loads(tournament())["pairings"],
+                                                                          sort_keys=True)

@@ -27,6 +27,24 @@ def task_key(task: Any) -> str:
             f"{task.match_seed}:{int(task.keep_record)}")
 
 
+def code_digest() -> str:
+    """The source of the three packages that decide a match (the engine, the agents, the measuring code), as 16
+    hex digits: a journal written by other code is started afresh rather than mixed with this code's results."""
+    root = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256()
+    for package in ("truco_env", "agents", "training"):
+        for path in sorted((root / package).rglob("*.py")):
+            h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def eval_journal(out: Path) -> MatchJournal:
+    """The journal of a ``truco eval`` writing to ``out``: beside it, not in it (the folder appears whole only at
+    the end), so a rerun of the same command after a kill plays only the matches still missing."""
+    out = Path(os.path.abspath(out))
+    return MatchJournal(out.parent / f".{out.name}.journal.jsonl", key={"code": code_digest()})
+
+
 def file_stamp(spec: str) -> tuple[int, int] | None:
     """(modification time, size) of the file a spec like ``ppo:PATH,greedy`` reads, None for other specs."""
     path = spec.partition(":")[2].partition(",")[0]
