@@ -10,7 +10,7 @@ A program that misbehaves (no answer within :data:`DECISION_SECONDS`, an exit, a
 not JSON, longer than :data:`~truco_env.protocol.MAX_ANSWER_BYTES` or names an illegal action, input it leaves
 unread) raises :class:`BotFailure`, one line naming the program, the seat and what it did, and the process is
 stopped (the next decision starts it afresh). A tournament scores that match as the bot's forfeit and plays on
-(:func:`training.evaluate.play_match`).
+(:func:`training.measure.evaluate.play_match`).
 
 Every wait on a program is bounded: writing a message, reading an answer (a line is read to at most
 ``MAX_ANSWER_BYTES``, never to its end whatever its length) and stopping it (:data:`EXIT_SECONDS` after its input

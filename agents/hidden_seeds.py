@@ -1,6 +1,6 @@
 """Seeds that an outside program cannot compute: the deals of any match an ``exec:`` program plays in.
 
-Why: the deals of a tournament follow from its seed by public code (:func:`training.evaluate.match_seed_for`), and
+Why: the deals of a tournament follow from its seed by public code (:func:`training.measure.evaluate.match_seed_for`), and
 a small seed is easy to guess. A program that sees its own three cards could try the seeds 0 to 9 and every deal
 index, find the deal that gives it those cards and read every other seat's hand from it; a program handed a seed
 derived from the tournament's by public code could do the same without guessing. So wherever a program plays, the

@@ -1,6 +1,6 @@
 """The policy network that plays a trained policy, and the reader of its safe file format.
 
-Everything needed to *play* a network lives here (the trainer in :mod:`training.ppo` writes these files; this
+Everything needed to *play* a network lives here (the trainer in :mod:`training.learn.ppo` writes these files; this
 package only reads them), so a front end that plays ``ppo:argentine`` never imports the training code.
 
 Why masking in the logits: an illegal action gets logit -inf, so its probability is exactly 0 both when sampling

@@ -1,6 +1,6 @@
 """Does ``truco exploit`` measure exploitability? Its learner against exact best responses on the research presets.
 
-Runs :func:`training.abr_validation.run_validation` (the targets, the exact values and the checks are described
+Runs :func:`training.measure.abr_validation.run_validation` (the targets, the exact values and the checks are described
 there): writes ``validation.json`` and ``validation.md`` into ``--out`` (plus each target's checkpoint and its
 ``truco exploit`` files under ``PRESET/TARGET/``), prints the table and exits 0 when every check passes, 1
 otherwise. The CFR targets' run configs are read from ``--configs`` (default ``configs``, from the current
@@ -18,7 +18,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from training.abr_validation import MATCHES, MINI_DECISIONS, MINI_PRESETS, markdown, run_validation
+from training.measure.abr_validation import (
+    MATCHES,
+    MINI_DECISIONS,
+    MINI_PRESETS,
+    markdown,
+    run_validation,
+)
 
 
 def main(argv: list[str] | None = None) -> int:

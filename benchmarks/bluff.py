@@ -1,5 +1,5 @@
 """Show the bluffing of an equilibrium: call probabilities against hand strength on a research preset
-(:func:`training.cfr.bluff.call_profile` describes the numbers).
+(:func:`training.learn.cfr.bluff.call_profile` describes the numbers).
 
     python -m benchmarks.bluff --preset argentine-mini [--checkpoint ck.npz] [--out docs/img]
 
@@ -14,10 +14,10 @@ import json
 import sys
 from pathlib import Path
 
-from training.cfr.bluff import ENVIDO, LADDER, call_profile
-from training.cfr.solver import CFRSolver
-from training.cfr.tree import build_tree
-from training.tournament_files import OKABE_ITO
+from training.learn.cfr.bluff import ENVIDO, LADDER, call_profile
+from training.learn.cfr.solver import CFRSolver
+from training.learn.cfr.tree import build_tree
+from training.measure.tournament_files import OKABE_ITO
 from truco_env import make_config
 
 
@@ -82,7 +82,7 @@ def main(argv=None) -> int:
     for preset in presets:
         tree = build_tree(make_config(preset))
         if args.checkpoint:
-            from training.cfr.train import restore_exact
+            from training.learn.cfr.train import restore_exact
 
             solver = CFRSolver(tree)
             restore_exact(solver, args.checkpoint)

@@ -23,9 +23,9 @@ def run(preset: str, iterations: int, spiel_check: bool, overrides: dict | None 
     from open_spiel.python.algorithms import cfr as os_cfr
     from open_spiel.python.algorithms import exploitability
 
-    from training.cfr.solver import CFRSolver, nash_conv
-    from training.cfr.spiel_bridge import TreePolicy, cpp_policy_to_tree, tabular_to_tree
-    from training.cfr.tree import build_tree
+    from training.learn.cfr.solver import CFRSolver, nash_conv
+    from training.learn.cfr.spiel_bridge import TreePolicy, cpp_policy_to_tree, tabular_to_tree
+    from training.learn.cfr.tree import build_tree
     from truco_env import make_config
     from truco_env.spiel import TrucoSpielGame
 
@@ -85,7 +85,7 @@ def run(preset: str, iterations: int, spiel_check: bool, overrides: dict | None 
 def _time_openspiel(label: str, make, average, iterations: int, tree, out) -> dict:
     """Set-up and ``iterations`` of an OpenSpiel CFR+ solver (``make()``), timed, and the exact NashConv of its
     average policy (``average(solver)``, mapped onto our tree)."""
-    from training.cfr.solver import nash_conv
+    from training.learn.cfr.solver import nash_conv
 
     t = time.perf_counter()
     solver = make()

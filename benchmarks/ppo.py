@@ -21,8 +21,8 @@ import sys
 import tempfile
 
 from benchmarks.exploit import vector_rate
+from training.learn.ppo import PPOArgs, train
 from training.options import build
-from training.ppo import PPOArgs, train
 
 
 def trainer_rate(preset: str, backend: str, updates: int, overrides: dict) -> dict[str, float]:

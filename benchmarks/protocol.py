@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from agents.base import Agent, register_agent
-from training.evaluate import make_tasks, play_tasks
+from training.measure.evaluate import make_tasks, play_tasks
 
 BOT = ("import json, sys\n"
        "for line in sys.stdin:\n"

@@ -31,8 +31,8 @@ import torch
 from agents import make_agent
 from agents.search import SearchAgent
 from benchmarks.protocol import bot_decisions
-from training.evaluate import make_tasks, play_tasks
-from training.export import random_positions
+from training.measure.evaluate import make_tasks, play_tasks
+from training.people.export import random_positions
 from truco_env.turns import observation_for
 
 

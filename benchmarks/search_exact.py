@@ -1,5 +1,5 @@
 """Play-time search checked against the exact game of a research preset: NashConv of the blueprint, and of the
-policy the search plays, each seat searching and both (:func:`training.cfr.resolve.compare`).
+policy the search plays, each seat searching and both (:func:`training.learn.cfr.resolve.compare`).
 
 A blueprint of ``--iterations`` lossless iterations of the compiled walk, then the agent's own search with
 ``--nodes`` walked nodes at every public state where a seat acts; the numbers of docs/cfr.md ("Exact check on the
@@ -16,8 +16,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from training.cfr.mccfr_kernel import KernelMCCFR
-from training.cfr.resolve import compare
+from training.learn.cfr.mccfr_kernel import KernelMCCFR
+from training.learn.cfr.resolve import compare
 from truco_env import make_config
 
 

@@ -89,7 +89,7 @@ EXPORT = [
      import json
      import tempfile
      import numpy as np
-     from training.ppo import PPOArgs, train
+     from training.learn.ppo import PPOArgs, train
 
      folder = tempfile.mkdtemp()
      args = PPOArgs(preset="argentine", run_dir=folder, total_decisions=2000 if FAST else 100_000,
@@ -99,7 +99,7 @@ EXPORT = [
      print(policy)
      """),
     ("code", """
-     from training.export import export_onnx, write_test_vectors
+     from training.people.export import export_onnx, write_test_vectors
 
      model, meta = export_onnx(policy, folder + "/argentine.onnx")
      vectors = write_test_vectors(model, folder + "/argentine.test_vectors.json", ["argentine"], 5)
@@ -148,8 +148,8 @@ CFR = [
     ("code", FAST),
     ("code", """
      from truco_env import make_config
-     from training.cfr.tree import build_tree
-     from training.cfr.solver import CFRSolver
+     from training.learn.cfr.tree import build_tree
+     from training.learn.cfr.solver import CFRSolver
 
      tree = build_tree(make_config("paulista-mini"))
      print(tree.num_nodes, "histories,", tree.num_infosets, "information sets")
@@ -179,8 +179,8 @@ CFR = [
      weakest third of hands.
      """),
     ("code", """
-     from training.cfr.bluff import call_profile
-     from training.tournament_files import OKABE_ITO
+     from training.learn.cfr.bluff import call_profile
+     from training.measure.tournament_files import OKABE_ITO
 
      profile = call_profile(tree, solver.average_policy())
      fig, ax = plt.subplots(figsize=(5, 3))
@@ -206,7 +206,7 @@ PPO = [
     ("code", FAST),
     ("code", """
      import tempfile
-     from training.ppo import PPOArgs, train
+     from training.learn.ppo import PPOArgs, train
 
      run_dir = tempfile.mkdtemp(prefix="ppo_")
      args = PPOArgs(preset="argentine", run_dir=run_dir, seed=1,
@@ -235,7 +235,7 @@ PPO = [
      """),
     ("code", """
      import matplotlib.pyplot as plt
-     from training.statistics import wilson_interval
+     from training.measure.statistics import wilson_interval
 
      shown = {"losses/policy_loss": "policy loss", "losses/value_loss": "value loss",
               "losses/entropy": "policy entropy", "losses/approx_kl": "approximate KL divergence",
@@ -268,8 +268,8 @@ PPO = [
      import os
      from pathlib import Path
      from IPython.display import Image, Markdown, display
-     from training.evaluate import run_tournament
-     from training.tournament_files import markdown_report, write_outputs
+     from training.measure.evaluate import run_tournament
+     from training.measure.tournament_files import markdown_report, write_outputs
 
      os.chdir(run_dir)  # so that the policy's spec, and the labels of the plots, stay short
      agents = ["ppo:policy.safetensors", "random", "heuristic"]

@@ -1,4 +1,4 @@
-"""The ABR learner against exact best responses (training/abr_validation.py, python -m benchmarks.abr_validation).
+"""The ABR learner against exact best responses (training/measure/abr_validation.py, python -m benchmarks.abr_validation).
 
 The fast tests run the machinery on ``paulista-mini`` with a tiny budget and check that the exact value is what a
 tournament measures; the full validation (every check of both research presets) runs only with ``-m slow``."""
@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 
 from agents.cfr.table import load_checkpoint
-from training.abr_validation import TARGETS, exact_values, make_target, run_validation
-from training.cfr.checkpoint import save_checkpoint
-from training.cfr.solver import best_response_value
-from training.cfr.tree import infoset_states, tree_for
-from training.evaluate import run_tournament
-from training.exploit import value_per_deal
+from training.learn.cfr.checkpoint import save_checkpoint
+from training.learn.cfr.solver import best_response_value
+from training.learn.cfr.tree import infoset_states, tree_for
+from training.measure.abr_validation import TARGETS, exact_values, make_target, run_validation
+from training.measure.evaluate import run_tournament
+from training.measure.exploit import value_per_deal
 from truco_env import make_config
 from truco_env.encoding import information_state_string
 

@@ -160,7 +160,7 @@ def test_export_test_vectors_are_bounded(value, tmp_path, capsys):
 
 
 def test_a_tournament_starts_no_more_workers_than_its_work(monkeypatch):
-    from training import evaluate
+    from training.measure import evaluate
 
     sizes = []
     real = evaluate.spawn_pool

@@ -12,8 +12,8 @@ from collections import Counter
 import pytest
 
 from agents.base import make_agent
-from training.behaviour import behaviour_counts, better_envido_team
-from training.evaluate import play_match
+from training.measure.behaviour import behaviour_counts, better_envido_team
+from training.measure.evaluate import play_match
 from truco_env import TrucoState, make_config
 from truco_env.cards import envido_of
 from truco_env.engine import playing_order, special_hand_at

@@ -1,4 +1,4 @@
-"""``best:<preset>``: the rule of training/best_agent.py chooses as docs/strength.md says, and agents/best.py reads
+"""``best:<preset>``: the rule of training/measure/best_agent.py chooses as docs/strength.md says, and agents/best.py reads
 the report's choice safely (a stranger may have edited the file)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 
 from agents import make_agent
 from agents.best import choices, default_spec, resolve_best
-from training import best_agent
+from training.measure import best_agent
 
 
 def figure(rate: float) -> dict:

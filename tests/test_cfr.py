@@ -14,18 +14,18 @@ import pytest
 
 from agents.base import make_agent, observation_for
 from agents.cfr.table import CheckpointError, StrategyTable, canonical_key, load_checkpoint
-from training.cfr.checkpoint import save_checkpoint
-from training.cfr.policy import export_json, load_json
-from training.cfr.runconfig import load_config, parse_config
-from training.cfr.solver import (
+from training.learn.cfr.checkpoint import save_checkpoint
+from training.learn.cfr.policy import export_json, load_json
+from training.learn.cfr.runconfig import load_config, parse_config
+from training.learn.cfr.solver import (
     CFRSolver,
     best_response_value,
     expected_value,
     nash_conv,
     uniform_policy,
 )
-from training.cfr.train import train_exact
-from training.cfr.tree import build_tree, deal_list, num_deals
+from training.learn.cfr.train import train_exact
+from training.learn.cfr.tree import build_tree, deal_list, num_deals
 from truco_env import TrucoState, make_config
 from truco_env import actions as A
 from truco_env.encoding import information_state_string

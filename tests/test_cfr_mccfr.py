@@ -1,4 +1,4 @@
-"""An MCCFR run as ``truco train cfr`` makes it (the loop of training/cfr/mccfr.py around the compiled walk): its
+"""An MCCFR run as ``truco train cfr`` makes it (the loop of training/learn/cfr/mccfr.py around the compiled walk): its
 end-of-run evaluation, the ``cfr:PATH`` options of the agent that plays it, its utilities and their resume guard,
 the JSON export, and the refusal of checkpoints and configs of the retired abstractions. The walk itself, its keys
 and its resume are tests/test_mccfr_kernel.py."""
@@ -11,10 +11,10 @@ import pytest
 from agents.base import make_agent, observation_for
 from agents.cfr.abstraction import codes_and_ids, key_from_observation
 from agents.cfr.table import Checkpoint, CheckpointError, load_checkpoint
-from training.cfr.checkpoint import save_checkpoint
-from training.cfr.mccfr import train_mccfr
-from training.cfr.mccfr_kernel import KernelMCCFR
-from training.cfr.runconfig import parse_config
+from training.learn.cfr.checkpoint import save_checkpoint
+from training.learn.cfr.mccfr import train_mccfr
+from training.learn.cfr.mccfr_kernel import KernelMCCFR
+from training.learn.cfr.runconfig import parse_config
 from truco_env import TrucoState, make_config
 from truco_env import actions as A
 from truco_env.encoding import encode_action_mask, encode_observation
@@ -61,7 +61,7 @@ def test_mccfr_end_of_run_evaluation(tmp_path):
 
 def test_mccfr_end_of_run_evaluation_plays_the_deals_of_its_own_seed(tmp_path):
     """eval.seed chooses the deals (say, other than the strength report's): the same as a tournament with it."""
-    from training.evaluate import run_tournament
+    from training.measure.evaluate import run_tournament
 
     cfg = _cfg(tmp_path, iterations=20, eval={"opponent": "random", "matches": 6, "seed": 11})
     result = train_mccfr(cfg, out=io.StringIO())["eval"]
@@ -150,7 +150,7 @@ def test_utility_config_errors_and_resume_guard(tmp_path):
 def test_the_json_export_says_how_to_play_and_names_abstract_codes(tmp_path):
     """Other front ends play the export as the agent does (thresholded), and MCCFR rows hold abstract codes,
     exported as ranks and calls, never as engine card names."""
-    from training.cfr.policy import export_json, load_json
+    from training.learn.cfr.policy import export_json, load_json
 
     cfg = _cfg(tmp_path, iterations=200)
     train_mccfr(cfg, out=io.StringIO())

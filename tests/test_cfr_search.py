@@ -12,11 +12,11 @@ import pytest
 
 from agents.base import make_agent, observation_for
 from agents.cfr.search import Blueprint, HandSearch, root_from_info_string
-from training.cfr.checkpoint import save_checkpoint
-from training.cfr.mccfr_kernel import KernelMCCFR
-from training.cfr.resolve import blueprint_policy, compare, infoset_roots
-from training.cfr.solver import reaches
-from training.cfr.tree import build_tree, deal_list
+from training.learn.cfr.checkpoint import save_checkpoint
+from training.learn.cfr.mccfr_kernel import KernelMCCFR
+from training.learn.cfr.resolve import blueprint_policy, compare, infoset_roots
+from training.learn.cfr.solver import reaches
+from training.learn.cfr.tree import build_tree, deal_list
 from truco_env import TrucoState, make_config
 from truco_env import cards as C
 from truco_env.encoding import encode_action_mask, encode_observation, information_state_string
@@ -263,8 +263,8 @@ def test_a_bad_search_budget_is_a_one_line_error(tmp_path, value):
 
 
 def test_search_needs_an_mccfr_checkpoint(tmp_path):
-    from training.cfr.runconfig import parse_config
-    from training.cfr.train import train
+    from training.learn.cfr.runconfig import parse_config
+    from training.learn.cfr.train import train
 
     path = tmp_path / "exact.npz"
     train(parse_config({"trainer": "exact", "preset": "paulista-mini", "overrides": {"deck_ranks": ["K"]},

@@ -10,9 +10,9 @@ from open_spiel.python.algorithms import cfr as os_cfr
 from open_spiel.python.algorithms import exploitability
 
 import truco_env.spiel as S
-from training.cfr.solver import CFRSolver, nash_conv, uniform_policy
-from training.cfr.spiel_bridge import TreePolicy, cpp_policy_to_tree, tabular_to_tree
-from training.cfr.tree import build_tree
+from training.learn.cfr.solver import CFRSolver, nash_conv, uniform_policy
+from training.learn.cfr.spiel_bridge import TreePolicy, cpp_policy_to_tree, tabular_to_tree
+from training.learn.cfr.tree import build_tree
 from truco_env import make_config
 
 SMALL = [("argentine-mini", {"deck_ranks": ("7",), "target_score": 1}), ("paulista-mini", {"deck_ranks": ("K",)})]

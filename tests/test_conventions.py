@@ -19,15 +19,15 @@ LIBRARY = ("truco_env", "agents", "training")
 #: (which shows the table on stdout by convention). ``"*"``: the whole module. Module-level
 #: ``if __name__ == "__main__":`` blocks may print too.
 ALLOWED: dict[str, set[str] | str] = {
-    "training/cli.py": "*",  # the command line itself
-    **{f"training/commands/{name}.py": "*" for name in  # its commands, one module each
+    "training/cli/__init__.py": "*",  # the command line itself
+    **{f"training/cli/{name}.py": "*" for name in  # its commands, one module each
        ("bench", "bot", "demo", "diagnose", "export", "measure", "play", "replay", "ship", "train")},
-    "training/evaluate.py": {"cli_main"},
-    "training/exploit.py": {"cli_main"},
-    "training/gauntlet.py": {"cli_main"},
-    "training/report.py": {"cli_main"},
-    "training/serve.py": {"serve"},  # truco serve: the address to open, and "stopped"
-    "training/leaderboard.py": {"cli_main"},
+    "training/measure/evaluate.py": {"cli_main"},
+    "training/measure/exploit.py": {"cli_main"},
+    "training/measure/gauntlet.py": {"cli_main"},
+    "training/measure/report.py": {"cli_main"},
+    "training/people/serve.py": {"serve"},  # truco serve: the address to open, and "stopped"
+    "training/measure/leaderboard.py": {"cli_main"},
     "training/progress.py": {"LineProgress._line"},  # a progress display, as tqdm's bar is: to the file it is given
     "truco_env/single.py": {"TrucoSingleAgentEnv.render"},
     "truco_env/aec.py": {"TrucoEnv.render"},
@@ -128,7 +128,7 @@ def test_the_cli_shows_the_library_s_info_messages_on_stderr(tmp_path, capsys):
     before = {name: (logging.getLogger(name).level, logging.getLogger(name).propagate) for name in LOGGED_PACKAGES}
     assert main(["train", "cfr", "--config", str(config)]) == 0
     out, err = capsys.readouterr()
-    assert "[cfr] paulista-mini:" in err and "tree built in" in err  # training.cfr.train's logger.info
+    assert "[cfr] paulista-mini:" in err and "tree built in" in err  # training.learn.cfr.train's logger.info
     assert "[cfr]" not in out  # status goes to stderr; stdout stays for the command's product
     assert not any(line.startswith(("INFO", "WARNING")) for line in err.splitlines())  # the message text alone
     # the command line's logging set-up is undone when main() returns
@@ -139,8 +139,8 @@ def test_the_cli_shows_the_library_s_info_messages_on_stderr(tmp_path, capsys):
 
 def test_a_library_user_sees_nothing_unless_logging_is_configured(tmp_path):
     program = ("import logging, sys\n"
-               "from training.cfr.runconfig import parse_config\n"
-               "from training.cfr.train import train_exact\n"
+               "from training.learn.cfr.runconfig import parse_config\n"
+               "from training.learn.cfr.train import train_exact\n"
                "if sys.argv[2] == 'configured':\n"
                "    logging.basicConfig(level=logging.INFO, format='%(name)s: %(message)s')\n"
                "train_exact(parse_config({'trainer': 'exact', 'preset': 'paulista-mini', 'iterations': 2,\n"
@@ -152,7 +152,7 @@ def test_a_library_user_sees_nothing_unless_logging_is_configured(tmp_path):
     for proc in runs.values():
         assert proc.returncode == 0, proc.stderr[-2000:]
     assert runs["silent"].stdout == "" and runs["silent"].stderr == ""
-    assert "training.cfr.train: [cfr] paulista-mini:" in runs["configured"].stderr
+    assert "training.learn.cfr.train: [cfr] paulista-mini:" in runs["configured"].stderr
 
 
 def test_the_code_passes_ruff():
@@ -169,7 +169,7 @@ def test_the_code_passes_ruff():
 #: The one module of training/ and agents/ with an ``if __name__ == "__main__":`` block: the ``truco`` command
 #: itself (``python -m training.cli``). Every other tool is a ``truco`` subcommand or a script in benchmarks/ or
 #: scripts/. (truco_env/encoding.py keeps its block: it prints docs/observation.md.)
-ENTRY_POINTS = {"training/cli.py"}
+ENTRY_POINTS = {"training/cli/__main__.py"}
 
 
 def file_climbs(source: str) -> list[tuple[int, int]]:

@@ -1,4 +1,4 @@
-"""The distillation trainer (training/distill.py), run tiny: chunks that resume and do not depend on who plays
+"""The distillation trainer (training/learn/distill.py), run tiny: chunks that resume and do not depend on who plays
 them, a policy that plays, and the agreement figures."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 
 from agents import make_agent
 from training.cli import main
-from training.distill import DistillArgs, collect_chunk
+from training.learn.distill import DistillArgs, collect_chunk
 
 TINY = ["--set", "preset=argentine", "--set", "teacher=search:ppo:argentine,worlds=2,on=cards",
         "--set", "init=ppo:argentine", "--set", "matches=2", "--set", "chunk_matches=1", "--set", "workers=1",

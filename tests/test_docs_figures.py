@@ -11,7 +11,7 @@ is checked against that data, docs/strength.json, and no doc cites a file or bra
    a fail or a comparison, is found in its page and checked. A sentence reworded so that it is no longer found
    fails too, naming it: update it here, or point the page to docs/strength.md instead of quoting a figure.
    Anywhere in a checked page, "`AGENT` passes every bar" and "`AGENT` is `best:PRESET`" are checked as well.
-4. **What else a doc states of the code** and once drifted: the `truco` subcommands of training/cli.py's docstring,
+4. **What else a doc states of the code** and once drifted: the `truco` subcommands of training/cli/__init__.py's docstring,
    what each PPO config sets (configs/README.md), the network sizes of docs/export.md.
 5. **Citations.** No page under docs/ nor the README cites a session's queue script, a script inside a run folder,
    a path beside the repository (a sibling ``shared`` folder), a git branch, or a ``runs/pilots/`` folder that no
@@ -84,13 +84,13 @@ def stage_dates(chosen: list[dict[str, Any]]) -> str:
 
 
 def shortfalls(row: dict[str, Any]) -> list[str]:
-    from training.best_agent import shortfalls as missed
+    from training.measure.best_agent import shortfalls as missed
 
     return missed(row, preset_rows(row["preset"]))
 
 
 def best(preset: str) -> str:
-    from training.best_agent import choices
+    from training.measure.best_agent import choices
 
     return choices(data()["rows"])[preset]
 
@@ -487,7 +487,7 @@ def test_the_cli_docstring_lists_every_subcommand_in_order():
     listed = re.findall(r"^  (\w+) {2,}\S", block, re.MULTILINE)
     parser = cli.build_parser()
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
-    assert listed == list(commands), f"training/cli.py's docstring lists {listed}; `truco` has {list(commands)}"
+    assert listed == list(commands), f"training/cli/__init__.py's docstring lists {listed}; `truco` has {list(commands)}"
 
 
 def test_configs_readme_names_what_each_ppo_config_sets_beyond_the_first():

@@ -12,8 +12,8 @@ import pytest
 import truco_env
 from agents.base import MAX_SEED, make_agent
 from training.cli import main
+from training.learn.ppo import League, PPOArgs, progress_fields, train
 from training.options import build
-from training.ppo import League, PPOArgs, progress_fields, train
 from training.progress import LineProgress
 
 NINES = "9" * 5000

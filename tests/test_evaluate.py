@@ -1,4 +1,4 @@
-"""Tournaments (training/evaluate.py and `truco eval`): statistics, duplicate deals, reproducibility, errors.
+"""Tournaments (training/measure/evaluate.py and `truco eval`): statistics, duplicate deals, reproducibility, errors.
 
 The 2,000-match floors of issue 5 run only with ``-m slow`` (``test_heuristic_beats_random_floors``)."""
 from __future__ import annotations
@@ -9,9 +9,9 @@ import math
 import pytest
 
 from agents import make_agent
-from training.behaviour import behaviour_counts, weak_hand_cutoff
 from training.cli import main
-from training.evaluate import (
+from training.measure.behaviour import behaviour_counts, weak_hand_cutoff
+from training.measure.evaluate import (
     Task,
     agent_seed_for,
     match_seed_for,
@@ -19,7 +19,7 @@ from training.evaluate import (
     run_tournament,
     validate,
 )
-from training.statistics import binomial_two_sided_p, wilson_interval
+from training.measure.statistics import binomial_two_sided_p, wilson_interval
 from truco_env import make_config
 
 # ------------------------------------------------------------------------------------------------ statistics
@@ -284,7 +284,7 @@ def test_matches_run_torch_on_one_thread_and_restore_it(monkeypatch, runner):
     back afterwards."""
     import torch
 
-    from training import evaluate
+    from training.measure import evaluate
 
     def play(tasks):
         return evaluate.play_tasks(tasks, workers=1) if runner == "in_process" else evaluate._run_chunk(tasks)
@@ -306,8 +306,8 @@ def test_a_tournament_reads_a_policy_file_again_once_it_changed(tmp_path):
     import torch
 
     from agents.network import PolicyNet
-    from training.evaluate import _AGENT_CACHE
-    from training.ppo import save_policy
+    from training.learn.ppo import save_policy
+    from training.measure.evaluate import _AGENT_CACHE
 
     path = tmp_path / "policy.safetensors"
     net = PolicyNet(hidden=(8,))

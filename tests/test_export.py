@@ -18,8 +18,13 @@ pytest.importorskip("onnxruntime")
 
 from agents.network import PolicyNet
 from agents.onnx import OnnxAgent
-from training.export import export_onnx, random_positions, torch_probabilities, write_test_vectors
-from training.ppo import save_policy
+from training.learn.ppo import save_policy
+from training.people.export import (
+    export_onnx,
+    random_positions,
+    torch_probabilities,
+    write_test_vectors,
+)
 from truco_env import PRESETS
 from truco_env.encoding import encode_action_mask, encode_observation
 
@@ -90,7 +95,7 @@ def test_card_strength_network_exports_with_its_feature_layer(tmp_path, film):
 def test_a_version_1_policy_exports_and_an_old_1068_input_model_still_plays(tmp_path):
     """Layouts only append fields: a version-1 policy exports to a graph over today's observation, and a model
     exported before layout 2 (1,068 inputs) is fed the prefix it knows."""
-    from training import export
+    from training.people import export
 
     torch.manual_seed(5)
     net = PolicyNet(obs_size=1068, hidden=(32,), features="none")  # an old file's network
@@ -139,7 +144,7 @@ try:
     raise SystemExit("torch imported")
 except ImportError:
     pass
-from training.evaluate import run_tournament
+from training.measure.evaluate import run_tournament
 summary, meta = run_tournament(["onnx:" + sys.argv[1], "random"], ["argentine"], 10, seed=1, workers=1)
 assert "torch" not in sys.modules
 row = summary["pairings"][0]

@@ -1,4 +1,4 @@
-"""The held-out gauntlet (training/gauntlet.py) and the strength report (training/report.py): the population is
+"""The held-out gauntlet (training/measure/gauntlet.py) and the strength report (training/measure/report.py): the population is
 what its documentation says, no training config or test trains against it, and the commands report honestly."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import yaml
 
 from agents.base import make_agent
 from training.cli import main
-from training.gauntlet import (
+from training.measure.gauntlet import (
     MAIN_PRESETS,
     OPPONENTS,
     all_gauntlet_specs,
@@ -22,7 +22,7 @@ from training.gauntlet import (
     run_gauntlet,
     summarise_gauntlet,
 )
-from training.match_journal import MatchJournal
+from training.measure.match_journal import MatchJournal
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Test files that name gauntlet opponents to test the opponents themselves (never as a training opponent).
@@ -157,7 +157,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, message):
 
 
 def test_report_reuses_only_complete_stages_made_with_the_same_settings(tmp_path):
-    from training.report import measured_stage as _stage
+    from training.measure.report import measured_stage as _stage
 
     path = tmp_path / "stage.json"
     calls = []
@@ -180,8 +180,8 @@ def test_report_reuses_only_complete_stages_made_with_the_same_settings(tmp_path
 def test_bluffing_stage_counts_the_agents_own_calls_and_renders_intervals():
     """The bluffing stage may pit the heuristic against itself, counts only the agent's seats, and its table
     shows each share with the counts behind it."""
-    from training.report import bluffing
-    from training.report_page import bluffing_table
+    from training.measure.report import bluffing
+    from training.measure.report_page import bluffing_table
 
     found = bluffing("heuristic:bluff=1", "argentine", 4, seed=0, workers=1, progress=False)
     mirror = bluffing("heuristic", "argentine", 4, seed=0, workers=1, progress=False)
@@ -198,8 +198,8 @@ def test_bluffing_stage_counts_the_agents_own_calls_and_renders_intervals():
 def test_the_report_covers_a_shipped_blueprint_and_writes_its_card(tmp_path, monkeypatch):
     """cfr:<preset> joins the report once shipped; its card says how it was made and what it measured."""
     from agents.cfr import agent as cfr_agent
-    from training.model_cards import blueprint_card
-    from training.report import agents_of
+    from training.measure.model_cards import blueprint_card
+    from training.measure.report import agents_of
 
     monkeypatch.setattr(cfr_agent, "SHIPPED_DIR", str(tmp_path))
     assert "cfr:paulista" not in agents_of("paulista")
@@ -231,7 +231,7 @@ def test_the_report_covers_a_shipped_blueprint_and_writes_its_card(tmp_path, mon
 
 
 def test_the_report_says_where_each_presets_best_agent_falls_short():
-    from training.report_page import shortfall_lines
+    from training.measure.report_page import shortfall_lines
 
     def agent(name, heuristic, random, abr, worst=0.55):
         return {"preset": "paulista", "agent": name, "exploit": {"abr": {"win_rate": abr}},
@@ -249,7 +249,7 @@ def test_search_stage_pairs_the_blueprint_with_its_searching_self_on_the_same_de
     """The report's play-time search stage: the shipped blueprint plain and searching, each against the heuristic
     and against a given best response, every pairing on the same duplicate deals; its table shows the four rates
     of each blueprint row and skips the other agents; a stopped stage resumes from its tournaments' journals."""
-    from training import model_cards, report, report_page
+    from training.measure import model_cards, report, report_page
 
     monkeypatch.setattr(report, "SEARCH_MS", 1)  # 400 walked nodes a decision: the mechanism, not the strength
     found = report.search_effect("cfr:paulista", "paulista", "random", 2, seed=0, workers=1, progress=False)
@@ -283,7 +283,7 @@ def test_search_stage_pairs_the_blueprint_with_its_searching_self_on_the_same_de
 def test_reports_of_different_presets_run_side_by_side_and_one_preset_is_refused(tmp_path, capsys, monkeypatch):
     """truco report locks each preset's folder of --runs, not the whole folder: with paulista's held by another
     report, a paulista report is refused in one line and an argentine one goes on (here to its first stage)."""
-    from training import report
+    from training.measure import report
     from training.outputs import hold
 
     def first_stage(*args, **kwargs):
@@ -302,7 +302,7 @@ def test_reports_of_different_presets_run_side_by_side_and_one_preset_is_refused
 def test_a_stage_stored_in_the_reports_data_file_is_reused_only_when_complete_with_the_same_settings(tmp_path):
     """The data file beside the report stands in for a fresh clone's missing --runs: a stored stage counts when
     it was made with the very settings (agent file hash included) the stage would use now."""
-    from training.report import measured_stage as _stage
+    from training.measure.report import measured_stage as _stage
 
     calls = []
 
@@ -322,8 +322,8 @@ def test_a_stage_stored_in_the_reports_data_file_is_reused_only_when_complete_wi
 def test_a_model_card_dates_its_numbers_by_when_its_stages_were_measured_not_by_the_last_report(tmp_path):
     """A report that reuses an agent's stages does not redate its card: the card's date is its newest stage's,
     and stages stored before stages were dated take the date of the report that stored them."""
-    from training.model_cards import measured_rows
-    from training.report_data import stored_rows
+    from training.measure.model_cards import measured_rows
+    from training.measure.report_data import stored_rows
 
     rate = {"win_rate_a": 0.6, "ci_low": 0.55, "ci_high": 0.65}
     row = {"preset": "paulista", "agent": "heuristic",
@@ -353,7 +353,7 @@ def test_an_unreadable_data_file_is_one_line_error_not_hours_of_silent_measureme
 def _no_measuring(monkeypatch, collect_cards: bool = True) -> dict:
     """Make every measuring stage of the report fail the test; unless ``collect_cards`` is false, collect the rows
     of the model cards instead of writing them."""
-    from training import report
+    from training.measure import report
 
     def measuring(*args, **kwargs):
         raise AssertionError(f"measured a stage that docs/strength.json holds: {args[:2]}")
@@ -437,7 +437,7 @@ def test_the_committed_strength_report_is_remade_from_its_data_file_without_meas
     playing a match: the cards byte for byte, the page but for its line on the machine and the day it was
     assembled (tests/test_report_render.py remakes that line too). Fails when an agent is shipped or retrained
     without running the report again."""
-    from training import report
+    from training.measure import report
 
     _no_measuring(monkeypatch, collect_cards=False)
     _root_with_committed_data(tmp_path)

@@ -3,7 +3,7 @@ it, so a change meant as a speed-up must take the same action at every decision 
 its generator.
 
 Each case drives a few hundred decisions of self-play through ``VectorEnv`` (one agent per table and seat, seeded
-as ``training.ppo.imitation_data`` seeds them, reset after every match) and compares a digest of every action
+as ``training.learn.ppo.imitation_data`` seeds them, reset after every match) and compares a digest of every action
 taken plus every agent's final generator state with the digest that the reference implementation produced
 (recorded before the Monte Carlo fast paths of the Python heuristic, now ``agents/heuristic_reference.py``, and
 holding unchanged since the heuristic moved to compiled code, ``agents/_heuristic_kernel.py``). A mismatch means

@@ -31,9 +31,9 @@ from agents.base import make_agent
 from agents.cfr import CFRAgent
 from agents.cfr.table import Checkpoint, CheckpointError, load_checkpoint
 from agents.network import FORMAT, PolicyFileError, PolicyNet, load_policy
-from training.cfr.checkpoint import save_checkpoint
-from training.cfr.policy import load_json
 from training.cli import main
+from training.learn.cfr.checkpoint import save_checkpoint
+from training.learn.cfr.policy import load_json
 from training.options import read_yaml
 from truco_env import PRESETS
 from truco_env.encoding import OBSERVATION_SIZE, OBSERVATION_VERSION
@@ -329,8 +329,8 @@ def test_a_checkpoint_with_bad_rules_names_its_file(tmp_path):
 def test_a_hostile_checkpoint_to_resume_is_refused_before_the_game_tree_is_built(case, tmp_path, monkeypatch):
     """`truco train cfr` resuming from a broken or foreign checkpoint used to build the game tree first (20 s for
     argentine-mini) and only then read the file."""
-    from training.cfr import train as cfr_train
-    from training.cfr.runconfig import RunConfig
+    from training.learn.cfr import train as cfr_train
+    from training.learn.cfr.runconfig import RunConfig
 
     path = tmp_path / "ck.npz"
     if case == "other-preset":
@@ -433,8 +433,8 @@ def test_the_yaml_alias_bomb_is_refused_at_once(tmp_path):
 
 
 def test_a_long_option_name_or_value_is_echoed_cut(tmp_path):
-    from training.cfr.runconfig import load_config
-    from training.evaluate import TournamentOptions
+    from training.learn.cfr.runconfig import load_config
+    from training.measure.evaluate import TournamentOptions
     from training.options import load
 
     name = "y" * 1000  # a YAML key has at most 1024 characters

@@ -45,9 +45,9 @@ def imported_modules(source: str, module: str, is_package: bool) -> list[tuple[s
 
 def test_imported_modules_resolves_relative_and_nested_imports():
     source = ("import numpy as np\nfrom .base import Agent\nfrom . import cfr_table\n"
-              "def f():\n    from training.cfr import policy\n    import truco_env.encoding\n")
+              "def f():\n    from training.learn.cfr import policy\n    import truco_env.encoding\n")
     assert imported_modules(source, "agents.cfr", is_package=False) == [
-        ("numpy", 1), ("agents.base", 2), ("agents", 3), ("agents.cfr_table", 3), ("training.cfr", 5),
+        ("numpy", 1), ("agents.base", 2), ("agents", 3), ("agents.cfr_table", 3), ("training.learn.cfr", 5),
         ("truco_env.encoding", 6)]
     assert imported_modules("from .sub import x\nfrom .. import y\n", "agents.policies.mod", False) == [
         ("agents.policies.sub", 1), ("agents", 2), ("agents.y", 2)]
@@ -110,7 +110,8 @@ def test_no_module_imports_itself_round_a_circle():
     a change everywhere on it; the modules of the package import one way (package __init__ files, which gather
     their submodules, aside)."""
     graph = {m: {t for t in ts if not t.endswith("__init__") and t not in ("agents", "training", "truco_env",
-                                                                          "training.cfr", "training.commands")}
+                                                                          "training.learn", "training.measure",
+                                                                          "training.people", "training.learn.cfr")}
              for m, ts in import_graph().items()}
     state: dict[str, int] = {}
     circle: list[str] = []
@@ -130,3 +131,16 @@ def test_no_module_imports_itself_round_a_circle():
         if state.get(module) is None and visit(module, []):
             break
     assert not circle, "import circle: " + " -> ".join(dict.fromkeys(circle)) + f" -> {circle[-1]}"
+
+
+def test_training_is_rooms_and_a_small_floor():
+    """A newcomer finds where a thing lives from the folder names: ``training/`` holds its rooms (each saying in
+    its docstring what belongs there) and at most ten modules of its own, the ones every room uses."""
+    top = ROOT / "training"
+    modules = sorted(p.name for p in top.glob("*.py"))
+    assert len(modules) <= 10, f"training/ holds {len(modules)} modules at its top: {modules}; move some into a room"
+    rooms = sorted(p.name for p in top.iterdir() if (p / "__init__.py").exists())
+    assert rooms == ["cli", "learn", "measure", "people"]
+    for room in [*rooms, "learn/cfr"]:
+        doc = ast.get_docstring(ast.parse((top / room / "__init__.py").read_text(encoding="utf-8")))
+        assert doc and len(doc) > 60, f"training/{room}/__init__.py must say what belongs there"

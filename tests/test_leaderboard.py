@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from training import leaderboard
 from training.cli import main
-from training.leaderboard import LeaderboardConfig, run_leaderboard
+from training.measure import leaderboard
+from training.measure.leaderboard import LeaderboardConfig, run_leaderboard
 
 
 def board(tmp_path, entrants):

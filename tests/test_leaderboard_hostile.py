@@ -18,9 +18,14 @@ import sys
 
 import pytest
 
-from training import leaderboard
 from training.cli import main
-from training.leaderboard import MAX_ENTRANTS, MAX_MATCHES, LeaderboardConfig, run_leaderboard
+from training.measure import leaderboard
+from training.measure.leaderboard import (
+    MAX_ENTRANTS,
+    MAX_MATCHES,
+    LeaderboardConfig,
+    run_leaderboard,
+)
 
 ENTRANTS = ["heuristic", "random"]
 MATCHES = 2

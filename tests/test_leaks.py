@@ -1,10 +1,10 @@
-"""training/leaks.py (truco leaks): each hand in one betting category, A's net points per category; identical
+"""training/measure/leaks.py (truco leaks): each hand in one betting category, A's net points per category; identical
 agents net exactly zero between mirrored categories, and bad input is a one-line error."""
 
 import pytest
 
 from training.cli import main
-from training.leaks import hand_category, leak_table
+from training.measure.leaks import hand_category, leak_table
 
 
 def _mirror(category: str) -> str:

@@ -1,17 +1,17 @@
 """The learners' paths, pinned: a few updates of the best-response learner and of the PPO trainer give the weights
-they gave when these digests were recorded (training/fingerprint.py summarises weights per tensor, so the digests
+they gave when these digests were recorded (training/measure/fingerprint.py summarises weights per tensor, so the digests
 hold across CPUs). A change that moves a digest changes what every stored ABR figure and every shipped policy's
 recipe would make: re-record the digest in the same commit that says why, and remeasure with ``truco report``
-(its stages are keyed on :func:`training.fingerprint.learner_fingerprint`, so it does so by itself)."""
+(its stages are keyed on :func:`training.measure.fingerprint.learner_fingerprint`, so it does so by itself)."""
 
 from __future__ import annotations
 
 import pytest
 from safetensors.torch import load_file
 
-from training.fingerprint import digest, learner_fingerprint, weights_summary
+from training.learn.ppo import PPOArgs, train
+from training.measure.fingerprint import digest, learner_fingerprint, weights_summary
 from training.options import build
-from training.ppo import PPOArgs, train
 
 #: Recorded 2026-12-06 when the best response became the PPO trainer with a league of its target alone (its path
 #: moved then: the old learner had collectors of its own; the PPO trainer's digests below held).

@@ -1,4 +1,4 @@
-"""A tournament interrupted mid-way resumes from its journal (training/match_journal.py): the matches already
+"""A tournament interrupted mid-way resumes from its journal (training/measure/match_journal.py): the matches already
 played are not played again, and the results equal an uninterrupted run's."""
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from training import evaluate
-from training.evaluate import run_tournament
-from training.match_journal import MatchJournal
+from training.measure import evaluate
+from training.measure.evaluate import run_tournament
+from training.measure.match_journal import MatchJournal
 
 AGENTS, PRESET, MATCHES = ["heuristic", "random"], "argentine", 8
 REAL_RUN_TASK = evaluate.run_task
@@ -87,7 +87,7 @@ def test_a_changed_agent_file_starts_the_journal_afresh(tmp_path, monkeypatch):
     import torch
 
     from agents.network import PolicyNet
-    from training.ppo import save_policy
+    from training.learn.ppo import save_policy
 
     policy = tmp_path / "policy.safetensors"
     net = PolicyNet(hidden=(8,))

@@ -1,4 +1,4 @@
-"""MCCFR on the compiled engine (training/cfr/mccfr_kernel.py) with the observation keys of
+"""MCCFR on the compiled engine (training/learn/cfr/mccfr_kernel.py) with the observation keys of
 agents/cfr/abstraction.py: the walk's key is the key an agent computes from the environment's observation,
 abstract actions map back to the legal engine actions, the lossless walk converges towards the exact equilibrium
 of the research presets (exact NashConv), runs resume bit for bit (also across table growth), bad checkpoints are
@@ -22,13 +22,13 @@ from agents.cfr.abstraction import (
     state_key,
 )
 from agents.cfr.table import CheckpointError, load_checkpoint
-from training.cfr import mccfr_kernel
-from training.cfr.checkpoint import save_checkpoint
-from training.cfr.mccfr import train_mccfr
-from training.cfr.mccfr_kernel import KernelMCCFR, node_key, tree_keys, tree_policy
-from training.cfr.runconfig import parse_config
-from training.cfr.solver import nash_conv, uniform_policy
-from training.cfr.tree import build_tree, infoset_states
+from training.learn.cfr import mccfr_kernel
+from training.learn.cfr.checkpoint import save_checkpoint
+from training.learn.cfr.mccfr import train_mccfr
+from training.learn.cfr.mccfr_kernel import KernelMCCFR, node_key, tree_keys, tree_policy
+from training.learn.cfr.runconfig import parse_config
+from training.learn.cfr.solver import nash_conv, uniform_policy
+from training.learn.cfr.tree import build_tree, infoset_states
 from truco_env import TrucoState, make_config
 from truco_env import actions as A
 from truco_env import cards as C
@@ -371,8 +371,8 @@ def test_a_finished_blueprint_ships_play_only_and_plays_as_its_checkpoint(tmp_pa
 
     from agents.cfr import agent as cfr_agent
     from agents.cfr.table import StrategyTable
-    from training.cfr.checkpoint import check_compatible
     from training.cli import main as cli
+    from training.learn.cfr.checkpoint import check_compatible
 
     config = tmp_path / "blueprint.yaml"
     data = {"trainer": "mccfr", "preset": "paulista", "iterations": 40, "abstraction": "v4",

@@ -190,7 +190,7 @@ def python_ctrl_c():
 
 
 def test_ctrl_c_in_truco_eval_exits_130_in_one_line_and_writes_nothing(tmp_path, capsys, monkeypatch, python_ctrl_c):
-    from training import evaluate
+    from training.measure import evaluate
 
     out = tmp_path / "eval"
     assert main([*EVAL, "--out", str(out)]) == 0
@@ -209,10 +209,11 @@ def test_ctrl_c_in_truco_eval_exits_130_in_one_line_and_writes_nothing(tmp_path,
     assert main([*EVAL, "--matches", "10", "--out", str(out), "--overwrite"]) == 130
     captured = capsys.readouterr()
     assert "Traceback" not in captured.err and captured.err.strip().splitlines() == [
-        f"truco eval: interrupted; nothing was written ({out} is as it was)"]
+        (f"truco eval: interrupted; nothing was written ({out} is as it was; the same command again resumes "
+         "from the matches played)")]
     assert len(played) == 3
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
-    assert siblings(out) == []
+    assert siblings(out) == [".eval.journal.jsonl"]  # what the rerun resumes from (tests/test_match_journal.py)
 
 
 def test_ctrl_c_while_the_parser_is_built_exits_130_in_one_line(capsys, monkeypatch):
@@ -289,7 +290,7 @@ TINY_PPO = ["--quiet", "--set", "preset=paulista", "--set", "total_decisions=450
 
 def ctrl_c_in_update(monkeypatch, update: int, times: int = 1) -> None:
     """Press Ctrl-C ``times`` during collection of the ``update``-th update of the next PPO run."""
-    from training import ppo
+    from training.learn import ppo
 
     real = ppo.Backend.run
     calls = {"n": 0}
@@ -331,7 +332,7 @@ def test_an_interrupted_ppo_run_exits_130_with_a_checkpoint_and_no_policy_and_re
 
 
 def test_overwrite_starts_a_run_dir_over_and_keeps_what_the_trainer_did_not_write(tmp_path):
-    from training.ppo import _start_fresh
+    from training.learn.ppo import _start_fresh
 
     run = tmp_path / "run"
     (run / "tb").mkdir(parents=True)
@@ -370,7 +371,7 @@ def test_a_second_ppo_run_on_a_held_run_dir_is_refused(tmp_path, capsys):
 def test_an_interrupted_cfr_run_names_its_checkpoint_and_the_command_that_continues_it(tmp_path, capsys,
                                                                                        monkeypatch):
     from agents.cfr.table import load_checkpoint
-    from training.cfr.solver import CFRSolver
+    from training.learn.cfr.solver import CFRSolver
 
     config = tmp_path / "c.yaml"
     config.write_text("trainer: exact\npreset: paulista-mini\noverrides: {deck_ranks: [K]}\niterations: 40\n"

@@ -87,7 +87,7 @@ def test_a_save_path_that_cannot_be_written_is_refused_before_the_match(where, t
     def no_input(prompt: str) -> str:
         raise AssertionError("the match started")
 
-    from training import play
+    from training.people import play
 
     with pytest.raises(ValueError) as err:
         play.play_match("argentine", "random", "random", 0, 1, str(save), read=no_input)
@@ -101,7 +101,7 @@ def test_ctrl_c_at_the_prompt_leaves_the_table_with_exit_code_130_and_saves_the_
     """Ctrl-C left the table with exit code 0, as the end of the input does (issue 30: 130 for an interrupt)."""
     import io
 
-    from training.play import play_match
+    from training.people.play import play_match
 
     def ctrl_c(prompt: str) -> str:
         raise KeyboardInterrupt
@@ -120,7 +120,7 @@ def test_ctrl_c_at_the_prompt_leaves_the_table_with_exit_code_130_and_saves_the_
 def test_q_leaves_the_table_and_keeps_the_record_and_question_mark_shows_the_keys(tmp_path: Path):
     import io
 
-    from training.play import play_match
+    from training.people.play import play_match
 
     answers = iter(["?", "1", "q"])
     screen = io.StringIO()
@@ -143,6 +143,6 @@ def test_q_leaves_the_table_and_keeps_the_record_and_question_mark_shows_the_key
     ("Ad", "paulista", "A", "pica-fumo (ás de ouros)"), ("Ad", "paulista", "K", "ás de ouros"),
     ("Qh", "paulista", None, "dama de copas")])
 def test_cards_have_the_names_players_use(text, family, manilha, name):
-    from training.labels import card_name
+    from training.people.labels import card_name
 
     assert card_name(text, family, manilha) == name

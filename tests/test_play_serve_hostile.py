@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from training import play
 from training.cli import main
+from training.people import play
 from truco_env.records import replay_record
 
 
@@ -159,8 +159,8 @@ def test_hostile_answers_at_the_prompt_are_refused_and_the_match_goes_on(tmp_pat
 @pytest.fixture
 def server(tmp_path, monkeypatch):
     pytest.importorskip("werkzeug", reason="the web table needs werkzeug: pip install 'truco-rl[web]'")
-    from training import serve
-    from training.serve import App, Policy, Table
+    from training.people import serve
+    from training.people.serve import App, Policy, Table
 
     monkeypatch.setattr(serve, "REQUEST_TIMEOUT", 1.0)
     table = Table("argentine", Policy("onnx:unused.onnx", tmp_path / "unused.onnx", {}), tmp_path / "records",

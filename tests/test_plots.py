@@ -14,7 +14,7 @@ pytest.importorskip("matplotlib")
 from matplotlib.container import ErrorbarContainer
 from matplotlib.figure import Figure
 
-from training.tournament_files import (
+from training.measure.tournament_files import (
     COLOUR_MAPS,
     OKABE_ITO,
     display_name,
@@ -57,7 +57,7 @@ def test_plots_use_colour_blind_safe_colours():
                     int(text[1:], 16)
                 except ValueError:
                     continue
-                bad.append(f"{rel}:{line}: colour {text!r} is not in the Okabe-Ito palette (training.tournament_files.OKABE_ITO)")
+                bad.append(f"{rel}:{line}: colour {text!r} is not in the Okabe-Ito palette (training.measure.tournament_files.OKABE_ITO)")
     assert not bad, "\n".join(bad)
 
 
@@ -115,7 +115,7 @@ def test_tournament_plots(tmp_path, figures):
 
 
 def test_gauntlet_plot(tmp_path, figures):
-    from training.gauntlet import plot_gauntlet
+    from training.measure.gauntlet import plot_gauntlet
 
     rows = [{"opponent": name, "family": "archetypes", "win_rate": 0.7, "ci_low": 0.65, "ci_high": 0.75}
             for name in ("station", "maniac")]
@@ -128,7 +128,7 @@ def test_gauntlet_plot(tmp_path, figures):
 def test_training_curves_of_a_shipped_policy(tmp_path, figures):
     pytest.importorskip("tensorboard")
     torch_tb = pytest.importorskip("torch.utils.tensorboard")
-    from training.ship import curves_png
+    from training.learn.ship import curves_png
 
     writer = torch_tb.SummaryWriter(str(tmp_path / "run" / "tb"))
     for step, rate in ((1000, 0.6), (2000, 0.7)):

@@ -1,4 +1,4 @@
-"""The PPO trainer (training/ppo.py): it learns, it resumes exactly, its backends agree, its options are checked."""
+"""The PPO trainer (training/learn/ppo.py): it learns, it resumes exactly, its backends agree, its options are checked."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import torch
 from safetensors.torch import load_file
 
 from agents.network import PolicyNet, SparseRows
-from training import ppo
+from training.learn import ppo
+from training.learn.ppo import DealCritic, PPOArgs, train, trajectory_advantages
+from training.learn.selfplay import ragged_inputs
+from training.measure.statistics import wilson_interval
 from training.options import build
-from training.ppo import DealCritic, PPOArgs, train, trajectory_advantages
-from training.selfplay import ragged_inputs
-from training.statistics import wilson_interval
 from truco_env.encoding import OBS_OFFSETS
 from truco_env.vector import VectorEnv
 
@@ -38,7 +38,7 @@ def test_a_short_run_learns_to_beat_random(tmp_path):
                            "batch_decisions": 4096, "tables": 64, "hidden": [64], "learning_rate": 1e-3,
                            "snapshot_every": 2, "eval_every": 0, "eval_opponents": []})
     policy = train(args, progress_bar=False)
-    from training.evaluate import run_tournament
+    from training.measure.evaluate import run_tournament
 
     summary, _ = run_tournament([f"ppo:{policy}", "random"], ["paulista"], 200, seed=5)
     rate = summary["pairings"][0]["win_rate_a"]
@@ -316,8 +316,8 @@ def test_every_bad_option_is_one_line_naming_it(data, expected):
 
 def test_a_finished_run_ships_unchanged_with_its_curves_and_an_unfinished_one_does_not(tmp_path):
     from agents.network import load_policy
-    from training.ppo import save_policy
-    from training.ship import ship
+    from training.learn.ppo import save_policy
+    from training.learn.ship import ship
 
     policy = train(tiny(tmp_path, "run", total_decisions=3000, eval_every=1), progress_bar=False)
     target, figure = ship(str(tmp_path / "run"), policies=str(tmp_path / "pkg"), images=str(tmp_path / "img"))
@@ -332,7 +332,7 @@ def test_a_finished_run_ships_unchanged_with_its_curves_and_an_unfinished_one_do
 
 
 def test_the_model_card_says_how_the_policy_was_made_and_what_it_measured():
-    from training.model_cards import policy_card as model_card
+    from training.measure.model_cards import policy_card as model_card
 
     interval = {"win_rate_a": 0.61, "ci_low": 0.59, "ci_high": 0.63}
     row = {"preset": "paulista", "exploit": {"abr": {"win_rate": 0.7, "ci_low": 0.68, "ci_high": 0.72}},
@@ -479,8 +479,8 @@ def test_every_shipped_policy_was_made_by_its_config(preset):
     trainer (retired options only where they held today's behaviour, added ones at their defaults, as a resumed
     checkpoint is read), with the config's: where they differ, the card is false or the config moved on."""
     from agents.base import make_agent
+    from training.learn.ppo import PPOArgs, retired_options_dropped
     from training.options import load
-    from training.ppo import PPOArgs, retired_options_dropped
 
     recorded = PPOArgs(**retired_options_dropped(make_agent(f"ppo:{preset}").metadata["config"]))
     config = load(PPOArgs, str(Path(__file__).resolve().parent.parent / "configs" / "ppo" / f"{preset}.yaml"))

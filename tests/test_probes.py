@@ -1,4 +1,4 @@
-"""The answer probe (training/probes.py, truco probe): a network whose refusals follow the opponents' match tally
+"""The answer probe (training/measure/probes.py, truco probe): a network whose refusals follow the opponents' match tally
 shows it, and one that ignores the tally does not, against a batched opponent and one that plays a table at a
 time; bad input is a one-line error."""
 
@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from agents.network import PolicyNet
-from training.ppo import save_policy
-from training.probes import NO_QUIERO, OPPONENTS_TALLY, answer_probe
+from training.learn.ppo import save_policy
+from training.measure.probes import NO_QUIERO, OPPONENTS_TALLY, answer_probe
 
 
 def _network(tmp_path, reads_tally: bool) -> str:

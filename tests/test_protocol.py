@@ -14,7 +14,7 @@ import pytest
 
 from agents import make_agent
 from agents.exec import BotFailure
-from training.evaluate import run_tournament
+from training.measure.evaluate import run_tournament
 from truco_env import TrucoState, make_config
 from truco_env import cards as C
 from truco_env.protocol import ProtocolError, act_message, read_answer
@@ -34,9 +34,9 @@ def test_an_agent_through_the_protocol_plays_as_the_agent_itself(monkeypatch):
     program's deals and seeds are keyed (tests/test_protocol_hostile.py); the keying is switched off here so that
     both tournaments play the same deals with the same seeds."""
     import agents.exec
-    import training.evaluate
+    import training.measure.evaluate
 
-    monkeypatch.setattr(training.evaluate, "plays_program", lambda specs: False)
+    monkeypatch.setattr(training.measure.evaluate, "plays_program", lambda specs: False)
     monkeypatch.setattr(agents.exec, "hidden_seed", lambda *parts, **_: parts[-1])
     piped, _ = run_tournament([f"exec:{TRUCO_BOT} heuristic", "random"], ["argentine-2v2"], 6, seed=3, workers=1)
     direct, _ = run_tournament(["heuristic", "random"], ["argentine-2v2"], 6, seed=3, workers=1)
@@ -145,7 +145,7 @@ def test_a_failing_program_forfeits_its_match_and_the_tournament_plays_on(tmp_pa
     match: each match stops there as its
     forfeit (the other side wins), with the reason in the results and the record, which replays; the program is
     started afresh for the next match, and the tournament finishes."""
-    from training.evaluate import make_tasks, play_tasks
+    from training.measure.evaluate import make_tasks, play_tasks
     from truco_env.records import replay_record
 
     path = tmp_path / "third.py"
@@ -201,8 +201,8 @@ def test_a_best_response_against_a_program_starts_a_few_programs_not_hundreds(tm
     """The learner seats one target instance per table and seat, and each ``exec:`` instance is a process: the
     recipe plays a program at ``PROGRAM_TABLES`` tables per partition (it started some 500 at 128 tables), and a
     training league that would start more is refused in one line."""
-    from training.best_response import BRArgs, train_best_response
-    from training.ppo import PROGRAM_TABLES, PPOArgs
+    from training.learn.best_response import BRArgs, train_best_response
+    from training.learn.ppo import PROGRAM_TABLES, PPOArgs
 
     started = tmp_path / "started"
     path = tmp_path / "first_legal.py"
@@ -228,7 +228,7 @@ def test_a_best_response_against_a_program_starts_a_few_programs_not_hundreds(tm
 def test_a_league_program_that_will_not_start_is_one_line_in_either_backend(tmp_path, workers):
     """In worker processes the program's failure used to end in each worker's traceback and "a collection worker
     died"; now the trainer raises the worker's one-line error itself, as the in-process backend does."""
-    from training.best_response import BRArgs, train_best_response
+    from training.learn.best_response import BRArgs, train_best_response
 
     args = BRArgs(preset="argentine", target=f"exec:{tmp_path / 'no-such-bot'}", decisions=100, workers=workers,
                   batch_decisions=100, minibatch_size=50, update_epochs=1, hidden=(8,))

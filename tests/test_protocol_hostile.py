@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 import agents.exec
-import training.evaluate
+import training.measure.evaluate
 from agents import make_agent
 from agents.exec import BotFailure
 from agents.hidden_seeds import hidden_seed
-from training.evaluate import run_tournament
+from training.measure.evaluate import run_tournament
 from truco_env import PRESETS, TrucoState, make_config
 from truco_env.protocol import ProtocolError, read_answer
 from truco_env.turns import observation_for
@@ -38,7 +38,7 @@ def attack(tmp_path: Path, presets: list[str], matches: int, seed: int) -> dict[
 def test_the_deal_finder_finds_the_deals_when_nothing_hides_them(tmp_path, monkeypatch):
     """The control: with the keying switched off (public match seeds, the seed passed on as it is), the finder
     computes the deals of nearly every match, so the test below would see a leak."""
-    monkeypatch.setattr(training.evaluate, "plays_program", lambda specs: False)
+    monkeypatch.setattr(training.measure.evaluate, "plays_program", lambda specs: False)
     monkeypatch.setattr(agents.exec, "hidden_seed", lambda *parts, **_: parts[-1])
     seen = attack(tmp_path, ["argentine", "paulista-2v2"], 4, seed=2)
     assert seen["hand"] >= 12 and seen["found"] >= seen["match"] // 2, seen
@@ -179,14 +179,14 @@ def test_truco_play_gives_a_program_nothing_that_leads_to_the_persons_cards(tmp_
     seed's own, so the program printed the person's hand. The control (keying off) shows the finder would see it."""
     import io
 
-    import training.play
+    import training.people.play
 
     if not hidden:
         monkeypatch.setattr(agents.exec, "hidden_seed", lambda *parts, **_: parts[-1])
-        monkeypatch.setattr(training.play, "hidden_seed", lambda *parts, **_: parts[-1])
+        monkeypatch.setattr(training.people.play, "hidden_seed", lambda *parts, **_: parts[-1])
     log = tmp_path / "finder.log"
     for seed in (3, 4, 5, 6):  # a hand the person ends before the program acts gives it nothing to check
-        training.play.play_match("argentine", f"exec:{sys.executable} {FINDER} {log}", "random", 0, seed, None,
+        training.people.play.play_match("argentine", f"exec:{sys.executable} {FINDER} {log}", "random", 0, seed, None,
                                  max_hands=4, read=lambda prompt: "1", out=io.StringIO())
     words = log.read_text().split("\n")
     assert sum(w == "hand" for w in words) >= 6
@@ -197,7 +197,7 @@ def test_a_long_command_or_a_doubled_long_spec_is_one_short_line(capsys):
     """A word of a command longer than a file name may be was looked up as a file (ENAMETOOLONG); a spec given
     twice was echoed whole (100 kB)."""
     from training.cli import main
-    from training.exploit import agent_file_hash
+    from training.measure.exploit import agent_file_hash
 
     assert agent_file_hash("exec:" + "x" * 300) is None
     spec = "random:seed=" + "1" * 100_000
@@ -227,7 +227,7 @@ def test_a_line_nobody_asked_for_is_a_forfeit_not_the_next_answer(tmp_path):
 def test_the_agents_beside_a_program_draw_keyed_seeds_too():
     """A program that guessed the tournament seed could replay a sampling opponent's draws and read its cards
     from its actions: where the deals are hidden, so are the other agents' seeds."""
-    from training.evaluate import agent_seed_for, make_tasks
+    from training.measure.evaluate import agent_seed_for, make_tasks
 
     bot = f"exec:{sys.executable} {FINDER} /dev/null"
     hidden = make_tasks([bot, "random"], ["argentine"], 2, seed=0)

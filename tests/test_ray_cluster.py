@@ -30,8 +30,8 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from agents.network import load_policy
-from training.evaluate import run_tournament
-from training.ppo import PPOArgs, train
+from training.learn.ppo import PPOArgs, train
+from training.measure.evaluate import run_tournament
 
 ROOT = Path(__file__).resolve().parents[1]
 AGENTS = ["heuristic", "random"]

@@ -315,7 +315,7 @@ def test_replay_show_walks_a_record_hand_by_hand_with_every_hand_face_up(tmp_pat
     import json
 
     from training.cli import main
-    from training.labels import card_name
+    from training.people.labels import card_name
     from truco_env import env as make_env
 
     env = make_env("paulista-2v2")

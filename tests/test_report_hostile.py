@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from training import report, report_data
 from training.cli import main
-from training.report import ReportStage, measured_stage
-from training.report_data import stored_rows
+from training.measure import report, report_data
+from training.measure.report import ReportStage, measured_stage
+from training.measure.report_data import stored_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMITTED = json.loads((ROOT / "docs" / "strength.json").read_text())
@@ -125,7 +125,7 @@ def bad_file(tmp_path: Path, case: str) -> tuple[Path, tuple[str, ...]]:
 
 
 def test_the_committed_data_file_passes_the_check():
-    from training.report_data import check_report
+    from training.measure.report_data import check_report
 
     check_report(copy.deepcopy(COMMITTED), page=True)  # every field the page shows, present and possible
 

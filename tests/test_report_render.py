@@ -1,6 +1,6 @@
 """The committed strength page (docs/strength.md) and model cards (agents/policies/*.md) are drawn byte for byte
-from docs/strength.json by the report's pure rendering functions (training/report_page.py,
-training/model_cards.py): no measurement, no file written, nothing but the data, the shipped files' own metadata
+from docs/strength.json by the report's pure rendering functions (training/measure/report_page.py,
+training/measure/model_cards.py): no measurement, no file written, nothing but the data, the shipped files' own metadata
 and, for the page's one line on the machine that assembled it, that line's own words."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from training.model_cards import card_name, model_card
-from training.report import PAGE, PLOT, agent_metadata
-from training.report_data import read_report
-from training.report_page import render
+from training.measure.model_cards import card_name, model_card
+from training.measure.report import PAGE, PLOT, agent_metadata
+from training.measure.report_data import read_report
+from training.measure.report_page import render
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMITTED_PAGE = (ROOT / "docs" / "strength.md").read_text()

@@ -11,7 +11,7 @@ from agents import make_agent
 from agents.base import Agent, observation_for
 from agents.scripted import ManiacAgent, StationAgent, ThresholdAgent
 from agents.view import decode
-from training.evaluate import play_match, run_tournament
+from training.measure.evaluate import play_match, run_tournament
 from truco_env import PRESETS, TrucoState, make_config
 from truco_env import actions as A
 

@@ -9,7 +9,7 @@ import pytest
 from agents import make_agent
 from agents.belief import hand_view, rules_of, weigh_deals
 from agents.search import SearchAgent, rollout_values
-from training.evaluate import run_tournament
+from training.measure.evaluate import run_tournament
 from truco_env import TrucoState, make_config
 from truco_env import _kernel as K
 from truco_env import actions as A
@@ -93,7 +93,7 @@ def test_the_search_wraps_blueprints_and_keeps_their_preset():
 
 def test_a_searching_agent_is_keyed_on_the_file_it_searches_with():
     """The report keys every stage on the agents' files: a search of a retrained policy is measured again."""
-    from training.exploit import agent_file_hash
+    from training.measure.exploit import agent_file_hash
 
     assert agent_file_hash("search:ppo:argentine,worlds=8") == agent_file_hash("ppo:argentine") is not None
     assert agent_file_hash("search:cfr:paulista") == agent_file_hash("cfr:paulista") is not None
@@ -125,7 +125,7 @@ def test_the_docs_state_the_search_defaults_the_code_has():
 
 def searched_views(spec: str, preset: str, tables: int) -> tuple[list, list[dict]]:
     """An agent of ``spec`` per table, seeded by the table, and a decision point of seeded random play for each."""
-    from training.export import random_positions
+    from training.people.export import random_positions
 
     agents, views = [], []
     for table, (state, seat) in enumerate(random_positions(preset, tables, seed=0)):

@@ -1,4 +1,4 @@
-"""The collection of the one learner (training/selfplay.py), which self-play and best responses share: the rewards
+"""The collection of the one learner (training/learn/selfplay.py), which self-play and best responses share: the rewards
 of every trajectory add up to what the match was worth less a potential, every stored action was legal, and the
 matches against a fixed opponent report their results."""
 
@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from agents.network import PolicyNet
-from training.selfplay import Buffers, Partition, Task, stored_rows
+from training.learn.selfplay import Buffers, Partition, Task, stored_rows
 from truco_env.encoding import OBS_OFFSETS, OBSERVATION_SIZE
 from truco_env.vector import VectorEnv
 
@@ -73,7 +73,7 @@ def test_a_fixed_magnet_is_stored_with_each_decision_as_the_blueprints_strategy(
     """With ``magnet`` a blueprint, each learner decision carries its log-probabilities there: the blueprint's
     strategy at that decision's observation, with the floor of uniform, -inf off the mask."""
     from agents.base import make_agent
-    from training.selfplay import MAGNET_FLOOR
+    from training.learn.selfplay import MAGNET_FLOOR
 
     batch = collect("paulista", ("self",), (1.0,), 300, magnet="cfr:paulista")
     stored = np.exp(batch["magnet"])

@@ -377,7 +377,7 @@ def test_the_heuristic_reads_a_signal_it_saw_as_the_seat_holding_those_cards():
 def test_truco_play_offers_signals_and_never_shows_one_the_person_did_not_catch(tmp_path):
     import io
 
-    from training.play import play_match
+    from training.people.play import play_match
 
     save = tmp_path / "match.json"
     out = io.StringIO()
@@ -409,7 +409,7 @@ def test_truco_play_offers_signals_and_never_shows_one_the_person_did_not_catch(
 def test_the_web_table_shows_the_person_only_the_signals_it_saw(tmp_path):
     from werkzeug.test import Client
 
-    from training.serve import App, Policy, Table
+    from training.people.serve import App, Policy, Table
 
     table = Table("argentine-2v2-senas", Policy("onnx:unused.onnx", tmp_path / "unused.onnx", {}),
                   tmp_path / "records", seed=5)
@@ -449,10 +449,10 @@ def test_ppo_trains_a_network_for_senas_that_plays_exports_and_matches_its_onnx(
 
     from agents.base import make_agent
     from agents.network import PolicyNet
-    from training.evaluate import run_tournament
-    from training.export import export_onnx
+    from training.learn.ppo import PPOArgs, train
+    from training.measure.evaluate import run_tournament
     from training.options import build
-    from training.ppo import PPOArgs, train
+    from training.people.export import export_onnx
     from truco_env.encoding import encode_action_mask
 
     args = build(PPOArgs, {"preset": "argentine-2v2-senas", "total_decisions": 3000, "batch_decisions": 1500,
@@ -480,8 +480,8 @@ def test_ppo_trains_a_network_for_senas_that_plays_exports_and_matches_its_onnx(
 
 
 def test_evaluation_reports_how_each_agent_signals(tmp_path):
-    from training.evaluate import run_tournament
-    from training.tournament_files import markdown_report, write_outputs
+    from training.measure.evaluate import run_tournament
+    from training.measure.tournament_files import markdown_report, write_outputs
 
     summary, meta = run_tournament(["heuristic", "heuristic:signal=0"], ["argentine-2v2-senas", "argentine"], 16,
                                    seed=3)

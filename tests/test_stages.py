@@ -1,4 +1,4 @@
-"""The stage runner (training/stages.py): a stored result is reused only when complete and made with today's key,
+"""The stage runner (training/measure/stages.py): a stored result is reused only when complete and made with today's key,
 and a run that stopped half-way is never stored as a finished one."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from training.stages import COMPLETE, Stage, run_stage, safe_name
+from training.measure.stages import COMPLETE, Stage, run_stage, safe_name
 
 
 def counting_run(results: list[dict]):

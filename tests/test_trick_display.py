@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from training.play import Words, last_trick
+from training.people.play import Words, last_trick
 from truco_env import TrucoState, make_config
 from truco_env.engine import TIE
 
@@ -25,7 +25,7 @@ def test_a_trick_partners_tie_on_top_is_shown_as_the_engine_scores_it(partners_w
 
 
 def test_the_web_table_shows_the_engines_verdict_too():
-    from training.serve import Table
+    from training.people.serve import Table
 
     config_tie = make_config("argentine-2v2", partner_tie_wins_trick=False)
     state = TrucoState.new(config_tie, deal=DEAL)

@@ -1,4 +1,4 @@
-"""The web table (``truco serve``, training/serve.py, frontends/web/).
+"""The web table (``truco serve``, training/people/serve.py, frontends/web/).
 
 Without a browser: the JSON API refuses bad input (an illegal or out-of-range action id, a malformed request, a game
 that does not exist, a stale or out-of-turn request) with a clear one-line error and a status code, and the match
@@ -32,9 +32,9 @@ pytest.importorskip("werkzeug", reason="the web table needs werkzeug: pip instal
 
 from werkzeug.test import Client
 
-from training import serve
 from training.cli import main as cli_main
-from training.serve import App, Policy, Table
+from training.people import serve
+from training.people.serve import App, Policy, Table
 from truco_env import actions as A
 from truco_env.config import TrucoConfig
 from truco_env.engine import TIE, TrucoState
@@ -481,8 +481,8 @@ def test_a_hand_with_signals_in_chromium(tmp_path, bots):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
+    from training.learn.ppo import PPOArgs, train
     from training.options import build
-    from training.ppo import PPOArgs, train
 
     if bots == "made for senas":
         policy = train(build(PPOArgs, {"preset": "argentine-2v2-senas", "total_decisions": 3000,

@@ -44,7 +44,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .atomic import TEMP_PREFIX, atomic_write_json
+from training.atomic import TEMP_PREFIX, atomic_write_json
 
 logger = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ Game parameters (all optional): ``deck_ranks`` (comma-separated ranks, e.g. ``"1
 ``target_score`` (0 = the preset's), ``hand_size`` (0 = the preset's). Or build one from any config:
 ``TrucoSpielGame.from_config(make_config("paulista-mini", deck_ranks=("K", "A", "2")))``.
 
-Mapping (the same game as :mod:`training.cfr.tree` walks, so policies and values carry over exactly):
+Mapping (the same game as :mod:`training.learn.cfr.tree` walks, so policies and values carry over exactly):
 
 * chance: the dealer (outcome 0 or 1, each 1/2), then player 0's hand, then player 1's hand (outcome = index
   of the card combination among those left, in deck order, all equally likely), then the vira (Paulista; the

@@ -1,6 +1,6 @@
 """Taking turns: the one loop that lets seats act until a match ends, and what an agent sees at its seat.
 
-Tournaments (``training.evaluate.play_match``), terminal play (``truco play``), the CLI's random matches
+Tournaments (``training.measure.evaluate.play_match``), terminal play (``truco play``), the CLI's random matches
 (``truco demo --random``) and the single-agent view all drive a match with :func:`play_turns`; they differ only
 in who chooses at each seat, when to stop early, and what they do when a hand ends.
 

@@ -4,7 +4,7 @@ functions. (Earlier abstractions, ``v1`` and ``v2`` keyed from information-state
 bits below trained alone, are retired: no shipped table uses them.)
 
 Why from the observation: the same function then runs inside the compiled MCCFR walk
-(:mod:`training.cfr.mccfr_kernel`, on the kernel's own ``encode_obs``) and at play time in :mod:`agents.cfr` (on
+(:mod:`training.learn.cfr.mccfr_kernel`, on the kernel's own ``encode_obs``) and at play time in :mod:`agents.cfr` (on
 the observation every environment already hands an agent), so the training and the playing key agree by
 construction, and a checkpoint plays from ``{"observation", "action_mask"}`` alone: no
 information-state string and no reference engine. ``tests/test_mccfr_kernel.py`` still checks that the key of
@@ -58,7 +58,7 @@ their engine ids, so the walk applies them and an agent maps a table row back to
 (relative seat and action, another seat's face-down card hidden: what ``encode_information_state`` holds), so a
 perfect-recall key within a hand. The observation alone is not one: a raise answered at once and a raise after an
 accept leave the same ladder state. It is meant for the research presets, whose exact NashConv
-(:mod:`training.cfr.solver`) checks the MCCFR walk; on a full preset its table grows with every hand history.
+(:mod:`training.learn.cfr.solver`) checks the MCCFR walk; on a full preset its table grows with every hand history.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """CFRAgent: plays the average strategy of a CFR checkpoint (spec ``cfr:PATH``).
 
-Two kinds of checkpoint, one agent. Exact checkpoints (research presets, :mod:`training.cfr.solver`) are keyed
+Two kinds of checkpoint, one agent. Exact checkpoints (research presets, :mod:`training.learn.cfr.solver`) are keyed
 by the seat's information-state string (a seat-safe view: own cards and public actions), which the agent asks the
 runner for. MCCFR checkpoints (the compiled walk, abstraction ``v4``, ``v5`` or ``lossless`` of
 :mod:`agents.cfr.abstraction`) are keyed from the observation and the action mask by the very function the

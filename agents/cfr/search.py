@@ -38,7 +38,7 @@ over the deals the public history allows, a pair (searcher's unseen cards, oppon
 * Continual re-solving. The next search of the hand starts from the strategy the last played search played (its
   beliefs and its gadget values come from the chain, which now ends with that search), as in DeepStack: each
   played search lowers no opponent hand's best-response value below the previous strategy's, so by induction the
-  searched policy is no more exploitable than the blueprint (the exact check of :mod:`training.cfr.resolve`).
+  searched policy is no more exploitable than the blueprint (the exact check of :mod:`training.learn.cfr.resolve`).
   Re-solving every decision from the blueprint's beliefs alone would not carry this guarantee (the beliefs would
   no longer be those of the strategy played). A decision with one legal action is not searched; the chain plays
   on.
@@ -53,7 +53,7 @@ over the deals the public history allows, a pair (searcher's unseen cards, oppon
   ms at ``search=200``, docs/cfr.md). The search's draws come from the agent's seeded generator.
 
 On the research presets the very same search, with its deals enumerated, is checked against the exact game:
-:mod:`training.cfr.resolve` assembles the searched policy on the exact tree and compares exact NashConv.
+:mod:`training.learn.cfr.resolve` assembles the searched policy on the exact tree and compares exact NashConv.
 Not searched (played from the chain, i.e. the blueprint or the last search): a blind mão de ferro (no one sees
 their own cards), a decision after a card played face down (a rule no preset uses), and a decision where no
 deal is consistent with the history (cannot happen with the engine's own histories).

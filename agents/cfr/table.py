@@ -1,6 +1,6 @@
 """Reading a CFR checkpoint and playing its average strategy: the file reader, :class:`StrategyTable` and how a
 checkpoint is played by default. The ``cfr:PATH`` agent (:mod:`agents.cfr`) needs exactly this; writing
-checkpoints and resuming training stay in :mod:`training.cfr.checkpoint`, which imports the reader from here
+checkpoints and resuming training stay in :mod:`training.learn.cfr.checkpoint`, which imports the reader from here
 (agents must not import training).
 
 A checkpoint is one ``.npz`` of plain numeric arrays plus a JSON header, never a pickle. Why: a policy file from a

@@ -1,5 +1,5 @@
 """The compiled external-sampling MCCFR walk over one hand on the kernel, shared by training
-(:mod:`training.cfr.mccfr_kernel`, self-play from a random deal) and play-time search (:mod:`agents.cfr.search`,
+(:mod:`training.learn.cfr.mccfr_kernel`, self-play from a random deal) and play-time search (:mod:`agents.cfr.search`,
 re-solving the rest of a hand from its current public state).
 
 Why here, in ``agents``: a ``cfr`` agent that searches at play time runs this very walk, and agents must not

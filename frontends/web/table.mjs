@@ -1,4 +1,4 @@
-// The page of `truco serve` (training/serve.py): draws the person's seat from the view the server sends and runs
+// The page of `truco serve` (training/people/serve.py): draws the person's seat from the view the server sends and runs
 // the bot's policy in the browser. The server holds the match and checks every action; this page only shows the
 // person's view, offers the legal actions the server lists, and, when a bot seat is to act, feeds that seat's view
 // to the JavaScript encoder and the policy (onnxruntime-web, served by the server from frontends/web/node_modules)

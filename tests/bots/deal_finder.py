@@ -13,7 +13,7 @@ import json
 import random
 import sys
 
-from training.evaluate import match_seed_for
+from training.measure.evaluate import match_seed_for
 from truco_env import cards as C
 from truco_env.config import make_config
 

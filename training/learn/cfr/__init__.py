@@ -1,0 +1,1 @@
+"""CFR: the game tree of a research preset, exact CFR+ over it, external-sampling MCCFR on the compiled engine for the main presets, their checkpoints, configs and logs, and the search and bluff studies built on the solver."""
