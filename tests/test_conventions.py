@@ -265,3 +265,28 @@ def test_no_module_reads_outside_its_package_through_its_own_path():
             if height > depth:
                 offenders.append(f"{rel.as_posix()}:{line} climbs {height} folder(s) up from __file__")
     assert not offenders, "\n".join(sorted(set(offenders)))
+
+
+def _compiled(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Decorated ``@njit(...)``/``@njit``: a compiled kernel, where one long loop is the fast way to write it."""
+    for decorator in node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if isinstance(target, ast.Name) and target.id in ("njit", "jit"):
+            return True
+    return False
+
+
+def test_no_function_outside_the_compiled_kernels_runs_over_80_lines():
+    """A function a reader cannot hold in one screen does several jobs (issue 74's bound)."""
+    long = [f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"
+            for path in library_files() for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not _compiled(node)
+            and node.end_lineno - node.lineno + 1 > 80]
+    assert not long, "functions over 80 lines:\n" + "\n".join(long)
+
+
+def test_the_length_rule_sees_a_long_function_and_spares_a_kernel():
+    body = "\n".join(f"    x{i} = {i}" for i in range(85))
+    plain = ast.parse(f"def f():\n{body}\n").body[0]
+    kernel = ast.parse(f"@njit(cache=True)\ndef g():\n{body}\n").body[0]
+    assert plain.end_lineno - plain.lineno + 1 > 80 and not _compiled(plain) and _compiled(kernel)
