@@ -21,10 +21,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from truco_env import actions as A
-from truco_env import cards as C
-from truco_env import senas as S
+import truco_env.actions
+import truco_env.cards
+from truco_env import senas
 from truco_env._kernel import DECIDED, STRENGTH
+from truco_env.actions import CALL_BASE, COVER_BASE, NUM_ACTIONS_SENAS, SENA_BASE, SLOT_BASE
+from truco_env.cards import FAMILIES, NUM_CARDS, NUM_RANKS
 from truco_env.config import PRESETS
 from truco_env.encoding import MAX_SEATS, MAX_TRICKS, OBS_OFFSETS, SENAS_OFFSETS
 
@@ -42,14 +44,14 @@ BLUFF_BELOW = 0.4
 FLOR_ACHICO, FLOR_CF_NOQ, FLOR_RESTO_DIRECT, FLOR_RESTO_AFTER, FLOR_PER, FLOR_CF_QUIERO = 4, 4, 4, 6, 3, 6
 
 # ------------------------------------------------------------------------------------------------- action ids
-A_COVER = A.COVER_BASE
-A_SLOT = A.SLOT_BASE
-A_TRUCO, A_RETRUCO, A_VALE4, A_SEIS, A_NOVE, A_DOZE = range(A.CALL_BASE, A.CALL_BASE + 6)
-A_ENVIDO, A_REAL, A_FALTA, A_FLOR, A_CFLOR, A_CFRESTO, A_QUIERO, A_NOQ, A_MAZO = range(A.CALL_BASE + 6,
-                                                                                      A.NUM_ACTIONS)
-NUM_ACTIONS = A.NUM_ACTIONS
-A_SENA = A.SENA_BASE  # señas: 8 gestures after the calls, only in games with them
-NUM_GESTURES = len(S.GESTURES)
+A_COVER = COVER_BASE
+A_SLOT = SLOT_BASE
+A_TRUCO, A_RETRUCO, A_VALE4, A_SEIS, A_NOVE, A_DOZE = range(CALL_BASE, CALL_BASE + 6)
+A_ENVIDO, A_REAL, A_FALTA, A_FLOR, A_CFLOR, A_CFRESTO, A_QUIERO, A_NOQ, A_MAZO = range(CALL_BASE + 6,
+                                                                                      truco_env.actions.NUM_ACTIONS)
+NUM_ACTIONS = truco_env.actions.NUM_ACTIONS
+A_SENA = SENA_BASE  # señas: 8 gestures after the calls, only in games with them
+NUM_GESTURES = len(senas.GESTURES)
 LADDER_ARG = np.array([A_TRUCO, A_RETRUCO, A_VALE4], dtype=np.int64)
 LADDER_PAU = np.array([A_TRUCO, A_SEIS, A_NOVE, A_DOZE], dtype=np.int64)
 VALUES_ARG = np.array([1, 2, 3, 4], dtype=np.int64)
@@ -58,7 +60,7 @@ ENVIDO_CALL_VALUE = np.array([2, 3, 0], dtype=np.int64)  # envido, real_envido, 
 
 OWN, OPP, TIE, ALL_TIED, UNDECIDED = 0, 1, -1, -2, -3
 PH_PLAY, PH_TRUCO, PH_ENVIDO, PH_FLOR_DECLARE, PH_FLOR_CONTEST, PH_ONZE, PH_OVER = range(7)
-MAXS, MAXT, NC = MAX_SEATS, MAX_TRICKS, C.NUM_CARDS
+MAXS, MAXT, NC = MAX_SEATS, MAX_TRICKS, NUM_CARDS
 HW = 8  # room for one seat's known cards (a visible partner hand in 3v3 holds two partners' cards)
 
 # --------------------------------------------------------------------------------------------- the tables
@@ -89,17 +91,17 @@ T_DECKS = T_NDECKS + 1  # rows (family, players, hand size, card mask) of the on
 def tables() -> np.ndarray:
     """``tab``: everything the kernel looks up, from the modules that own it."""
     offsets = {**OBS_OFFSETS, **SENAS_OFFSETS}
-    card_gestures = [sum(1 << c for c in S.CARDS_OF[g]) for g in S.GESTURES if g in S.CARDS_OF]
+    card_gestures = [sum(1 << c for c in senas.CARDS_OF[g]) for g in senas.GESTURES if g in senas.CARDS_OF]
     parts = [[offsets[name][0] for name in _FIELDS], [OPTION_KEYS.index(o) for o in _OPTIONS],
              STRENGTH.ravel().tolist(), DECIDED.ravel().tolist(), SAMPLE_SETSIZE.tolist(),
-             card_gestures + [S.GOOD_ENVIDO]]
+             card_gestures + [senas.GOOD_ENVIDO]]
     decks = []
     for config in PRESETS.values():
         if config.single_hand and config.deck_ranks:
             mask = 0
-            for c in C.deck(config.family, "dirty", config.deck_ranks):
+            for c in truco_env.cards.deck(config.family, "dirty", config.deck_ranks):
                 mask |= 1 << c
-            decks.append([C.FAMILIES.index(config.family), config.num_players, config.hand_size, mask])
+            decks.append([FAMILIES.index(config.family), config.num_players, config.hand_size, mask])
     parts.append([len(decks)])
     parts.extend(decks)
     tab = np.array([x for part in parts for x in part], dtype=np.int64)
@@ -114,7 +116,7 @@ _view_fields = [
     ("LEADER", 1), ("VIRA", 1), ("MANILHA", 1), ("LEVEL", 1), ("HV", 1), ("PENDING", 1), ("PBYOWN", 1),
     ("NECALLS", 1), ("ECALL", 4), ("EOWN", 4), ("ESTATUS", 1), ("ESHOWN", MAXS), ("NFCALLS", 1), ("FCALL", 3),
     ("FOWN", 3), ("FSTATUS", 1), ("FHOLD", MAXS), ("OWNENV", 1), ("OWNFLOR", 1), ("MANO", 1), ("DEALER", 1),
-    ("NPART", 1), ("PART", MAXS), ("PHASE", 1), ("OPT", len(_OPTIONS)), ("NLEGAL", 1), ("LEGAL", A.NUM_ACTIONS_SENAS),
+    ("NPART", 1), ("PART", MAXS), ("PHASE", 1), ("OPT", len(_OPTIONS)), ("NLEGAL", 1), ("LEGAL", NUM_ACTIONS_SENAS),
     ("SIGNAL", MAXS), ("SENA_TABLE", 1),  # señas: per relative seat the gesture seen + 1 (0: none); table code
 ]
 _pos = 0
@@ -196,7 +198,7 @@ def _decode(obs, mask, tab, vw):
     vw[V_TI] = max(_hot(obs, tab[L_TI], MAXT), 0)
     vw[V_LEADER] = max(_hot(obs, tab[L_LEADER], MAXS), 0)
     vw[V_VIRA] = _hot(obs, tab[L_VIRA], NC)
-    vw[V_MANILHA] = _hot(obs, tab[L_MANILHA], C.NUM_RANKS)
+    vw[V_MANILHA] = _hot(obs, tab[L_MANILHA], NUM_RANKS)
     vw[V_LEVEL] = max(_hot(obs, tab[L_LEVEL], 5), 0)
     vw[V_HV] = _pyround(np.float64(obs[tab[L_HV]]) * 12)
     vw[V_PENDING] = max(_hot(obs, tab[L_PENDING], 5), 0)

@@ -46,8 +46,8 @@ from typing import Any, TypeVar
 import numpy as np
 from numba import njit
 
-from truco_env import _kernel as K
-from truco_env import cards as C
+import truco_env.cards
+from truco_env import _kernel
 from truco_env.config import PRESETS, TrucoConfig
 from truco_env.encoding import observation_size
 from truco_env.fast import config_array, options_array
@@ -61,7 +61,7 @@ ROUNDS = 8
 #: How far an observation value of a world may lie from the real one and still agree (float32 rounding of the
 #: tally's shares).
 TOLERANCE = 1e-4
-_TALLY = slice(K.O_TALLY, K.O_TALLY + 2 * (K.NUM_TALLY + 1))
+_TALLY = slice(_kernel.O_TALLY, _kernel.O_TALLY + 2 * (_kernel.NUM_TALLY + 1))
 
 #: A model of a seat: action probabilities [rows, actions] for observations [rows, obs] and masks [rows, actions].
 Model = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -169,12 +169,12 @@ def rules_of(observation: np.ndarray) -> Rules | None:
         for config in PRESETS.values():
             out = np.zeros(observation_size(config), dtype=np.float32)
             cfg = config_array(config)
-            K.encode_static(cfg, options_array(config), out)
-            if len(out) > K.O_SENA_CODE:  # señas: the code is the one static value of their block
-                out[K.O_SENA_CODE] = 1.0 if config.sena_code == "table" else 0.0
+            _kernel.encode_static(cfg, options_array(config), out)
+            if len(out) > _kernel.O_SENA_CODE:  # señas: the code is the one static value of their block
+                out[_kernel.O_SENA_CODE] = 1.0 if config.sena_code == "table" else 0.0
             if _static(out) == tail:
                 found[cfg.tobytes()] = Rules(config, cfg, out, np.asarray(
-                    C.deck(config.family, config.deck, config.deck_ranks), dtype=np.int32))
+                    truco_env.cards.deck(config.family, config.deck, config.deck_ranks), dtype=np.int32))
         _RULES[tail] = next(iter(found.values())) if len(found) == 1 else None
     return _RULES[tail]
 
@@ -190,8 +190,8 @@ class SeatView(HandRoot):
 
 def _static(observation: np.ndarray) -> bytes:
     """The values of an observation that the rules alone fix (and its length)."""
-    code = observation[K.O_SENA_CODE:K.O_SENA_CODE + 1] if len(observation) > K.O_SENA_CODE else observation[:0]
-    return observation[K.O_FAMILY:K.O_TALLY].tobytes() + code.tobytes() + len(observation).to_bytes(4, "little")
+    code = observation[_kernel.O_SENA_CODE:_kernel.O_SENA_CODE + 1] if len(observation) > _kernel.O_SENA_CODE else observation[:0]
+    return observation[_kernel.O_FAMILY:_kernel.O_TALLY].tobytes() + code.tobytes() + len(observation).to_bytes(4, "little")
 
 
 def hand_view(observation: dict, rules: Rules) -> SeatView | None:
@@ -228,7 +228,7 @@ class Worlds:
 def new_worlds(root: HandRoot, rules: Rules, cards: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Kernel states at the hand's start, one per deal of ``cards``; with señas, who catches whose signal: what
     the seat knows of it kept, the rest drawn (module docstring)."""
-    states = np.zeros((len(cards), K.STATE_SIZE), dtype=np.int32)
+    states = np.zeros((len(cards), _kernel.STATE_SIZE), dtype=np.int32)
     catches = np.zeros((len(cards), rules.config.num_players), dtype=np.int32)
     if rules.config.senas:
         catches = signal_catches(root, rules, len(cards), rng)
@@ -250,7 +250,7 @@ def signal_catches(root: HandRoot, rules: Rules, count: int, rng: np.random.Gene
         drawn[:, root.seat, :] = False
         drawn[:, root.seat, list(caught)] = True
     for seat, action in root.history:
-        if action >= K.A_SENA and seat % 2 != root.seat % 2:  # an opponent's signal it saw: it caught it
+        if action >= _kernel.A_SENA and seat % 2 != root.seat % 2:  # an opponent's signal it saw: it caught it
             drawn[:, seat, root.seat] = True
     return (drawn * (1 << np.arange(n))).sum(2).astype(np.int32)
 
@@ -260,21 +260,21 @@ def hand_start_tally(root: HandRoot, rules: Rules) -> np.ndarray:
     observation's tally shares and counts less the hand's own actions."""
     obs = root.obs
     team = root.seat % 2
-    tally = np.zeros(2 * K.NUM_TALLY, dtype=np.int64)
+    tally = np.zeros(2 * _kernel.NUM_TALLY, dtype=np.int64)
     for row in range(2):
-        base = K.O_TALLY + (K.NUM_TALLY + 1) * row
-        share = float(obs[base + K.NUM_TALLY])
-        total = round(K.TALLY_SCALE * share / (1.0 - share)) if share > 0 else 0
+        base = _kernel.O_TALLY + (_kernel.NUM_TALLY + 1) * row
+        share = float(obs[base + _kernel.NUM_TALLY])
+        total = round(_kernel.TALLY_SCALE * share / (1.0 - share)) if share > 0 else 0
         absolute = team if row == 0 else 1 - team
-        tally[K.NUM_TALLY * absolute:K.NUM_TALLY * (absolute + 1)] = np.rint(obs[base:base + K.NUM_TALLY] * total)
+        tally[_kernel.NUM_TALLY * absolute:_kernel.NUM_TALLY * (absolute + 1)] = np.rint(obs[base:base + _kernel.NUM_TALLY] * total)
     for seat, action in root.history:
-        if action < K.A_SENA:
-            tally[K.NUM_TALLY * (seat % 2) + _tally_class(action)] -= 1
+        if action < _kernel.A_SENA:
+            tally[_kernel.NUM_TALLY * (seat % 2) + _tally_class(action)] -= 1
     return np.maximum(tally, 0).astype(np.int32)
 
 
 def _tally_class(action: int) -> int:
-    return int(K._tally_class(action))
+    return int(_kernel._tally_class(action))
 
 
 def known_cards(root: HandRoot, rules: Rules) -> dict[int, list[int]]:
@@ -283,10 +283,10 @@ def known_cards(root: HandRoot, rules: Rules) -> dict[int, list[int]]:
     n = rules.config.num_players
     known: dict[int, list[int]] = {s: [] for s in range(n) if s != root.seat}
     for seat, action in root.history:
-        if seat != root.seat and action < K.A_COVER:
+        if seat != root.seat and action < _kernel.A_COVER:
             known[seat].append(int(action))
     partners = [s for s in known if s % 2 == root.seat % 2]
-    shown = np.flatnonzero(root.obs[K.O_PARTNER:K.O_PARTNER + 40] > 0.5)
+    shown = np.flatnonzero(root.obs[_kernel.O_PARTNER:_kernel.O_PARTNER + 40] > 0.5)
     if len(partners) == 1 and shown.size:
         known[partners[0]] += [int(c) for c in shown if c not in known[partners[0]]]
     return known
@@ -360,9 +360,9 @@ def _agree(states: np.ndarray, rules: Rules, alive: np.ndarray, root: HandRoot) 
     obs = np.tile(rules.template, (len(states), 1))
     _observe(states, rules.cfg, alive, root.seat, obs, np.zeros((len(states), len(root.mask)), dtype=np.int8))
     real = np.asarray(root.obs, dtype=np.float32)
-    return alive & (np.abs(obs[:, :K.O_FAMILY] - real[:K.O_FAMILY]).max(1, initial=0) <= TOLERANCE) & (
+    return alive & (np.abs(obs[:, :_kernel.O_FAMILY] - real[:_kernel.O_FAMILY]).max(1, initial=0) <= TOLERANCE) & (
         np.abs(obs[:, _TALLY] - real[_TALLY]).max(1, initial=0) <= TOLERANCE) & (
-        np.abs(obs[:, K.O_SENAS_SEEN:] - real[K.O_SENAS_SEEN:]).max(1, initial=0) <= TOLERANCE)
+        np.abs(obs[:, _kernel.O_SENAS_SEEN:] - real[_kernel.O_SENAS_SEEN:]).max(1, initial=0) <= TOLERANCE)
 
 
 def weigh_deals(root: HandRoot, rules: Rules, model: Model | None, cards: np.ndarray) -> Worlds:
@@ -401,12 +401,12 @@ def weighing(root: HandRoot, rules: Rules, modelled: bool, cards: np.ndarray) ->
 def _deal_worlds(states, cfg, dealer, score0, score1, cards, vira, tally, catches):
     for i in range(states.shape[0]):
         st = states[i]
-        K.new_match(st, cfg, dealer, score0, score1)
+        _kernel.new_match(st, cfg, dealer, score0, score1)
         for j in range(tally.shape[0]):
-            st[K.S_TALLY + j] = tally[j]
+            st[_kernel.S_TALLY + j] = tally[j]
         for j in range(catches.shape[1]):
-            st[K.S_CATCH + j] = catches[i, j]
-        K.deal(st, cfg, cards[i], vira)
+            st[_kernel.S_CATCH + j] = catches[i, j]
+        _kernel.deal(st, cfg, cards[i], vira)
 
 
 @njit(cache=True)
@@ -417,11 +417,11 @@ def _observe(states, cfg, alive, seat, obs, masks):
         if not alive[i]:
             continue
         st = states[i]
-        if st[K.S_PHASE] == K.OVER or st[K.S_PHASE] == K.DEAL or st[K.S_ACTOR] != seat:
+        if st[_kernel.S_PHASE] == _kernel.OVER or st[_kernel.S_PHASE] == _kernel.DEAL or st[_kernel.S_ACTOR] != seat:
             alive[i] = False
             continue
-        K.legal_mask(st, cfg, masks[i])
-        K.encode_obs(st, cfg, seat, obs[i])
+        _kernel.legal_mask(st, cfg, masks[i])
+        _kernel.encode_obs(st, cfg, seat, obs[i])
 
 
 @njit(cache=True)
@@ -433,7 +433,7 @@ def _draw_deals(seed, pool, base, targets, hand_size, tries, out):
     free = np.flatnonzero(base < 0)
     m = free.shape[0]
     cards = pool.copy()
-    scratch = np.zeros(K.STATE_SIZE, dtype=np.int32)
+    scratch = np.zeros(_kernel.STATE_SIZE, dtype=np.int32)
     found = 0
     for _ in range(tries):
         if found == out.shape[0]:
@@ -448,8 +448,8 @@ def _draw_deals(seed, pool, base, targets, hand_size, tries, out):
         for s in range(targets.shape[0]):
             if targets[s] >= 0:
                 for i in range(hand_size):
-                    scratch[K.S_DEALT + 3 * s + i] = row[s * hand_size + i]
-                if K._envido_of(scratch, s, hand_size) != targets[s]:
+                    scratch[_kernel.S_DEALT + 3 * s + i] = row[s * hand_size + i]
+                if _kernel._envido_of(scratch, s, hand_size) != targets[s]:
                     ok = False
                     break
         if ok:
@@ -465,18 +465,18 @@ def _replay(states, cfg, history, alive, mask):
     for i in range(states.shape[0]):
         st = states[i]
         for t in range(history.shape[0]):
-            if st[K.S_PHASE] == K.OVER or st[K.S_PHASE] == K.DEAL or st[K.S_ACTOR] != history[t, 0]:
+            if st[_kernel.S_PHASE] == _kernel.OVER or st[_kernel.S_PHASE] == _kernel.DEAL or st[_kernel.S_ACTOR] != history[t, 0]:
                 alive[i] = False
                 break
-            K.legal_mask(st, cfg, mask)
+            _kernel.legal_mask(st, cfg, mask)
             if mask[history[t, 1]] == 0:
                 alive[i] = False
                 break
-            K.apply(st, cfg, history[t, 1])
+            _kernel.apply(st, cfg, history[t, 1])
 
 
 @njit(cache=True)
 def _apply_action(states, cfg, alive, action):
     for i in range(states.shape[0]):
         if alive[i]:
-            K.apply(states[i], cfg, action)
+            _kernel.apply(states[i], cfg, action)

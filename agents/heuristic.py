@@ -68,15 +68,15 @@ from typing import Any
 
 import numpy as np
 
-from truco_env import cards as C
+from truco_env import cards
 from truco_env.encoding import OBS_OFFSETS
 
-from . import _heuristic_kernel as K
+from . import _heuristic_kernel
 from .base import SEED_PARAM, Agent, echo, register_agent, spec_params
 from .mersenne import MersenneStream
 
 #: Typical distribution of the points one hand moves (both families), for the match-equity table.
-HAND_POINTS = {C.ARGENTINE: {1: 0.45, 2: 0.3, 3: 0.15, 4: 0.1}, C.PAULISTA: {1: 0.55, 3: 0.33, 6: 0.09, 9: 0.03}}
+HAND_POINTS = {cards.ARGENTINE: {1: 0.45, 2: 0.3, 3: 0.15, 4: 0.1}, cards.PAULISTA: {1: 0.55, 3: 0.33, 6: 0.09, 9: 0.03}}
 FOLD_SHARE = 0.3  # assumed share of ladder proposals the opponents refuse
 RERAISE_SHARE = 0.2  # ... and raise again
 ENVIDO_SAMPLES = 192  # envido needs no rollout: sample it finely
@@ -111,7 +111,7 @@ def match_equity_table(target: int, family: str, edge: float = 0.0) -> tuple[tup
 # ----------------------------------------------------------------------------------------------------------
 # what the kernel reads besides the observation
 
-_TAB = K.tables()
+_TAB = _heuristic_kernel.tables()
 _TARGET_AT = OBS_OFFSETS["target"][0]
 _FAMILY_AT = OBS_OFFSETS["family"][0]
 _ME_SIDE = 30  # the observation clips the target at 30
@@ -128,7 +128,7 @@ def _me_index(target: int, family: int, edge: float) -> int:
     index = _ME_INDEX.get(key)
     if index is None:
         table = np.zeros((1, _ME_SIDE, _ME_SIDE))
-        rows = match_equity_table(target, C.FAMILIES[family], edge)
+        rows = match_equity_table(target, cards.FAMILIES[family], edge)
         table[0, :target, :target] = rows
         _ME_STACK = np.concatenate([_ME_STACK, table])
         index = _ME_INDEX[key] = len(_ME_STACK) - 1
@@ -201,7 +201,7 @@ class HeuristicAgent(HeuristicParameters, Agent):
         mask = np.ascontiguousarray(observation["action_mask"])
         self._room()
         me_index = self._me(obs)  # before reading _ME_STACK: it may add a table
-        K.act_rows(obs[None], mask[None], _ROW0, self._rng.state[None], self._memo, self._params, _ME_STACK,
+        _heuristic_kernel.act_rows(obs[None], mask[None], _ROW0, self._rng.state[None], self._memo, self._params, _ME_STACK,
                    me_index, _TAB, self._out)
         action = int(self._out[0])
         if action < 0:
@@ -236,7 +236,7 @@ class HeuristicAgent(HeuristicParameters, Agent):
         for i, agent in enumerate(agents):
             me_index[i] = agent._me(observations[i])[0]
         out = np.empty(n, dtype=np.int64)
-        K.act_rows(observations, masks, np.arange(n, dtype=np.int64), states, memo, params, _ME_STACK, me_index,
+        _heuristic_kernel.act_rows(observations, masks, np.arange(n, dtype=np.int64), states, memo, params, _ME_STACK, me_index,
                    _TAB, out)
         for i, agent in enumerate(agents):
             agent._rng.state[:] = states[i]

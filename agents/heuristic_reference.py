@@ -15,9 +15,8 @@ import random
 from itertools import combinations, permutations, product
 from typing import Any
 
-from truco_env import actions as A
-from truco_env import cards as C
-from truco_env import senas as S
+from truco_env import actions, senas
+from truco_env.cards import ARGENTINE, NUM_CARDS, NUM_SUITS, card_text, envido_of, flor_of, suit_of
 from truco_env.engine import ALL_TIED, LADDER_CALLS, LADDER_VALUES, hand_winner
 
 from .base import Agent
@@ -44,10 +43,10 @@ _ENVIDO3: dict[tuple[int, int, int], int] = {}
 def _envido(cards: list[int]) -> int:
     """``cards.envido_of`` through a table of every three-card hand (the hot path of envido sampling)."""
     if len(cards) != 3:
-        return C.envido_of(cards)
+        return envido_of(cards)
     if not _ENVIDO3:
-        for combo in combinations(range(C.NUM_CARDS), 3):
-            _ENVIDO3[combo] = C.envido_of(combo)
+        for combo in combinations(range(NUM_CARDS), 3):
+            _ENVIDO3[combo] = envido_of(combo)
     return _ENVIDO3[tuple(sorted(cards))]
 
 
@@ -59,7 +58,7 @@ def _envido3_nested() -> list:
     if not _ENVIDO3_NESTED:
         if not _ENVIDO3:
             _envido([0, 1, 2])
-        table = [[[0] * C.NUM_CARDS for _ in range(C.NUM_CARDS)] for _ in range(C.NUM_CARDS)]
+        table = [[[0] * NUM_CARDS for _ in range(NUM_CARDS)] for _ in range(NUM_CARDS)]
         for combo, value in _ENVIDO3.items():
             for a, b, c in permutations(combo):
                 table[a][b][c] = value
@@ -107,14 +106,14 @@ class ReferenceHeuristic(HeuristicParameters, Agent):
         name = self._decide(v)
         if name not in v.legal_names:  # defensive: never return an illegal action
             name = self._fallback(v)
-        return A.action_id(name, v.family)
+        return actions.action_id(name, v.family)
 
     def _decide(self, v: View) -> str:
         legal = v.legal_names
         if len(legal) == 1:
             return legal[0]
         if self.signal and v.sena_table and "sena:eyebrows" in legal:  # señas: tell the partner, honestly, by the table
-            return f"sena:{S.honest_gesture(v.hand)}"
+            return f"sena:{senas.honest_gesture(v.hand)}"
         if v.phase == "onze":
             return self._onze(v)
         if v.phase == "flor_contest":
@@ -173,7 +172,7 @@ class ReferenceHeuristic(HeuristicParameters, Agent):
         return v.trick_leader
 
     def _all_tied_value(self, v: View) -> float:
-        if v.family == C.ARGENTINE or v.options.get("all_tricks_tied=mao_team"):
+        if v.family == ARGENTINE or v.options.get("all_tricks_tied=mao_team"):
             return 1.0 if v.is_own(v.mano) else 0.0
         if v.options.get("all_tricks_tied=dealer_team"):
             return 1.0 if v.is_own(v.dealer) else 0.0
@@ -218,7 +217,7 @@ class ReferenceHeuristic(HeuristicParameters, Agent):
                 fixed[rel] = []
         const_ok = True
         var_checks: list[tuple[str, Any, list[int], int, int]] = []  # (kind, target, played, offset, count)
-        if v.family == C.ARGENTINE:
+        if v.family == ARGENTINE:
             specs: list[tuple[str, int, Any]] = []  # (kind, relative seat, target)
             for rel, value in v.envido_shown.items():
                 if rel != 0 and value is not None and rel in v.participants:
@@ -335,7 +334,7 @@ class ReferenceHeuristic(HeuristicParameters, Agent):
             for _, const, played, off, k in plan:
                 if const is None:
                     cards = played + drawn[off:off + k]
-                    const = table[cards[0]][cards[1]][cards[2]] if len(cards) == 3 else C.envido_of(cards)
+                    const = table[cards[0]][cards[1]][cards[2]] if len(cards) == 3 else envido_of(cards)
                 values.append(const)
             key = tuple(values)
             res = memo.get(key)
@@ -415,7 +414,7 @@ class ReferenceHeuristic(HeuristicParameters, Agent):
         return self._card_action(v, card, ps[best], cands)
 
     def _card_action(self, v: View, card: int, p: float, cands: list[int]) -> str:
-        text = C.card_text(card, v.family)
+        text = card_text(card, v.family)
         cover = f"cover:{text}"
         if cover in v.legal_names and _cannot_win_trick(v, card):  # face down when the rules allow it
             return cover
@@ -445,7 +444,7 @@ class ReferenceHeuristic(HeuristicParameters, Agent):
         if p <= 0.0:
             return True
         first_to_act = v.trick_index == 0 and not v.table[0] and not v.covered[0]
-        poor_envido = v.family != C.ARGENTINE or v.own_envido < 25
+        poor_envido = v.family != ARGENTINE or v.own_envido < 25
         return (first_to_act and v.truco_level == 0 and v.envido_status == "none" and poor_envido
                 and p < 0.12)
 
@@ -540,7 +539,7 @@ class ReferenceHeuristic(HeuristicParameters, Agent):
 
     def _envido_open(self, v: View) -> str | None:
         """Open an envido (own turn, or envido va primero) when its equity beats staying quiet."""
-        if v.family != C.ARGENTINE:
+        if v.family != ARGENTINE:
             return None
         samples = self._envido_samples(v)
         p = self._envido_p(samples)
@@ -628,12 +627,12 @@ class ReferenceHeuristic(HeuristicParameters, Agent):
         from_mano = order[i:] + order[:i]
         i_win_ties = from_mano.index(0) < from_mano.index(rel)
         wins = total = 0
-        for suit in range(C.NUM_SUITS):
-            cards = [c for c in pool if C.suit_of(c) == suit]
+        for suit in range(NUM_SUITS):
+            cards = [c for c in pool if suit_of(c) == suit]
             for combo in combinations(cards, 3):
                 if not all(c in combo for c in played):
                     continue
-                value = C.flor_of(list(combo))
+                value = flor_of(list(combo))
                 total += 1
                 wins += value < mine or (value == mine and i_win_ties)
         return wins / total if total else 1.0
@@ -644,10 +643,10 @@ def _agrees(kind: str, target: Any, cards: list[int]) -> bool:
     declared a flor, or (señas) the signal it made, read by the table."""
     if kind == "envido":
         table = _envido3_nested()
-        return (table[cards[0]][cards[1]][cards[2]] if len(cards) == 3 else C.envido_of(cards)) == target
+        return (table[cards[0]][cards[1]][cards[2]] if len(cards) == 3 else envido_of(cards)) == target
     if kind == "flor":
-        return (C.flor_of(cards) is not None) == target
-    return S.true_to_table(target, cards)
+        return (flor_of(cards) is not None) == target
+    return senas.true_to_table(target, cards)
 
 
 def _card_candidates(v: View) -> list[int]:

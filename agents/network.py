@@ -21,8 +21,8 @@ from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file
 from torch import nn
 
-from truco_env import actions as A
-from truco_env import cards as C
+from truco_env.actions import NUM_ACTIONS, NUM_ACTIONS_SENAS
+from truco_env.cards import ARGENTINE_STRENGTH, NUM_CARDS, NUM_RANKS, PAULISTA_STRENGTH
 from truco_env.encoding import (
     OBS_OFFSETS,
     OBSERVATION_SIZE,
@@ -62,14 +62,14 @@ class CardStrength(nn.Module):
     def __init__(self):
         super().__init__()
         # one [40 cards x 14 levels] table per case: argentine, then paulista under each manilha rank
-        tables = torch.zeros(1 + C.NUM_RANKS, C.NUM_CARDS, STRENGTH_LEVELS)
-        for card in range(C.NUM_CARDS):
-            tables[0, card, C.ARGENTINE_STRENGTH[card] - 1] = 1.0
-            for manilha in range(C.NUM_RANKS):
-                tables[1 + manilha, card, C.PAULISTA_STRENGTH[manilha][card] - 1] = 1.0
-        self.register_buffer("tables", tables.reshape(1 + C.NUM_RANKS, -1), persistent=False)
+        tables = torch.zeros(1 + NUM_RANKS, NUM_CARDS, STRENGTH_LEVELS)
+        for card in range(NUM_CARDS):
+            tables[0, card, ARGENTINE_STRENGTH[card] - 1] = 1.0
+            for manilha in range(NUM_RANKS):
+                tables[1 + manilha, card, PAULISTA_STRENGTH[manilha][card] - 1] = 1.0
+        self.register_buffer("tables", tables.reshape(1 + NUM_RANKS, -1), persistent=False)
         self.hand, self.partner, self.table_cards = (OBS_OFFSETS[k] for k in ("hand", "partner_cards", "table"))
-        self.table_slots = (self.table_cards[1] - self.table_cards[0]) // C.NUM_CARDS
+        self.table_slots = (self.table_cards[1] - self.table_cards[0]) // NUM_CARDS
         self.size = (2 + self.table_slots) * STRENGTH_LEVELS
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
@@ -78,7 +78,7 @@ class CardStrength(nn.Module):
     def slots(self, obs: torch.Tensor) -> torch.Tensor:
         """``[batch, slots, 40]``: the card one-hots of the own hand, the visible partner cards and each table slot."""
         return torch.cat([obs[:, None, self.hand[0]:self.hand[1]], obs[:, None, self.partner[0]:self.partner[1]],
-                          obs[:, self.table_cards[0]:self.table_cards[1]].reshape(-1, self.table_slots, C.NUM_CARDS)],
+                          obs[:, self.table_cards[0]:self.table_cards[1]].reshape(-1, self.table_slots, NUM_CARDS)],
                          1)
 
     def table(self, obs: torch.Tensor) -> torch.Tensor:
@@ -87,7 +87,7 @@ class CardStrength(nn.Module):
         family = obs[:, OBS_OFFSETS["family"][0]:OBS_OFFSETS["family"][1]]  # [argentine, paulista]
         manilha = obs[:, OBS_OFFSETS["manilha_rank"][0]:OBS_OFFSETS["manilha_rank"][1]]
         weights = torch.cat([family[:, :1], family[:, 1:] * manilha], 1)  # [batch, 1 + ranks]
-        return (weights @ self.tables).reshape(-1, C.NUM_CARDS, STRENGTH_LEVELS)  # -1: a traced export keeps the batch free
+        return (weights @ self.tables).reshape(-1, NUM_CARDS, STRENGTH_LEVELS)  # -1: a traced export keeps the batch free
 
     def levels(self, obs: torch.Tensor, cards: torch.Tensor) -> torch.Tensor:
         """Strength-level counts ``[batch, slots * 14]`` of card one-hots ``[batch, slots, 40]``, under the
@@ -191,7 +191,7 @@ class PolicyNet(nn.Module):
     It won head to head against the plain network on argentine and lost on paulista, so a config opts in. It
     starts as the identity (scale 1, shift 0)."""
 
-    def __init__(self, obs_size: int = OBSERVATION_SIZE, num_actions: int = A.NUM_ACTIONS,
+    def __init__(self, obs_size: int = OBSERVATION_SIZE, num_actions: int = NUM_ACTIONS,
                  hidden: tuple[int, ...] = (256, 256), features: str = "card_strength", tally_film: bool = False):
         super().__init__()
         if features not in FEATURES:
@@ -390,7 +390,7 @@ def _expected_shapes(path: str, arch: dict[str, Any]) -> dict[str, tuple[int, ..
             or not all(_is_int(h) and 1 <= h <= MAX_HIDDEN_WIDTH for h in hidden)):
         raise PolicyFileError(f"{path}: architecture 'hidden' must be 1 to {MAX_HIDDEN_LAYERS} layer widths, each "
                               f"1..{MAX_HIDDEN_WIDTH}; got {clip(repr(hidden))}")
-    actions = A.NUM_ACTIONS_SENAS if arch.get("obs_size") == OBSERVATION_SIZE_SENAS else A.NUM_ACTIONS
+    actions = NUM_ACTIONS_SENAS if arch.get("obs_size") == OBSERVATION_SIZE_SENAS else NUM_ACTIONS
     if arch.get("num_actions") != actions or not _is_int(arch.get("num_actions")):
         raise PolicyFileError(f"{path}: architecture 'num_actions' must be {actions} (with {clip(repr(arch.get('obs_size')))} "
                               f"inputs), got {clip(repr(arch.get('num_actions')))}")

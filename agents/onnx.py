@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from truco_env import actions as A
+from truco_env.actions import NUM_ACTIONS, NUM_ACTIONS_SENAS
 from truco_env.encoding import OBSERVATION_SIZE, OBSERVATION_SIZE_SENAS, OBSERVATION_SIZES
 from truco_env.limits import MAX_METADATA_BYTES, clip, read_json
 
@@ -116,7 +116,7 @@ def _check_signature(path: str, session: Any) -> tuple[int | None, int]:
         raise ValueError(f"agent 'onnx': {path} has outputs {clip(sorted(outputs), 80)}, expected probabilities, "
                          "value")
     width = inputs["observation"].shape[1] if len(inputs["observation"].shape or []) == 2 else None
-    actions = A.NUM_ACTIONS_SENAS if width == OBSERVATION_SIZE_SENAS else A.NUM_ACTIONS
+    actions = NUM_ACTIONS_SENAS if width == OBSERVATION_SIZE_SENAS else NUM_ACTIONS
     widths = sorted({*OBSERVATION_SIZES.values(), OBSERVATION_SIZE_SENAS})
     expected = {"observation": widths, "action_mask": [actions], "probabilities": [actions]}
     for name, allowed in expected.items():

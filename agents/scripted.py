@@ -50,8 +50,9 @@ from typing import Any
 
 import numpy as np
 
-from truco_env import actions as A
-from truco_env import cards as C
+import truco_env.cards
+from truco_env import actions
+from truco_env.cards import FAMILIES, NUM_CARDS, PAULISTA, envido_of
 from truco_env.encoding import OBS_OFFSETS
 
 from .base import SEED_PARAM, Agent, number_in, register_agent, spec_params
@@ -69,7 +70,7 @@ TABLE_STEP = 0.1  # strength added when it can beat the opponents' card on the t
 ONZE_PLAY_AT = 0.55
 CHEAP_FALTA = 3
 
-_CALL_ID = {name: A.CALL_BASE + i for i, name in enumerate(A.CALLS)}
+_CALL_ID = {name: actions.CALL_BASE + i for i, name in enumerate(actions.CALLS)}
 _FLOR, _QUIERO, _NO_QUIERO, _MAZO = (_CALL_ID[n] for n in ("flor", "quiero", "no_quiero", "mazo"))
 _LADDER_IDS = frozenset(_CALL_ID[n] for n in LADDER)
 _ENVIDO_IDS = frozenset(_CALL_ID[n] for n in ENVIDO_CALLS)
@@ -78,9 +79,9 @@ _MAO_DE_ONZE = OBS_OFFSETS["special_hand"][0]
 _MAO_DE_FERRO = _MAO_DE_ONZE + 1
 
 _SHARES: dict[tuple, tuple[float, ...]] = {}
-_FULL_DECKS = {(family, clean): C.deck(family, "clean" if clean else "dirty")
-               for family in C.FAMILIES for clean in (False, True)
-               if family == C.PAULISTA or not clean}
+_FULL_DECKS = {(family, clean): truco_env.cards.deck(family, "clean" if clean else "dirty")
+               for family in FAMILIES for clean in (False, True)
+               if family == PAULISTA or not clean}
 
 
 def _legal_ids(observation: dict[str, Any]) -> list[int]:
@@ -96,14 +97,14 @@ def rank_shares(view: View) -> tuple[float, ...]:
     if view.options.get("single_hand"):
         deck = view.deck()
     else:
-        deck = _FULL_DECKS[(view.family, view.family == C.PAULISTA and view.options.get("deck=clean", False))]
+        deck = _FULL_DECKS[(view.family, view.family == PAULISTA and view.options.get("deck=clean", False))]
     key = (deck, view.manilha_rank, view.vira)
     shares = _SHARES.get(key)
     if shares is None:
         strength = view.strength
         pool = [strength[c] for c in deck if c != view.vira]
         out = []
-        for card in range(C.NUM_CARDS):
+        for card in range(NUM_CARDS):
             s = strength[card]
             itself = card in deck and card != view.vira
             beaten = sum(1 for o in pool if o < s) + 0.5 * (sum(1 for o in pool if o == s) - itself)
@@ -161,16 +162,16 @@ def _falta_cheap(view: View) -> bool:
 
 def _own_envido(view: View) -> int:
     dealt = view.played_by(0) + view.hand
-    return C.envido_of(dealt) if dealt else view.own_envido
+    return envido_of(dealt) if dealt else view.own_envido
 
 
 def card_choice(view: View, ids: dict[str, int], rng: random.Random) -> int:
     """The card rule shared by ``threshold`` and ``station``: cheapest winner, never overtake a partner, lead the
     middle card in trick 1 and the highest later."""
     strength = view.strength
-    cards = sorted((a for a in view.legal if a < A.COVER_BASE), key=lambda c: (strength[c], c))  # play:<c> is c
+    cards = sorted((a for a in view.legal if a < actions.COVER_BASE), key=lambda c: (strength[c], c))  # play:<c> is c
     if not cards:
-        slots = [a for a in view.legal if A.SLOT_BASE <= a < A.CALL_BASE]
+        slots = [a for a in view.legal if actions.SLOT_BASE <= a < actions.CALL_BASE]
         if slots:
             return rng.choice(slots)  # blind mão de ferro: any slot is as good as another
         return _fallback(view, rng)
@@ -346,7 +347,7 @@ class ManiacAgent(_Scripted):
                 return ladder[0]
         if _QUIERO in legal:
             return _QUIERO
-        cards = [a for a in legal if a < A.CALL_BASE]
+        cards = [a for a in legal if a < actions.CALL_BASE]
         keep = cards or [a for a in legal if a not in (_NO_QUIERO, _MAZO)] or legal
         return rng.choice(keep)
 

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from truco_env import _kernel as K
+from truco_env import _kernel
 from truco_env.actions import CALL_BASE
 from truco_env.limits import MAX_ECHO, clip
 
@@ -65,11 +65,11 @@ TABLES_TOGETHER = 8
 
 def action_kind(phase: int, action: int) -> str:
     """The kind (``SEARCH_KINDS``) of ``action`` at a decision of kernel ``phase``."""
-    if action >= K.A_SENA:
+    if action >= _kernel.A_SENA:
         return "signals"
-    if phase == K.ONZE:
+    if phase == _kernel.ONZE:
         return "onze"
-    if phase != K.PLAY:
+    if phase != _kernel.PLAY:
         return "answers"
     return "cards" if action < CALL_BASE else "bets"
 
@@ -132,7 +132,7 @@ class SearchAgent(Agent):
         root = None if rules is None else hand_view(observation, rules)
         if root is None:
             return own
-        phase = int(np.argmax(root.obs[K.O_PHASE:K.O_PHASE + 8]))
+        phase = int(np.argmax(root.obs[_kernel.O_PHASE:_kernel.O_PHASE + 8]))
         legal = np.flatnonzero(root.mask)
         actions = [int(a) for a in legal if a == own or action_kind(phase, int(a)) in self.on]
         if len(actions) < 2 or action_kind(phase, own) not in self.on:
@@ -166,7 +166,7 @@ def rolling_out(states: np.ndarray, actions: list[int], rules: Rules, seat: int,
     _apply_rows(rows, rules.cfg, first)
     draws = np.repeat(rng.random((worlds, MAX_STEPS)), count, axis=0)  # common random numbers per world
     obs = np.tile(rules.template, (len(rows), 1))
-    masks = np.zeros((len(rows), K.NUM_ACTIONS_SENAS if rules.config.senas else K.NUM_ACTIONS), dtype=np.int8)
+    masks = np.zeros((len(rows), _kernel.NUM_ACTIONS_SENAS if rules.config.senas else _kernel.NUM_ACTIONS), dtype=np.int8)
     live = np.zeros(len(rows), dtype=np.bool_)
     for step in range(MAX_STEPS):
         if not _observe_actors(rows, rules.cfg, live, obs, masks):
@@ -199,7 +199,7 @@ def equity_table(rules: Rules) -> np.ndarray:
 def _apply_rows(rows, cfg, actions):
     for i in range(rows.shape[0]):
         if actions[i] >= 0:
-            K.apply(rows[i], cfg, actions[i])
+            _kernel.apply(rows[i], cfg, actions[i])
 
 
 @njit(cache=True)
@@ -208,11 +208,11 @@ def _observe_actors(rows, cfg, live, obs, masks):
     anyone = False
     for i in range(rows.shape[0]):
         st = rows[i]
-        live[i] = st[K.S_PHASE] != K.OVER and st[K.S_PHASE] != K.DEAL
+        live[i] = st[_kernel.S_PHASE] != _kernel.OVER and st[_kernel.S_PHASE] != _kernel.DEAL
         if live[i]:
             anyone = True
-            K.legal_mask(st, cfg, masks[i])
-            K.encode_obs(st, cfg, st[K.S_ACTOR], obs[i])
+            _kernel.legal_mask(st, cfg, masks[i])
+            _kernel.encode_obs(st, cfg, st[_kernel.S_ACTOR], obs[i])
     return anyone
 
 
@@ -221,9 +221,9 @@ def _values(rows, team, target, equity):
     out = np.zeros(rows.shape[0])
     for i in range(rows.shape[0]):
         st = rows[i]
-        own, other = st[K.S_SCORE + team], st[K.S_SCORE + 1 - team]
-        if st[K.S_PHASE] == K.OVER:
-            winner = st[K.S_WINNER]
+        own, other = st[_kernel.S_SCORE + team], st[_kernel.S_SCORE + 1 - team]
+        if st[_kernel.S_PHASE] == _kernel.OVER:
+            winner = st[_kernel.S_WINNER]
             out[i] = 0.5 if winner < 0 else (1.0 if winner == team else 0.0)
         elif own >= target:
             out[i] = 1.0

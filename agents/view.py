@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from truco_env import actions as A
-from truco_env import cards as C
-from truco_env import senas as S
+import truco_env.cards
+from truco_env import actions, senas
+from truco_env.cards import ARGENTINE, ARGENTINE_STRENGTH, FAMILIES, NUM_CARDS, PAULISTA_STRENGTH
 from truco_env.config import PRESETS
 from truco_env.encoding import (
     ENVIDO_STATUS,
@@ -100,16 +100,16 @@ class View:
     @property
     def strength(self) -> tuple[int, ...]:
         """Trick strength of every card index for this hand (Paulista: from the manilha rank)."""
-        if self.family == C.ARGENTINE:
-            return C.ARGENTINE_STRENGTH
-        return C.PAULISTA_STRENGTH[self.manilha_rank if self.manilha_rank is not None else 0]
+        if self.family == ARGENTINE:
+            return ARGENTINE_STRENGTH
+        return PAULISTA_STRENGTH[self.manilha_rank if self.manilha_rank is not None else 0]
 
     def deck(self) -> tuple[int, ...]:
         """The deck in play. ``deck_ranks`` of the research variants is not in the observation; for a one-hand
         match it is taken from the shipped preset with the same family, players and hand size (the rules of a
         game are public), provided every card seen belongs to it; otherwise the family's whole deck."""
         paulista_deck = "clean" if self.options.get("deck=clean") else "dirty"
-        full = C.deck(self.family, paulista_deck)
+        full = truco_env.cards.deck(self.family, paulista_deck)
         if not self.options.get("single_hand"):
             return full
         seen = set(self.hand) | set(self.partner_cards) | {c for t in self.table for c in t.values()}
@@ -118,7 +118,7 @@ class View:
         for config in PRESETS.values():
             if (config.single_hand and config.deck_ranks and config.family == self.family
                     and config.num_players == self.num_players and config.hand_size == self.hand_size):
-                reduced = C.deck(self.family, paulista_deck, config.deck_ranks)
+                reduced = truco_env.cards.deck(self.family, paulista_deck, config.deck_ranks)
                 if seen <= set(reduced):
                     return reduced
         return full
@@ -140,13 +140,13 @@ class View:
         return rel % 2 == 0
 
     def name_of(self, action: int) -> str:
-        return A.action_name(action, self.family)
+        return actions.action_name(action, self.family)
 
 
 def _tricks(obs: np.ndarray) -> tuple[list[dict[int, int]], list[set[int]], list[str]]:
     """Per trick: the face-up cards by relative seat, the seats that played face down; the finished tricks'
     results."""
-    table_raw = _slice(obs, "table").reshape(MAX_TRICKS, MAX_SEATS, C.NUM_CARDS)
+    table_raw = _slice(obs, "table").reshape(MAX_TRICKS, MAX_SEATS, NUM_CARDS)
     covered_raw = _slice(obs, "covered").reshape(MAX_TRICKS, MAX_SEATS)
     table: list[dict[int, int]] = []
     covered: list[set[int]] = []
@@ -187,7 +187,7 @@ def decode(observation: dict[str, Any]) -> View:
     """Decode ``{"observation", "action_mask"}`` into a :class:`View`."""
     obs = np.asarray(observation["observation"])
     mask = np.asarray(observation["action_mask"])
-    family = C.FAMILIES[_hot(obs, "family") or 0]
+    family = FAMILIES[_hot(obs, "family") or 0]
     num_players = (2, 4, 6)[_hot(obs, "num_players") or 0]
     size_index = _hot(obs, "hand_size")
     hand_size = 3 if size_index is None else size_index + 1
@@ -249,7 +249,7 @@ def decode(observation: dict[str, Any]) -> View:
     view.legal_names = [view.name_of(a) for a in legal]
     if len(obs) > OBSERVATION_SIZE:  # the señas block (games with señas only)
         start, end = SENAS_OFFSETS["senas_seen"]
-        for rel, gesture in zip(*np.nonzero(obs[start:end].reshape(MAX_SEATS, len(S.GESTURES)))):
-            view.signals[int(rel)] = S.GESTURES[int(gesture)]
+        for rel, gesture in zip(*np.nonzero(obs[start:end].reshape(MAX_SEATS, len(senas.GESTURES)))):
+            view.signals[int(rel)] = senas.GESTURES[int(gesture)]
         view.sena_table = bool(obs[SENAS_OFFSETS["sena_code"][0]] > 0)
     return view

@@ -21,7 +21,7 @@ import sys
 import tempfile
 
 from benchmarks.exploit import vector_rate
-from training.learn.ppo import PPOArgs, train
+from training.learn.ppo import PPOArgs, train_ppo
 from training.options import build
 
 
@@ -35,7 +35,7 @@ def trainer_rate(preset: str, backend: str, updates: int, overrides: dict) -> di
         args = build(PPOArgs, {"preset": preset, "backend": backend, "run_dir": run_dir, "snapshot_every": 1,
                                "eval_every": 0, "eval_opponents": [], "checkpoint_every": 10 ** 6,
                                "total_decisions": batch * (updates + 1), **overrides})
-        train(args, progress_bar=False)
+        train_ppo(args, progress_bar=False)
         events = EventAccumulator(os.path.join(run_dir, "tb"))
         events.Reload()
         sps = events.Scalars("charts/SPS")[1:]

@@ -25,8 +25,8 @@ import gymnasium
 import numpy as np
 
 import truco_env
-from truco_env import actions as A
 from truco_env import encoding
+from truco_env.actions import action_name
 from truco_env.engine import TrucoState
 
 
@@ -44,7 +44,7 @@ class ReferenceState:
         return getattr(self.state, name)
 
     def apply_id(self, action_id: int) -> None:
-        self.state.apply(A.action_name(action_id, self.state.family))
+        self.state.apply(action_name(action_id, self.state.family))
 
     def legal_mask(self) -> np.ndarray:
         return encoding.encode_action_mask(self.state)

@@ -105,17 +105,16 @@ def bench_fast(preset: str, matches: int) -> dict:
 
 
 def bench_playout(preset: str, matches: int) -> dict:
-    from truco_env import _kernel as K
-    from truco_env import make_config
+    from truco_env import _kernel, make_config
     from truco_env.fast import config_array
 
     cfg = config_array(make_config(preset))
-    st = np.zeros(K.STATE_SIZE, dtype=np.int32)
+    st = np.zeros(_kernel.STATE_SIZE, dtype=np.int32)
     rng = np.array([12345], dtype=np.uint64)
-    mask = np.zeros(K.NUM_ACTIONS, dtype=np.int8)
-    ids = np.zeros(K.NUM_ACTIONS, dtype=np.int32)
-    K.playout(st, cfg, rng, 1, mask, ids)
-    (decisions, hands), seconds = _timed(K.playout, st, cfg, rng, matches, mask, ids)
+    mask = np.zeros(_kernel.NUM_ACTIONS, dtype=np.int8)
+    ids = np.zeros(_kernel.NUM_ACTIONS, dtype=np.int32)
+    _kernel.playout(st, cfg, rng, 1, mask, ids)
+    (decisions, hands), seconds = _timed(_kernel.playout, st, cfg, rng, matches, mask, ids)
     return {"decisions_per_s": decisions / seconds, "hands_per_s": hands / seconds, "decisions": int(decisions)}
 
 

@@ -89,13 +89,13 @@ EXPORT = [
      import json
      import tempfile
      import numpy as np
-     from training.learn.ppo import PPOArgs, train
+     from training.learn.ppo import PPOArgs, train_ppo
 
      folder = tempfile.mkdtemp()
      args = PPOArgs(preset="argentine", run_dir=folder, total_decisions=2000 if FAST else 100_000,
                     batch_decisions=1000 if FAST else 8192, tables=16, eval_every=0, eval_opponents=(),
                     scripted={"random": 0.3})
-     policy = train(args, progress_bar=False)
+     policy = train_ppo(args, progress_bar=False)
      print(policy)
      """),
     ("code", """
@@ -124,7 +124,7 @@ EXPORT = [
      from agents import make_agent
      from agents.base import observation_for
      from truco_env import TrucoState, make_config
-     from truco_env import actions as A
+     from truco_env import actions
 
      bot, rival = make_agent("onnx:" + model), make_agent("random")
      wins = 0
@@ -132,7 +132,7 @@ EXPORT = [
          state = TrucoState.new(make_config("argentine"), seed=match)
          while not state.is_over:
              agent = bot if state.actor == match % 2 else rival
-             state.apply(A.action_name(agent.act(observation_for(agent, state, state.actor)), "argentine"))
+             state.apply(actions.action_name(agent.act(observation_for(agent, state, state.actor)), "argentine"))
          wins += state.winner == match % 2
      print("the exported policy won", wins, "matches")
      """),
@@ -206,7 +206,7 @@ PPO = [
     ("code", FAST),
     ("code", """
      import tempfile
-     from training.learn.ppo import PPOArgs, train
+     from training.learn.ppo import PPOArgs, train_ppo
 
      run_dir = tempfile.mkdtemp(prefix="ppo_")
      args = PPOArgs(preset="argentine", run_dir=run_dir, seed=1,
@@ -214,13 +214,13 @@ PPO = [
                     batch_decisions=1000 if FAST else 8192, scripted={"random": 0.2},
                     snapshot_every=1 if FAST else 5,
                     eval_every=1 if FAST else 10, eval_matches=4 if FAST else 100, eval_opponents=("random",))
-     policy = train(args, progress_bar=False)
+     policy = train_ppo(args, progress_bar=False)
      print("policy:", policy)
      """),
     ("md", """
      ## Training curves from the TensorBoard logs
 
-     `train` writes CleanRL's tags (`losses/*`, `charts/*`) plus `league/*` and the periodic evaluation
+     `train_ppo` writes CleanRL's tags (`losses/*`, `charts/*`) plus `league/*` and the periodic evaluation
      (`eval/*`) to `run_dir/tb`. TensorBoard's `EventAccumulator` reads them back without starting TensorBoard
      (`tensorboard --logdir` shows the same curves in the browser).
      """),

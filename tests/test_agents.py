@@ -14,9 +14,7 @@ from agents import make_agent
 from agents.base import available_kinds
 from agents.heuristic import HeuristicAgent, match_equity_table
 from agents.view import OPP, OWN, TIE, decode
-from truco_env import PRESETS, TrucoState, make_config
-from truco_env import actions as A
-from truco_env import cards as C
+from truco_env import PRESETS, TrucoState, actions, cards, make_config
 from truco_env.encoding import encode_action_mask, encode_observation
 from truco_env.engine import TIE as ENGINE_TIE
 
@@ -38,7 +36,7 @@ def observe(state: TrucoState, seat: int | None = None) -> dict:
 
 
 def act_name(agent, state: TrucoState) -> str:
-    return A.action_name(agent.act(observe(state)), state.family)
+    return actions.action_name(agent.act(observe(state)), state.family)
 
 
 def card_played(agent, state: TrucoState) -> str:
@@ -96,9 +94,9 @@ def test_view_decodes_what_the_engine_shows(name):
                         assert rel in v.covered[trick_number]
                     else:
                         assert v.table[trick_number][rel] == card
-            if config.family == C.PAULISTA:
+            if config.family == cards.PAULISTA:
                 assert v.vira == state.vira
-                assert v.strength == C.strength_table(config.family, state.vira, config.deck, config.deck_ranks)
+                assert v.strength == cards.strength_table(config.family, state.vira, config.deck, config.deck_ranks)
             state.apply(rng.choice(state.legal_actions()))
             steps += 1
 
@@ -108,7 +106,7 @@ def test_view_deck_of_a_research_preset_is_the_shipped_reduced_deck():
         config = PRESETS[preset]
         state = TrucoState.new(config, seed=3)
         v = decode(observe(state))
-        assert v.deck() == C.deck(config.family, config.deck, config.deck_ranks)
+        assert v.deck() == cards.deck(config.family, config.deck, config.deck_ranks)
 
 
 # ------------------------------------------------------------------------------------------------ legality
@@ -244,11 +242,11 @@ def test_manilhas_count_in_paulista_truco_answers():
 
 
 def test_match_equity_table_is_a_probability_and_favours_the_leader():
-    table = match_equity_table(30, C.ARGENTINE)
+    table = match_equity_table(30, cards.ARGENTINE)
     assert abs(table[0][0] - 0.5) < 1e-9
     assert table[20][10] > table[10][10] > table[10][20]
     assert all(0.0 <= x <= 1.0 for row in table for x in row)
-    assert match_equity_table(12, C.PAULISTA, 0.1)[0][0] > 0.5
+    assert match_equity_table(12, cards.PAULISTA, 0.1)[0][0] > 0.5
 
 
 # ------------------------------------------------------------------------------------------------ specs

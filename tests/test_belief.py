@@ -21,8 +21,8 @@ from agents.belief import (
 )
 from agents.network import PolicyNet
 from agents.ppo import PPOAgent
-from truco_env import TrucoState, make_config
-from truco_env import actions as A
+from truco_env import TrucoState, actions, make_config
+from truco_env.cards import card_text, deck, parse_card
 from truco_env.encoding import encode_action_mask, encode_observation
 from truco_env.turns import observation_for
 
@@ -37,7 +37,7 @@ def a_model(seed: int = 0, preset: str = "argentine"):
     """An untrained network of its own seed: far from uniform, and no evaluation opponent."""
     torch.manual_seed(seed)
     config = make_config(preset)
-    return policy_model(PPOAgent(PolicyNet(num_actions=A.num_actions(config), hidden=(16,))))
+    return policy_model(PPOAgent(PolicyNet(num_actions=actions.num_actions(config), hidden=(16,))))
 
 
 def random_decision(config, seed: int, steps: int | None = None) -> TrucoState | None:
@@ -53,9 +53,8 @@ def random_decision(config, seed: int, steps: int | None = None) -> TrucoState |
 
 def real_cards(state: TrucoState) -> np.ndarray:
     hands = state.hand_records[-1]["deal"]["hands"]
-    from truco_env import cards as C
 
-    return np.array([[C.parse_card(c, state.family) for h in hands for c in h]], dtype=np.int32)
+    return np.array([[parse_card(c, state.family) for h in hands for c in h]], dtype=np.int32)
 
 
 @pytest.mark.parametrize("preset", MAIN)
@@ -90,23 +89,22 @@ def test_the_real_deal_always_agrees_with_the_view(preset):
 def same_view_other_cards(state: TrucoState, rng: random.Random) -> TrucoState | None:
     """The first hand of ``state`` replayed with the other seats' unplayed cards dealt again from what the actor
     cannot see (None when that replay is not legal or looks different to the actor)."""
-    from truco_env import cards as C
 
     record = state.hand_records[-1]
     seat = state.actor
-    hands = [[C.parse_card(c, state.family) for c in h] for h in record["deal"]["hands"]]
-    played = {(s, C.parse_card(a.split(":")[1], state.family)) for s, a in record["actions"] if a.startswith("play:")}
-    vira = None if record["deal"]["vira"] is None else C.parse_card(record["deal"]["vira"], state.family)
+    hands = [[parse_card(c, state.family) for c in h] for h in record["deal"]["hands"]]
+    played = {(s, parse_card(a.split(":")[1], state.family)) for s, a in record["actions"] if a.startswith("play:")}
+    vira = None if record["deal"]["vira"] is None else parse_card(record["deal"]["vira"], state.family)
     hidden = [(s, i) for s, h in enumerate(hands) for i, c in enumerate(h)
               if s != seat and (s, c) not in played and (s % 2 != seat % 2 or state.num_players == 2)]
-    pool = [c for c in C.deck(state.family) if c not in {x for h in hands for x in h} | {vira}]
+    pool = [c for c in deck(state.family) if c not in {x for h in hands for x in h} | {vira}]
     pool += [hands[s][i] for s, i in hidden]
     rng.shuffle(pool)
     for (s, i), card in zip(hidden, pool):
         hands[s][i] = card
-    deal = {"hands": [[C.card_text(c, state.family) for c in h] for h in hands], "dealer": record["dealer"]}
+    deal = {"hands": [[card_text(c, state.family) for c in h] for h in hands], "dealer": record["dealer"]}
     if vira is not None:
-        deal["vira"] = C.card_text(vira, state.family)
+        deal["vira"] = card_text(vira, state.family)
     other = TrucoState.new(state.config, deal=deal)
     for _, action in record["actions"]:
         if action not in other.legal_actions():
@@ -193,18 +191,17 @@ def exact_posterior(state: TrucoState, model) -> dict[int, float]:
     """Independently of agents/belief.py, on the reference engine: for each card the opponent may hold in
     argentine-mini's first hand, the probability of its actions with that card (the floor mixed in, as the belief
     does), normalized."""
-    from truco_env import cards as C
 
     seat = state.actor
     record = state.hand_records[-1]
-    hands = [[C.parse_card(c, state.family) for c in h] for h in record["deal"]["hands"]]
+    hands = [[parse_card(c, state.family) for c in h] for h in record["deal"]["hands"]]
     own = hands[seat][0]
     weights = {}
-    for card in C.deck(state.family, state.config.deck, state.config.deck_ranks):
+    for card in deck(state.family, state.config.deck, state.config.deck_ranks):
         if card == own:
             continue
         deal = [[own], [card]] if seat == 0 else [[card], [own]]
-        world = TrucoState.new(state.config, deal={"hands": [[C.card_text(c, state.family) for c in h] for h in deal],
+        world = TrucoState.new(state.config, deal={"hands": [[card_text(c, state.family) for c in h] for h in deal],
                                                    "dealer": record["dealer"]})
         weight = 1.0
         for actor, action in record["actions"]:
@@ -213,7 +210,7 @@ def exact_posterior(state: TrucoState, model) -> dict[int, float]:
                 break
             if actor != seat:
                 mask = encode_action_mask(world)
-                p = model(encode_observation(world, actor)[None], mask[None])[0, A.action_id(action, state.family)]
+                p = model(encode_observation(world, actor)[None], mask[None])[0, actions.action_id(action, state.family)]
                 weight *= (1 - FLOOR) * p + FLOOR / mask.sum()
             world.apply(action)
         if weight and np.array_equal(encode_observation(world, seat), encode_observation(state, seat)):

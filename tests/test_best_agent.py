@@ -55,7 +55,7 @@ def test_with_no_candidate_the_agent_passing_most_bars_then_the_lowest_abr():
     # ppo: heuristic, gauntlet, head to head (3 of 4); cfr: gauntlet only (2 of 4: it loses to ppo and to 62%)
     assert best_agent.choose(rows) == "ppo:argentine"
     assert best_agent.bars(rows[2], rows) == dict(zip(best_agent.BARS, [False, False, True, False], strict=True))
-    table = "\n".join(best_agent.table(rows))
+    table = "\n".join(best_agent.best_table(rows))
     assert "**`ppo:argentine`**" in table and "`cfr:argentine`" in table
 
 

@@ -26,8 +26,7 @@ from training.learn.cfr.solver import (
 )
 from training.learn.cfr.train import train_exact
 from training.learn.cfr.tree import build_tree, deal_list, num_deals
-from truco_env import TrucoState, make_config
-from truco_env import actions as A
+from truco_env import TrucoState, actions, make_config
 from truco_env.encoding import information_state_string
 
 SMALL = {
@@ -63,7 +62,7 @@ def test_tree_matches_the_engine(small):
             while not st.is_over:
                 key = information_state_string(st, st.actor)
                 i = keys[key]  # the tree's incremental keys equal the engine's
-                ids = sorted(A.action_id(a, cfg.family) for a in st.legal_actions())
+                ids = sorted(actions.action_id(a, cfg.family) for a in st.legal_actions())
                 assert sorted(tree.slot_action[tree.slot_start[i]:tree.slot_start[i + 1]].tolist()) == ids
                 st.apply(rng.choice(st.legal_actions()))
     assert tree.chance[: tree.num_deals].sum() == pytest.approx(1.0)
@@ -220,7 +219,7 @@ def test_agent_and_export(tmp_path):
             seat = st.actor
             if seat == 0:
                 action = agent.act(observation_for(agent, st, seat))
-                st.apply(A.action_name(action, rules.family))
+                st.apply(actions.action_name(action, rules.family))
             else:
                 st.apply(rng.choice(st.legal_actions()))
     assert agent.misses == 0 and agent.lookups > 0
@@ -230,7 +229,7 @@ def test_agent_and_export(tmp_path):
     assert doc["kind"] == "exact" and doc["preset"] == preset and doc["key"] == "information_state_string"
     assert doc["play"] == {"mode": "sample"}
     assert summary["infosets"] == len(doc["strategy"]) == len(StrategyTable.load(cfg.checkpoint))
-    names = set(A.action_names(rules.family))
+    names = set(actions.action_names(rules.family))
     for key, probs in doc["strategy"].items():
         assert key.startswith("p") and set(probs) <= names
         assert sum(probs.values()) == pytest.approx(1.0, abs=1e-4)

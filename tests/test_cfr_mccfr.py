@@ -15,8 +15,7 @@ from training.learn.cfr.checkpoint import save_checkpoint
 from training.learn.cfr.mccfr import train_mccfr
 from training.learn.cfr.mccfr_kernel import KernelMCCFR
 from training.learn.cfr.runconfig import parse_config
-from truco_env import TrucoState, make_config
-from truco_env import actions as A
+from truco_env import TrucoState, actions, make_config
 from truco_env.encoding import encode_action_mask, encode_observation
 from truco_env.fast import config_array
 
@@ -43,8 +42,8 @@ def test_the_default_abstraction_is_v4_and_its_agent_plays_legal_actions(tmp_pat
         while not st.is_over:
             if st.actor == 0:
                 action = agent.act(observation_for(agent, st, 0))
-                assert A.action_name(action, rules.family) in st.legal_actions()
-                st.apply(A.action_name(action, rules.family))
+                assert actions.action_name(action, rules.family) in st.legal_actions()
+                st.apply(actions.action_name(action, rules.family))
             else:
                 st.apply(rng.choice(st.legal_actions()))
     assert agent.lookups > 20 and agent.misses < agent.lookups
@@ -95,7 +94,7 @@ def test_mccfr_agent_threshold(tmp_path):
                     by_id = dict(zip(*(x.tolist() for x in codes_and_ids(obs, mask, cfg_array)[::-1])))
                     assert probs[list(codes).index(by_id[action])] == probs.max()
                     checked += 1
-                st.apply(A.action_name(action, rules.family))
+                st.apply(actions.action_name(action, rules.family))
             else:
                 st.apply(rng.choice(st.legal_actions()))
     assert checked > 10
@@ -157,7 +156,7 @@ def test_the_json_export_says_how_to_play_and_names_abstract_codes(tmp_path):
     export_json(cfg.checkpoint, tmp_path / "p.json")
     doc = load_json(tmp_path / "p.json")
     assert doc["play"] == {"mode": "threshold", "threshold": 0.2} and doc["key"] == "abstraction-v4"
-    allowed = {f"{kind}:{rank}" for kind in ("play", "cover") for rank in (1, 2, 3)} | set(A.CALLS)
+    allowed = {f"{kind}:{rank}" for kind in ("play", "cover") for rank in (1, 2, 3)} | set(actions.CALLS)
     names = {name for row in doc["strategy"].values() for name in row}
     assert names and names <= allowed and "play:1" in names, sorted(names - allowed)
 

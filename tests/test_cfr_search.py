@@ -18,7 +18,7 @@ from training.learn.cfr.resolve import blueprint_policy, compare, infoset_roots
 from training.learn.cfr.solver import reaches
 from training.learn.cfr.tree import build_tree, deal_list
 from truco_env import TrucoState, make_config
-from truco_env import cards as C
+from truco_env.cards import parse_card
 from truco_env.encoding import encode_action_mask, encode_observation, information_state_string
 from truco_env.fast import FastState
 
@@ -116,7 +116,7 @@ def test_beliefs_are_the_deals_of_the_public_state_weighted_by_the_blueprint(pre
     for node in np.flatnonzero(tree.infoset >= 0):
         r = roots[int(tree.infoset[node])]
         _, hand0, hand1, _ = deals[root_of[node]]
-        cards = tuple(C.parse_card(c, rules.family) for c in hand0 + hand1)
+        cards = tuple(parse_card(c, rules.family) for c in hand0 + hand1)
         state = (r.seat, r.dealer, r.history, r.obs.tobytes())
         expected.setdefault(state, {})[cards] = own_reach[r.seat][node]
     checked = 0
@@ -245,9 +245,9 @@ def test_root_from_the_information_state_string(preset):
             root = root_from_info_string(information_state_string(st, seat), encode_observation(st, seat),
                                          encode_action_mask(st), rules)
             assert (root.seat, root.dealer, root.score) == (seat, record["dealer"], tuple(record["score_before"]))
-            assert root.dealt == tuple(C.parse_card(c, rules.family) for c in record["deal"]["hands"][seat])
+            assert root.dealt == tuple(parse_card(c, rules.family) for c in record["deal"]["hands"][seat])
             vira = record["deal"]["vira"]
-            assert root.vira == (-1 if vira is None else C.parse_card(vira, rules.family))
+            assert root.vira == (-1 if vira is None else parse_card(vira, rules.family))
             assert [s for s, _ in root.history] == [s for s, _ in record["actions"]]
             checked += 1
             st.apply(rng.choice(st.legal_actions()))
@@ -264,10 +264,10 @@ def test_a_bad_search_budget_is_a_one_line_error(tmp_path, value):
 
 def test_search_needs_an_mccfr_checkpoint(tmp_path):
     from training.learn.cfr.runconfig import parse_config
-    from training.learn.cfr.train import train
+    from training.learn.cfr.train import train_cfr
 
     path = tmp_path / "exact.npz"
-    train(parse_config({"trainer": "exact", "preset": "paulista-mini", "overrides": {"deck_ranks": ["K"]},
+    train_cfr(parse_config({"trainer": "exact", "preset": "paulista-mini", "overrides": {"deck_ranks": ["K"]},
                         "iterations": 5, "target_nash_conv": None, "checkpoint": str(path), "logdir": None,
                         "progress": False}))
     make_agent(f"cfr:{path}")  # plays without search

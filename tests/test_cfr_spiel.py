@@ -9,19 +9,18 @@ pyspiel = pytest.importorskip("pyspiel")
 from open_spiel.python.algorithms import cfr as os_cfr
 from open_spiel.python.algorithms import exploitability
 
-import truco_env.spiel as S
 from training.learn.cfr.solver import CFRSolver, nash_conv, uniform_policy
 from training.learn.cfr.spiel_bridge import TreePolicy, cpp_policy_to_tree, tabular_to_tree
 from training.learn.cfr.tree import build_tree
-from truco_env import make_config
+from truco_env import make_config, spiel
 
 SMALL = [("argentine-mini", {"deck_ranks": ("7",), "target_score": 1}), ("paulista-mini", {"deck_ranks": ("K",)})]
 
 
 def test_research_presets_are_registered():
     names = set(pyspiel.registered_names())
-    for preset in S.RESEARCH_PRESETS:
-        assert S.game_name(preset) in names
+    for preset in spiel.RESEARCH_PRESETS:
+        assert spiel.game_name(preset) in names
     game = pyspiel.load_game("truco_argentine_mini", {"deck_ranks": "7", "target_score": 3})
     assert game.config.deck_ranks == ("7",) and game.config.target_score == 3
     assert game.num_distinct_actions() == 98 and game.num_players() == 2
@@ -31,7 +30,7 @@ def test_research_presets_are_registered():
 def test_our_nash_conv_equals_openspiel(preset, overrides):
     cfg = make_config(preset, **overrides)
     tree = build_tree(cfg)
-    game = S.TrucoSpielGame.from_config(cfg, preset=preset)
+    game = spiel.TrucoSpielGame.from_config(cfg, preset=preset)
     solver = CFRSolver(tree)
     solver.iterate(4)
     for probs in (uniform_policy(tree), solver.current_policy(), solver.average_policy()):
@@ -44,7 +43,7 @@ def test_our_nash_conv_equals_openspiel(preset, overrides):
 def test_same_iterates_as_openspiel_cfr_plus(preset, overrides):
     cfg = make_config(preset, **overrides)
     tree = build_tree(cfg)
-    game = S.TrucoSpielGame.from_config(cfg, preset=preset)
+    game = spiel.TrucoSpielGame.from_config(cfg, preset=preset)
     ours = CFRSolver(tree, algorithm="cfr+")
     ours.iterate(3)
     py_solver = os_cfr.CFRPlusSolver(game)
@@ -64,7 +63,7 @@ def test_same_iterates_as_openspiel_cfr_plus(preset, overrides):
                                            ("argentine-mini", {"deck_ranks": "7"})])
 def test_nash_conv_equals_openspiel_on_larger_variants(preset, params):
     # OpenSpiel's Python tree walks need ~125 kB per history: the full presets do not fit in 23 GB
-    game = pyspiel.load_game(S.game_name(preset), params)
+    game = pyspiel.load_game(spiel.game_name(preset), params)
     tree = build_tree(game.config)
     solver = CFRSolver(tree)
     solver.iterate(5)

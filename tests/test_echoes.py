@@ -12,7 +12,7 @@ import pytest
 import truco_env
 from agents.base import MAX_SEED, make_agent
 from training.cli import main
-from training.learn.ppo import League, PPOArgs, progress_fields, train
+from training.learn.ppo import League, PPOArgs, progress_fields, train_ppo
 from training.options import build
 from training.progress import LineProgress
 
@@ -120,7 +120,7 @@ def test_the_progress_line_of_a_run_says_snap_dash_not_nan(tmp_path, capsys):
     args = build(PPOArgs, {"preset": "paulista", "total_decisions": 3000, "batch_decisions": 1500, "tables": 16,
                            "hidden": [32], "snapshot_every": 1, "eval_every": 0, "eval_matches": 10,
                            "eval_opponents": ["random"], "run_dir": str(tmp_path / "run")})
-    train(args, progress_bar=True)
+    train_ppo(args, progress_bar=True)
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("ppo: ")]
     assert lines and "nan" not in "\n".join(lines), lines
     assert lines[0].endswith(", snap=-"), lines

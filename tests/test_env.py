@@ -10,9 +10,8 @@ from pettingzoo.test import api_test, seed_test
 
 import truco_env
 import truco_env.aec
-from truco_env import PRESETS, TrucoState, make_config
-from truco_env import actions as A
-from truco_env import cards as C
+from truco_env import PRESETS, TrucoState, actions, make_config
+from truco_env.cards import NUM_CARDS, card_text, deck, parse_card
 from truco_env.encoding import (
     INFO_STATE_SIZE,
     OBS_OFFSETS,
@@ -123,7 +122,7 @@ def test_illegal_action_raise_and_terminate():
     with pytest.raises(ValueError, match="'play:1b'.*legal actions"):
         env.step(env.unwrapped.action_id("play:1b"))
     with pytest.raises(ValueError, match="out of range"):
-        env.step(A.NUM_ACTIONS)
+        env.step(actions.NUM_ACTIONS)
     with pytest.raises(ValueError, match="integer id"):
         env.step("truco")
     assert env.unwrapped.match_record(include_legal=True) == before
@@ -131,7 +130,7 @@ def test_illegal_action_raise_and_terminate():
     env.reset(seed=0)
     offender = env.agent_selection
     legal = np.flatnonzero(env.observe(offender)["action_mask"])
-    env.step(int(next(i for i in range(A.NUM_ACTIONS) if i not in legal)))
+    env.step(int(next(i for i in range(actions.NUM_ACTIONS) if i not in legal)))
     assert all(env.terminations.values())
     seat = int(offender.split("_")[1])
     for agent in env.agents:
@@ -143,7 +142,7 @@ def test_interface_names_and_errors():
     env = truco_env.env("paulista")
     raw = env.unwrapped
     assert raw.possible_agents == ["player_0", "player_1"]
-    assert len(raw.action_names) == A.NUM_ACTIONS == raw.action_space("player_0").n
+    assert len(raw.action_names) == actions.NUM_ACTIONS == raw.action_space("player_0").n
     assert raw.action_id("play:4c") == raw.action_names.index("play:4c")
     assert truco_env.env("argentine").unwrapped.action_id("play:1e") == raw.action_id("play:As")
     for name in ("truco", "seis", "nove", "doze", "quiero", "no_quiero", "mazo", "play_slot:2", "cover:Qd"):
@@ -183,8 +182,8 @@ def test_render_and_state():
     assert "seat 0: truco" in env.render()
     state = env.unwrapped.state()
     assert state.shape == env.unwrapped.state_space.shape and state.dtype == np.float32
-    hands = state[OBSERVATION_SIZE:].reshape(6, C.NUM_CARDS)
-    assert hands[1, C.parse_card("2c", "paulista")] == 1.0
+    hands = state[OBSERVATION_SIZE:].reshape(6, NUM_CARDS)
+    assert hands[1, parse_card("2c", "paulista")] == 1.0
 
 
 def test_observation_layout_is_documented_and_consistent():
@@ -195,7 +194,7 @@ def test_observation_layout_is_documented_and_consistent():
     assert observation_markdown() in doc, "docs/observation.md is stale: regenerate it (see its header)"
     with open("docs/actions.md", encoding="utf-8") as handle:
         actions_doc = handle.read()
-    for name in A.CALLS:
+    for name in actions.CALLS:
         assert f"`{name}`" in actions_doc
 
 
@@ -207,7 +206,7 @@ def test_observation_fields_for_a_known_position():
     state.apply("envido")
     obs = encode_observation(state, 0)
     hand = np.flatnonzero(field(obs, "hand"))
-    assert sorted(C.card_text(c, "argentine") for c in hand) == ["1e", "3c", "7c"]
+    assert sorted(card_text(c, "argentine") for c in hand) == ["1e", "3c", "7c"]
     assert field(obs, "pending_truco")[1] == 1 and list(field(obs, "pending_truco_by")) == [1, 0]
     calls = field(obs, "envido_calls").reshape(4, 5)
     assert list(calls[0]) == [1, 0, 0, 0, 1]  # envido by the opponents
@@ -245,9 +244,9 @@ def test_privileged_features_hold_the_other_seats_unplayed_cards_from_the_viewer
     state = TrucoState.new(make_config("argentine-2v2"), seed=0, deal={"hands": hands, "dealer": 3})
     assert state.actor == 0
     state.apply("play:7c")
-    priv = encode_privileged(state, 1).reshape(-1, C.NUM_CARDS)
-    assert PRIVILEGED_SIZE == 5 * C.NUM_CARDS and priv.shape == (5, C.NUM_CARDS)
-    names = [sorted(C.card_text(c, "argentine") for c in np.flatnonzero(row)) for row in priv]
+    priv = encode_privileged(state, 1).reshape(-1, NUM_CARDS)
+    assert PRIVILEGED_SIZE == 5 * NUM_CARDS and priv.shape == (5, NUM_CARDS)
+    names = [sorted(card_text(c, "argentine") for c in np.flatnonzero(row)) for row in priv]
     assert names == [sorted(hands[2]), sorted(hands[3]), ["1e", "3c"], [], []]  # seat 0's 7c is on the table
     out = np.full(PRIVILEGED_SIZE, 9.0, dtype=np.float32)
     assert encode_privileged(state, 1, out) is out and np.array_equal(out, priv.ravel())
@@ -263,7 +262,7 @@ def hidden_swap(record, viewer, visible_seats, rng, cfg):
     hands = [list(h) for h in record["deal"]["hands"]]
     shown = {a.split(":", 1)[1] for _, a in record["actions"] if a.startswith("play:")}
     used = {c for h in hands for c in h} | {record["deal"]["vira"]}
-    pool = [C.card_text(c, cfg.family) for c in C.deck(cfg.family, cfg.deck, cfg.deck_ranks)]
+    pool = [card_text(c, cfg.family) for c in deck(cfg.family, cfg.deck, cfg.deck_ranks)]
     spare = [c for c in pool if c not in used]
     rng.shuffle(spare)
     changed = 0
@@ -335,7 +334,7 @@ def test_mao_de_onze_shows_the_partner_hand_only_to_the_team_at_eleven():
 
     def partner(state, seat):
         cards = np.flatnonzero(field(encode_observation(state, seat), "partner_cards"))
-        return sorted(C.card_text(c, "paulista") for c in cards)
+        return sorted(card_text(c, "paulista") for c in cards)
 
     assert partner(onze, 0) == sorted(hands[2]) and partner(onze, 2) == sorted(hands[0])
     assert partner(onze, 1) == [] and partner(onze, 3) == []

@@ -7,13 +7,12 @@ import numpy as np
 import pytest
 
 import truco_env
-from truco_env import PRESETS
-from truco_env import actions as A
+from truco_env import PRESETS, actions
 from truco_env.gym_vector import TrucoVectorEnv
 from truco_env.vector import SKIP, EngineVectorEnv, VectorEnv
 
 WRONG_TYPES = [26.7, "26", None, True, np.bool_(True), np.float64(3.0), np.array([3]), np.array(3.0), [3], b"3"]
-OUT_OF_RANGE = [A.NUM_ACTIONS, -1, 2 ** 32 + 3, np.int64(2 ** 32 + 3), np.uint64(2 ** 64 - 1)]
+OUT_OF_RANGE = [actions.NUM_ACTIONS, -1, 2 ** 32 + 3, np.int64(2 ** 32 + 3), np.uint64(2 ** 64 - 1)]
 GOOD_SEEDS = [np.int64(3), np.uint32(3), np.int8(3), np.uint64(3)]
 BAD_SEEDS = [-1, np.int64(-3), 3.0, "3", True, [3], np.array([3])]
 
@@ -49,7 +48,7 @@ def play_until_seat_acts(env, seat, rng, at_least=3):
         if played >= at_least and env.agent_selection == f"player_{seat}":
             return
         legal = legal_ids(env, env.agent_selection)
-        cards = legal[legal < A.CALL_BASE]
+        cards = legal[legal < actions.CALL_BASE]
         env.step(int(rng.choice(cards if cards.size else legal)))
         played += 1
 
@@ -66,7 +65,7 @@ def test_a_forfeit_ends_the_match_for_either_team(preset, seat, episode):
     forfeited = env.unwrapped.match_record()
     assert any(hand["actions"] for hand in forfeited["hands"]) and forfeited["winner"] is None
     offender = env.agent_selection
-    illegal = next(a for a in range(A.NUM_ACTIONS) if a not in legal_ids(env, offender))
+    illegal = next(a for a in range(actions.NUM_ACTIONS) if a not in legal_ids(env, offender))
     env.step(illegal)
     assert all(env.terminations.values())
     for agent in env.agents:
@@ -88,7 +87,7 @@ def test_a_refused_illegal_action_leaves_the_rewards_that_last_reports():
         step_legal(env, rng)
     agent, pending = env.agent_selection, env.last()[1]
     with pytest.raises(ValueError, match="legal actions"):
-        env.step(next(a for a in range(A.NUM_ACTIONS) if a not in legal_ids(env, agent)))
+        env.step(next(a for a in range(actions.NUM_ACTIONS) if a not in legal_ids(env, agent)))
     assert env.agent_selection == agent and env.last()[1] == pending and env.rewards[agent] != 0.0
 
 
@@ -143,7 +142,7 @@ def test_the_single_agent_view_refuses_what_is_no_action_id_and_ends_on_an_illeg
         assert "illegal_action" not in info
         played.append(twin.state.match_record())
     assert played[0] == played[1] == played[2] != state_before
-    illegal = next(a for a in range(A.NUM_ACTIONS) if a not in legal)
+    illegal = next(a for a in range(actions.NUM_ACTIONS) if a not in legal)
     _, reward, done, _, info = env.step(np.array(illegal))  # a well-formed id the rules refuse: -1, episode over
     assert done and reward == -1.0 and info["illegal_action"]
 

@@ -7,9 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from truco_env import PRESETS, TrucoState, make_config
-from truco_env import _kernel as K
-from truco_env import actions as A
+from truco_env import PRESETS, TrucoState, _kernel, actions, make_config
 from truco_env.config import ARGENTINE_ONLY, CHOICES, PAULISTA_ONLY, SENAS_FIELDS, TrucoConfig
 from truco_env.encoding import (
     OBS_OFFSETS,
@@ -163,7 +161,7 @@ def test_clone_and_reference_follow_the_match():
 
 
 def test_kernel_layout_matches_the_encoder():
-    assert K.OBS_SIZE == OBSERVATION_SIZE
+    assert _kernel.OBS_SIZE == OBSERVATION_SIZE
     for name, (start, _) in OBS_OFFSETS.items():
         constant = {"hand": "HAND", "hand_slots": "SLOTS", "partner_cards": "PARTNER", "table": "TABLE",
                     "covered": "COVERED", "trick_results": "RESULTS", "trick_index": "TRICK_INDEX",
@@ -176,12 +174,12 @@ def test_kernel_layout_matches_the_encoder():
                     "dealer": "DEALER", "actor": "ACTOR", "participants": "PARTICIPANTS", "phase": "PHASE",
                     "special_hand": "SPECIAL", "family": "FAMILY", "num_players": "NUM_PLAYERS",
                     "hand_size": "HAND_SIZE", "options": "OPTIONS", "match_tally": "TALLY"}[name]
-        assert getattr(K, "O_" + constant) == start, name
-    assert [K.O_SENAS_SEEN, K.O_SENA_CAUGHT_BY, K.O_SENA_CODE] == [SENAS_OFFSETS[name][0] for name in SENAS_OFFSETS]
-    assert K.OBS_SIZE_SENAS == SENAS_OFFSETS["sena_code"][1] and K.A_SENA == A.SENA_BASE
-    assert K.NUM_ACTIONS_SENAS == A.NUM_ACTIONS_SENAS
-    assert K.NUM_TALLY == len(A.TALLY_CLASSES) and K.TALLY_SCALE == TALLY_SCALE
-    assert [K._tally_class(a) for a in range(A.NUM_ACTIONS)] == list(A.TALLY_CLASS_OF)
+        assert getattr(_kernel, "O_" + constant) == start, name
+    assert [_kernel.O_SENAS_SEEN, _kernel.O_SENA_CAUGHT_BY, _kernel.O_SENA_CODE] == [SENAS_OFFSETS[name][0] for name in SENAS_OFFSETS]
+    assert _kernel.OBS_SIZE_SENAS == SENAS_OFFSETS["sena_code"][1] and _kernel.A_SENA == actions.SENA_BASE
+    assert _kernel.NUM_ACTIONS_SENAS == actions.NUM_ACTIONS_SENAS
+    assert _kernel.NUM_TALLY == len(actions.TALLY_CLASSES) and _kernel.TALLY_SCALE == TALLY_SCALE
+    assert [_kernel._tally_class(a) for a in range(actions.NUM_ACTIONS)] == list(actions.TALLY_CLASS_OF)
 
 
 def test_deals_fall_back_to_python_when_the_word_batch_runs_out(monkeypatch):

@@ -16,8 +16,7 @@ import pytest
 from test_env import check_mask  # mask == the rules engine's legal set, agent == the seat to act
 
 import truco_env
-from truco_env import PRESETS, make_config
-from truco_env import cards as C
+from truco_env import PRESETS, cards, make_config
 from truco_env.aec import EPISODES, ILLEGAL, REWARDS
 from truco_env.config import (
     ARGENTINE_ONLY,
@@ -53,19 +52,19 @@ def draw_rules(rng: random.Random, preset: str) -> dict:
     """Overrides for ``preset``: each field of its family drawn with probability 1/2 from its valid values
     (fields of the other family keep their defaults, as the config requires); valid by construction."""
     base = PRESETS[preset]
-    foreign = set(PAULISTA_ONLY if base.family == C.ARGENTINE else ARGENTINE_ONLY)
+    foreign = set(PAULISTA_ONLY if base.family == cards.ARGENTINE else ARGENTINE_ONLY)
     drawn: dict = {}
 
     def value(name):
         return drawn.get(name, getattr(base, name))
 
     def draw_ranks():
-        ranks = C.SPANISH_RANKS if base.family == C.ARGENTINE else C.PAULISTA_DECK_RANKS[value("deck")]
-        needed = value("hand_size") * value("num_players") + (base.family == C.PAULISTA)
+        ranks = cards.SPANISH_RANKS if base.family == cards.ARGENTINE else cards.PAULISTA_DECK_RANKS[value("deck")]
+        needed = value("hand_size") * value("num_players") + (base.family == cards.PAULISTA)
         return tuple(rng.sample(ranks, rng.randint(math.ceil(needed / 4), len(ranks))))
 
     draws = {  # in dependency order: deck_ranks and pica_pica read fields drawn before them
-        "num_players": lambda: rng.choice((2, 4, 6) if base.family == C.ARGENTINE else (2, 4)),
+        "num_players": lambda: rng.choice((2, 4, 6) if base.family == cards.ARGENTINE else (2, 4)),
         "target_score": lambda: rng.choice(TARGETS),
         "malas_buenas": lambda: rng.choice((None, True, False)),
         "flor_values": lambda: {key: rng.randrange(10) for key in DEFAULT_FLOR_VALUES},
@@ -92,8 +91,8 @@ def draw_rules(rng: random.Random, preset: str) -> dict:
             drawn[name] = getattr(TrucoConfig, name)
     ranks = value("deck_ranks")
     if ranks is not None:  # a preset's own small deck may no longer fit the drawn players, cards or deck
-        family_ranks = C.SPANISH_RANKS if base.family == C.ARGENTINE else C.PAULISTA_DECK_RANKS[value("deck")]
-        needed = value("hand_size") * value("num_players") + (base.family == C.PAULISTA)
+        family_ranks = cards.SPANISH_RANKS if base.family == cards.ARGENTINE else cards.PAULISTA_DECK_RANKS[value("deck")]
+        needed = value("hand_size") * value("num_players") + (base.family == cards.PAULISTA)
         if 4 * len(ranks) < needed or not set(ranks) <= set(family_ranks):
             drawn["deck_ranks"] = draw_ranks()
     make_config(preset, **drawn)  # every draw is valid: a ValueError here is a bug in the config or here

@@ -7,7 +7,7 @@ import torch
 
 import agents
 import truco_env
-from truco_env import _kernel as K
+from truco_env import _kernel
 from truco_env.gym_vector import TrucoVectorEnv
 from truco_env.vector import SKIP, VectorEnv
 
@@ -26,7 +26,7 @@ def test_skip_leaves_an_env_as_it_is():
     assert (venv.states[::2] == before[0][::2]).all() and (obs[::2] == before[1][::2]).all()
     assert (mask[::2] == before[2][::2]).all() and (actor[::2] == before[3][::2]).all()
     assert (venv.states[1::2] != before[0][1::2]).any(axis=1).all()  # the others moved
-    assert not reward[::2].any() and not done[::2].any() and not venv.info[::2, K.INFO_CLOSED].any()
+    assert not reward[::2].any() and not done[::2].any() and not venv.info[::2, _kernel.INFO_CLOSED].any()
     with pytest.raises(ValueError, match="illegal action -2"):
         venv.step(np.full(8, -2))
 
@@ -71,7 +71,7 @@ def test_points_reward_sums_to_the_score_difference():
         total += reward
         for i in np.flatnonzero(terminated):
             if envs._carry[i] == 0:  # else the opponent already closed a hand of the next match (its score shows)
-                score = envs.env.info[i, K.INFO_SCORE:K.INFO_SCORE + 2]
+                score = envs.env.info[i, _kernel.INFO_SCORE:_kernel.INFO_SCORE + 2]
                 finished.append((total[i], int(score[0] - score[1])))
             total[i] = 0.0  # the next match's points start with the next step's reward
     assert len(finished) > 10 and all(t == diff != 0 for t, diff in finished)

@@ -11,8 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import agents._heuristic_kernel as K
-from agents import heuristic as H
+from agents import _heuristic_kernel, heuristic
 from agents.heuristic import HeuristicAgent
 from agents.heuristic_reference import ReferenceHeuristic
 from truco_env.vector import VectorEnv
@@ -161,9 +160,10 @@ def test_no_legal_action_is_a_clear_error():
 def test_kernel_constants_are_the_reference_constants():
     """The kernel keeps its own copies (a compiled cache must not hold stale values from another module)."""
     for name in ("FOLD_SHARE", "RERAISE_SHARE", "ENVIDO_SAMPLES", "FALTA_FOLD", "FALTA_MIN", "BLUFF_BELOW"):
-        assert getattr(K, name) == getattr(H, name), name
-    flor = H.FLOR_VALUES
-    assert (K.FLOR_ACHICO, K.FLOR_CF_NOQ, K.FLOR_RESTO_DIRECT, K.FLOR_RESTO_AFTER, K.FLOR_PER, K.FLOR_CF_QUIERO) == (
+        assert getattr(_heuristic_kernel, name) == getattr(heuristic, name), name
+    flor = heuristic.FLOR_VALUES
+    k = _heuristic_kernel
+    assert (k.FLOR_ACHICO, k.FLOR_CF_NOQ, k.FLOR_RESTO_DIRECT, k.FLOR_RESTO_AFTER, k.FLOR_PER, k.FLOR_CF_QUIERO) == (
         flor["achico"], flor["contraflor_no_quiero"], flor["resto_direct"], flor["resto_after"], flor["per_flor"],
         flor["contraflor_quiero"])
 

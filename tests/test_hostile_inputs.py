@@ -340,7 +340,7 @@ def test_a_hostile_checkpoint_to_resume_is_refused_before_the_game_tree_is_built
     monkeypatch.setattr(cfr_train, "tree_for", lambda rules: pytest.fail("the tree was built"))
     cfg = RunConfig(trainer="exact", preset="argentine-mini", checkpoint=str(path), logdir=None, progress=False)
     with pytest.raises(CheckpointError) as info:
-        cfr_train.train(cfg)
+        cfr_train.train_cfr(cfg)
     one_line(str(info.value), path)
 
 

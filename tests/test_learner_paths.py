@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from safetensors.torch import load_file
 
-from training.learn.ppo import PPOArgs, train
+from training.learn.ppo import PPOArgs, train_ppo
 from training.measure.fingerprint import digest, learner_fingerprint, weights_summary
 from training.options import build
 
@@ -33,7 +33,7 @@ def test_the_best_response_learner_follows_its_recorded_path(preset):
 @pytest.mark.parametrize("name", sorted(TRAINER))
 def test_the_ppo_trainer_follows_its_recorded_path(name, tmp_path):
     changes, recorded = TRAINER[name]
-    policy = train(build(PPOArgs, {**TINY, "run_dir": str(tmp_path / "run"), **changes}), progress_bar=False)
+    policy = train_ppo(build(PPOArgs, {**TINY, "run_dir": str(tmp_path / "run"), **changes}), progress_bar=False)
     assert digest(weights_summary(load_file(policy))) == recorded
 
 

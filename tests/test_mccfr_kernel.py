@@ -29,9 +29,7 @@ from training.learn.cfr.mccfr_kernel import KernelMCCFR, node_key, tree_keys, tr
 from training.learn.cfr.runconfig import parse_config
 from training.learn.cfr.solver import nash_conv, uniform_policy
 from training.learn.cfr.tree import build_tree, infoset_states
-from truco_env import TrucoState, make_config
-from truco_env import actions as A
-from truco_env import cards as C
+from truco_env import TrucoState, actions, cards, make_config
 from truco_env.encoding import encode_action_mask, encode_observation
 from truco_env.fast import FastState, config_array
 
@@ -84,7 +82,7 @@ def test_the_walk_key_is_the_key_at_play(preset, abstraction):
             action = int(rng.choice(ids.tolist()))
             history[0][depth], history[1][depth] = seat, action
             depth += 1
-            ref.apply(A.action_name(action, rules.family))
+            ref.apply(actions.action_name(action, rules.family))
             fast.apply_id(action)
             decisions += 1
     assert decisions > 150 and len(rows) > 50
@@ -109,7 +107,7 @@ def test_v4_is_the_base_key_and_the_own_card_on_the_current_trick(preset):
             want = 0
             if mine:
                 card, covered = mine[0]
-                table = C.strength_table(rules.family, st.vira, rules.deck, rules.deck_ranks)
+                table = cards.strength_table(rules.family, st.vira, rules.deck, rules.deck_ranks)
                 want = 6 if covered else 1 + sum(table[card] < bound for bound in (13, 11, 9, 6))
             assert v4 & ((1 << 60) - 1) == base and v4 >> 60 == want
             seen["card" if want else 0] += 1
@@ -360,7 +358,7 @@ def test_lossless_agent_reads_the_history(tmp_path):
         st = TrucoState.new(rules, seed=seed)
         while not st.is_over:
             action = agent.act(observation_for(agent, st, st.actor))
-            st.apply(A.action_name(action, rules.family))
+            st.apply(actions.action_name(action, rules.family))
     assert agent.lookups > 60 and agent.misses <= agent.lookups // 50
 
 

@@ -13,7 +13,7 @@ from safetensors.torch import load_file
 
 from agents.network import PolicyNet, SparseRows
 from training.learn import ppo
-from training.learn.ppo import DealCritic, PPOArgs, train, trajectory_advantages
+from training.learn.ppo import DealCritic, PPOArgs, train_ppo, trajectory_advantages
 from training.learn.selfplay import ragged_inputs
 from training.measure.statistics import wilson_interval
 from training.options import build
@@ -37,7 +37,7 @@ def test_a_short_run_learns_to_beat_random(tmp_path):
     args = build(PPOArgs, {"preset": "paulista", "run_dir": str(tmp_path / "run"), "total_decisions": 40_000,
                            "batch_decisions": 4096, "tables": 64, "hidden": [64], "learning_rate": 1e-3,
                            "snapshot_every": 2, "eval_every": 0, "eval_opponents": []})
-    policy = train(args, progress_bar=False)
+    policy = train_ppo(args, progress_bar=False)
     from training.measure.evaluate import run_tournament
 
     summary, _ = run_tournament([f"ppo:{policy}", "random"], ["paulista"], 200, seed=5)
@@ -48,7 +48,7 @@ def test_a_short_run_learns_to_beat_random(tmp_path):
 
 @pytest.mark.parametrize("magnet", [{}, {"magnet_coef": 0.5, "magnet_every": 2}], ids=["plain", "magnet"])
 def test_resume_after_a_crash_equals_an_uninterrupted_run(magnet, tmp_path, monkeypatch):
-    whole = train(tiny(tmp_path, "whole", **magnet), progress_bar=False)
+    whole = train_ppo(tiny(tmp_path, "whole", **magnet), progress_bar=False)
     calls = {"n": 0}
     real_run = ppo.Backend.run
 
@@ -60,9 +60,9 @@ def test_resume_after_a_crash_equals_an_uninterrupted_run(magnet, tmp_path, monk
 
     monkeypatch.setattr(ppo.Backend, "run", crash_on_third_update)
     with pytest.raises(KeyboardInterrupt):
-        train(tiny(tmp_path, "split", **magnet), progress_bar=False)
+        train_ppo(tiny(tmp_path, "split", **magnet), progress_bar=False)
     monkeypatch.setattr(ppo.Backend, "run", real_run)
-    resumed = train(tiny(tmp_path, "split", **magnet), resume=True, progress_bar=False)
+    resumed = train_ppo(tiny(tmp_path, "split", **magnet), resume=True, progress_bar=False)
     a, b = weights(whole), weights(resumed)
     assert a.keys() == b.keys()
     assert all(torch.equal(a[k], b[k]) for k in a)
@@ -78,8 +78,8 @@ def test_the_magnet_holds_the_policy_near_where_it_started(tmp_path):
     from agents.network import PolicyNet, load_policy
 
     changes = {"learning_rate": 1e-2, "ent_coef": 0.0, "total_decisions": 9000}
-    free = train(tiny(tmp_path, "free", **changes), progress_bar=False)
-    held = train(tiny(tmp_path, "held", magnet_coef=20.0, **changes), progress_bar=False)
+    free = train_ppo(tiny(tmp_path, "free", **changes), progress_bar=False)
+    held = train_ppo(tiny(tmp_path, "held", magnet_coef=20.0, **changes), progress_bar=False)
     start = PolicyNet(hidden=(32,), features="card_strength")  # the magnet: where both runs started (no warm start)
     checkpoint = weights(tmp_path / "held" / "checkpoint.safetensors")
     start.load_state_dict({k[len("magnet."):]: v for k, v in checkpoint.items() if k.startswith("magnet.")})
@@ -123,8 +123,8 @@ def test_a_fixed_magnet_holds_the_policy_near_the_blueprint(tmp_path):
 
     changes = {"learning_rate": 1e-2, "ent_coef": 0.0, "total_decisions": 9000, "minibatch_size": 256,
                "update_epochs": 4}
-    free = train(tiny(tmp_path, "free", **changes), progress_bar=False)
-    held = train(tiny(tmp_path, "held", magnet="cfr:paulista", magnet_coef=5.0, **changes), progress_bar=False)
+    free = train_ppo(tiny(tmp_path, "free", **changes), progress_bar=False)
+    held = train_ppo(tiny(tmp_path, "held", magnet="cfr:paulista", magnet_coef=5.0, **changes), progress_bar=False)
     x, m = observations("paulista")
     blueprint = make_agent("cfr:paulista")
     target = np.stack([blueprint.probabilities({"observation": o, "action_mask": k})
@@ -153,11 +153,11 @@ def test_a_fixed_magnet_is_checked(tmp_path, changes, message):
 
 
 def test_resume_refuses_other_options_and_a_fresh_run_refuses_an_old_checkpoint(tmp_path):
-    train(tiny(tmp_path, "run", total_decisions=1500), progress_bar=False)
+    train_ppo(tiny(tmp_path, "run", total_decisions=1500), progress_bar=False)
     with pytest.raises(ValueError, match="already holds a checkpoint"):
-        train(tiny(tmp_path, "run", total_decisions=1500), progress_bar=False)
+        train_ppo(tiny(tmp_path, "run", total_decisions=1500), progress_bar=False)
     with pytest.raises(ValueError, match="'learning_rate'"):
-        train(tiny(tmp_path, "run", total_decisions=1500, learning_rate=1e-2), resume=True, progress_bar=False)
+        train_ppo(tiny(tmp_path, "run", total_decisions=1500, learning_rate=1e-2), resume=True, progress_bar=False)
 
 
 def rewrite_checkpoint(path: Path, change) -> None:
@@ -192,11 +192,11 @@ def rewrite_checkpoint(path: Path, change) -> None:
 def test_resume_from_a_malformed_checkpoint_is_one_line_naming_it(tmp_path, break_it):
     """A checkpoint edited by hand or made by a stranger: one ValueError line naming the file, never a KeyError
     from deep inside, a traceback mid-run or a run on nonsense (issue 30)."""
-    train(tiny(tmp_path, "run", total_decisions=1500), progress_bar=False)
+    train_ppo(tiny(tmp_path, "run", total_decisions=1500), progress_bar=False)
     path = tmp_path / "run" / "checkpoint.safetensors"
     rewrite_checkpoint(path, break_it)
     with pytest.raises(ValueError) as err:
-        train(tiny(tmp_path, "run", total_decisions=1500), resume=True, progress_bar=False)
+        train_ppo(tiny(tmp_path, "run", total_decisions=1500), resume=True, progress_bar=False)
     message = str(err.value)
     assert str(path) in message and "\n" not in message, message
 
@@ -205,7 +205,7 @@ def test_resume_takes_the_optimizer_settings_from_the_options_not_the_checkpoint
     """A checkpoint's recorded param_groups (a learning rate of 1e9, a negative eps) are not trusted: the run's own
     settings are used."""
     args = tiny(tmp_path, "run", total_decisions=1500)
-    train(args, progress_bar=False)
+    train_ppo(args, progress_bar=False)
     path = tmp_path / "run" / "checkpoint.safetensors"
     rewrite_checkpoint(path, lambda meta, t: [g.update(lr=1e9, eps=-1.0) for g in meta["param_groups"]])
     net = PolicyNet(hidden=args.hidden, features=args.features, tally_film=args.tally_film)
@@ -223,7 +223,7 @@ def test_a_policy_plays_greedily_and_a_checkpoint_with_a_retired_option_resumes_
     from agents.network import load_policy
 
     args = tiny(tmp_path, "run", total_decisions=3000)
-    policy = train(args, progress_bar=False)
+    policy = train_ppo(args, progress_bar=False)
     assert load_policy(policy)[1]["play"] == "greedy"
     path = tmp_path / "run" / "checkpoint.safetensors"
     rewrite_checkpoint(path, lambda meta, t: meta["args"].update(anneal_lr=True, play="greedy"))
@@ -237,8 +237,8 @@ def test_a_policy_plays_greedily_and_a_checkpoint_with_a_retired_option_resumes_
 
 
 def test_the_processes_backend_trains_the_same_weights_as_local(tmp_path):
-    local = train(tiny(tmp_path, "local", total_decisions=3000), progress_bar=False)
-    procs = train(tiny(tmp_path, "procs", total_decisions=3000, backend="processes"), progress_bar=False)
+    local = train_ppo(tiny(tmp_path, "local", total_decisions=3000), progress_bar=False)
+    procs = train_ppo(tiny(tmp_path, "procs", total_decisions=3000, backend="processes"), progress_bar=False)
     a, b = weights(local), weights(procs)
     assert all(torch.equal(a[k], b[k]) for k in a)
 
@@ -319,7 +319,7 @@ def test_a_finished_run_ships_unchanged_with_its_curves_and_an_unfinished_one_do
     from training.learn.ppo import save_policy
     from training.learn.ship import ship
 
-    policy = train(tiny(tmp_path, "run", total_decisions=3000, eval_every=1), progress_bar=False)
+    policy = train_ppo(tiny(tmp_path, "run", total_decisions=3000, eval_every=1), progress_bar=False)
     target, figure = ship(str(tmp_path / "run"), policies=str(tmp_path / "pkg"), images=str(tmp_path / "img"))
     assert target.endswith("ppo_paulista.safetensors")
     assert (tmp_path / "pkg" / "ppo_paulista.safetensors").read_bytes() == Path(policy).read_bytes()

@@ -16,7 +16,7 @@ from agents import make_agent
 from agents.exec import BotFailure
 from training.measure.evaluate import run_tournament
 from truco_env import TrucoState, make_config
-from truco_env import cards as C
+from truco_env.cards import card_text
 from truco_env.protocol import ProtocolError, act_message, read_answer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -126,11 +126,11 @@ def test_no_message_carries_a_card_its_seat_may_not_see(preset, overrides):
         while not state.is_over and state.hand_index < 3:
             seat = state.actor
             message = act_message(state, seat)
-            visible = {C.card_text(c, family) for c in state.dealt_cards(seat)}
+            visible = {card_text(c, family) for c in state.dealt_cards(seat)}
             if state.vira is not None:
-                visible.add(C.card_text(state.vira, family))
+                visible.add(card_text(state.vira, family))
             for trick in [*state.tricks, state.current_trick]:
-                visible |= {C.card_text(c, family) for s, c, covered in trick if not covered or s == seat}
+                visible |= {card_text(c, family) for s, c, covered in trick if not covered or s == seat}
             visible |= {card for cards in message["partners"].values() for card in cards}
             for other in message["partners"]:
                 assert int(other) % 2 == seat % 2  # only a partner's, and only where the rules show them

@@ -5,7 +5,7 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from agents.network import load_policy
-from training.learn.ppo import PPOArgs, train
+from training.learn.ppo import PPOArgs, train_ppo
 from training.measure.evaluate import run_tournament
 
 
@@ -28,8 +28,8 @@ def test_tournament_on_ray_equals_local(local_ray):
 def test_ppo_rollouts_on_ray_equal_local(local_ray, tmp_path):
     options = {"total_decisions": 3000, "tables": 16, "batch_decisions": 1500, "hidden": (32,), "eval_every": 0,
                "eval_opponents": (), "snapshot_every": 1, "scripted": {"random": 0.3}}
-    local = train(PPOArgs(preset="paulista", run_dir=str(tmp_path / "local"), **options), progress_bar=False)
-    remote = train(PPOArgs(preset="paulista", run_dir=str(tmp_path / "ray"), backend="ray", **options),
+    local = train_ppo(PPOArgs(preset="paulista", run_dir=str(tmp_path / "local"), **options), progress_bar=False)
+    remote = train_ppo(PPOArgs(preset="paulista", run_dir=str(tmp_path / "ray"), backend="ray", **options),
                    progress_bar=False)
     net_a, _ = load_policy(local)
     net_b, _ = load_policy(remote)

@@ -30,7 +30,7 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from agents.network import load_policy
-from training.learn.ppo import PPOArgs, train
+from training.learn.ppo import PPOArgs, train_ppo
 from training.measure.evaluate import run_tournament
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -205,7 +205,7 @@ def test_eval_and_ppo_on_two_nodes_equal_local(cluster, tmp_path):
     trained = cluster.run("-m", "training.cli", "train", "ppo", "--backend", "ray", "--run-dir", str(tmp_path / "ray"),
                           "--quiet", "--set", "preset=paulista", *(a for s in sets for a in ("--set", s)))
     assert trained.returncode == 0, trained.stderr[-3000:]
-    local = train(PPOArgs(preset="paulista", run_dir=str(tmp_path / "local"), **PPO_OPTIONS), progress_bar=False)
+    local = train_ppo(PPOArgs(preset="paulista", run_dir=str(tmp_path / "local"), **PPO_OPTIONS), progress_bar=False)
     net_a, _ = load_policy(local)
     net_b, _ = load_policy(str(tmp_path / "ray" / "policy.safetensors"))
     for key, value in net_a.state_dict().items():

@@ -330,9 +330,9 @@ def test_replay_show_walks_a_record_hand_by_hand_with_every_hand_face_up(tmp_pat
     out = capsys.readouterr().out
     first = record["hands"][0]
     assert out.count("== hand ") == len(record["hands"]) and "OK," in out
-    from truco_env import cards as C
+    from truco_env import cards
 
-    manilha = C.manilha_rank(first["deal"]["vira"])
+    manilha = cards.manilha_rank(first["deal"]["vira"])
     expected = ", ".join(card_name(card, "paulista", manilha) for card in first["deal"]["hands"][3])
     assert f"seat 3 (team 1): {expected}\n" in out  # a seat's cards as a player names them, on one line
     assert "seat 0 plays " in out

@@ -149,21 +149,21 @@ def test_same_seed_same_match(preset):
 
 def test_deal_follows_the_reference_procedure():
     """docs/rules.md §2.3: card k of the shuffled deck goes to seat (mano + k) mod n; card 3n is the vira."""
-    from truco_env import cards as C
+    from truco_env import cards
 
     for preset in ("argentine-3v3", "paulista-2v2"):
         cfg = make_config(preset)
         state = TrucoState.new(cfg, seed=9)
         n = cfg.num_players
-        deck = list(C.deck(cfg.family, cfg.deck))
+        deck = list(cards.deck(cfg.family, cfg.deck))
         random.Random("9:0").shuffle(deck)
         mano = (state.dealer + 1) % n
         expected = [[] for _ in range(n)]
         for k in range(3 * n):
-            expected[(mano + k) % n].append(C.card_text(deck[k], cfg.family))
+            expected[(mano + k) % n].append(cards.card_text(deck[k], cfg.family))
         record = state.hand_records[0]
         assert record["deal"]["hands"] == expected
-        assert record["deal"]["vira"] == (C.card_text(deck[3 * n], cfg.family) if cfg.family == "paulista" else None)
+        assert record["deal"]["vira"] == (cards.card_text(deck[3 * n], cfg.family) if cfg.family == "paulista" else None)
         assert state.actor == mano or state.phase != PLAY
 
 

@@ -12,8 +12,7 @@ from agents.base import Agent, observation_for
 from agents.scripted import ManiacAgent, StationAgent, ThresholdAgent
 from agents.view import decode
 from training.measure.evaluate import play_match, run_tournament
-from truco_env import PRESETS, TrucoState, make_config
-from truco_env import actions as A
+from truco_env import PRESETS, TrucoState, actions, make_config
 
 KINDS = ("threshold", "station", "maniac")
 LADDER = ("truco", "retruco", "vale_cuatro", "seis", "nove", "doze")
@@ -84,7 +83,7 @@ def test_mao_de_onze_and_mao_de_ferro_are_legal(preset, score):
                 if state.is_over:
                     break
                 agent = agents[state.actor]
-                state.apply(A.action_name(agent.act(observation_for(agent, state, state.actor)), config.family))
+                state.apply(actions.action_name(agent.act(observation_for(agent, state, state.actor)), config.family))
             assert state.is_over
 
 
@@ -197,7 +196,7 @@ def first_choice(agent: Agent, preset: str, deal: dict, plays: list[str] = (), s
     for name in plays:
         state.apply(name)
     agent.reset(state.actor)
-    return A.action_name(agent.act(observation_for(agent, state, state.actor)), config.family)
+    return actions.action_name(agent.act(observation_for(agent, state, state.actor)), config.family)
 
 
 def test_threshold_card_rule():

@@ -10,10 +10,7 @@ from agents import make_agent
 from agents.belief import hand_view, rules_of, weigh_deals
 from agents.search import SearchAgent, rollout_values
 from training.measure.evaluate import run_tournament
-from truco_env import TrucoState, make_config
-from truco_env import _kernel as K
-from truco_env import actions as A
-from truco_env import cards as C
+from truco_env import TrucoState, _kernel, actions, cards, make_config
 from truco_env.turns import observation_for
 
 
@@ -40,7 +37,7 @@ def test_the_same_seed_gives_the_same_decisions_and_the_search_acts():
     agent.seed(1)
     decisions = []
     while not state.is_over and len(decisions) < 40:
-        decisions.append(A.action_name(agent.act(observation_for(agent, state, state.actor)), config.family))
+        decisions.append(actions.action_name(agent.act(observation_for(agent, state, state.actor)), config.family))
         state.apply(decisions[-1])
     assert agent.search_stats["searched"] > 10  # it searched most of them (a decision with one legal action is not)
 
@@ -55,7 +52,7 @@ def sure_hand(spec: str):
     agent = make_agent(spec)
     observation = observation_for(agent, state, 0)
     rules = rules_of(observation["observation"])
-    real = np.array([[C.parse_card(c, "argentine") for h in SURE_HAND["hands"] for c in h]], dtype=np.int32)
+    real = np.array([[cards.parse_card(c, "argentine") for h in SURE_HAND["hands"] for c in h]], dtype=np.int32)
     return agent, rules, weigh_deals(hand_view(observation, rules), rules, agent.model, real)
 
 
@@ -63,7 +60,7 @@ def test_rollouts_price_folding_a_sure_hand_below_playing_it():
     """Going to the mazo with the three strongest cards gives the hand away, playing wins it; the rollouts,
     valued by match equity, say so."""
     agent, rules, worlds = sure_hand("search:ppo:argentine")
-    play, mazo = A.action_id("play:1e", "argentine"), A.action_id("mazo", "argentine")
+    play, mazo = actions.action_id("play:1e", "argentine"), actions.action_id("mazo", "argentine")
     values = rollout_values(np.repeat(worlds.states, 16, axis=0), [play, mazo], rules, agent.model, 0,
                             np.random.default_rng(0))
     assert values.shape == (2,) and 0 <= values.min() and values.max() <= 1
@@ -102,11 +99,11 @@ def test_a_searching_agent_is_keyed_on_the_file_it_searches_with():
 def test_each_action_has_its_kind():
     from agents.search import action_kind
 
-    assert action_kind(K.PLAY, A.action_id("play:1e", "argentine")) == "cards"
-    assert action_kind(K.PLAY, A.action_id("truco", "argentine")) == "bets"
-    assert action_kind(K.PLAY, A.action_id("sena:wink", "argentine")) == "signals"
-    assert action_kind(K.TRUCO, A.action_id("quiero", "argentine")) == "answers"
-    assert action_kind(K.ONZE, A.action_id("quiero", "paulista")) == "onze"
+    assert action_kind(_kernel.PLAY, actions.action_id("play:1e", "argentine")) == "cards"
+    assert action_kind(_kernel.PLAY, actions.action_id("truco", "argentine")) == "bets"
+    assert action_kind(_kernel.PLAY, actions.action_id("sena:wink", "argentine")) == "signals"
+    assert action_kind(_kernel.TRUCO, actions.action_id("quiero", "argentine")) == "answers"
+    assert action_kind(_kernel.ONZE, actions.action_id("quiero", "paulista")) == "onze"
 
 
 def test_the_docs_state_the_search_defaults_the_code_has():

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from agents.network import PolicyNet
-from training.learn.selfplay import Buffers, Partition, Task, stored_rows
+from training.learn.selfplay import Buffers, Partition, PartitionPlan, stored_rows
 from truco_env.encoding import OBS_OFFSETS, OBSERVATION_SIZE
 from truco_env.vector import VectorEnv
 
@@ -17,7 +17,7 @@ from truco_env.vector import VectorEnv
 def collect(preset: str, opponents: tuple[str, ...], weights: tuple[float, ...], quota: int, magnet: str = "") -> dict:
     torch.manual_seed(0)
     env = VectorEnv(preset, num_envs=16, seed=0, reward="points")
-    task = Task(preset, 3, 16, quota, 1.0, opponents, weights, magnet)
+    task = PartitionPlan(preset, 3, 16, quota, 1.0, opponents, weights, magnet)
     try:
         return Partition(task, env, PolicyNet(hidden=(32,)).eval(), {}, {}, Buffers()).collect()
     finally:
@@ -76,7 +76,7 @@ def test_a_fixed_magnet_is_stored_with_each_decision_as_the_blueprints_strategy(
     from training.learn.selfplay import MAGNET_FLOOR
 
     batch = collect("paulista", ("self",), (1.0,), 300, magnet="cfr:paulista")
-    stored = np.exp(batch["magnet"])
+    stored = np.exp(batch["magnet_logits"])
     masks = batch["masks"]
     assert stored.shape == masks.shape and np.allclose(stored.sum(1), 1.0, atol=1e-5)
     assert (stored[~masks] == 0).all() and (stored[masks] >= MAGNET_FLOOR / masks.sum(1).max() - 1e-7).all()

@@ -11,8 +11,7 @@ import re
 import numpy as np
 import pytest
 
-from truco_env import actions as A
-from truco_env import senas as S
+from truco_env import actions
 from truco_env.config import PRESETS, TrucoConfig, make_config
 from truco_env.encoding import (
     OBSERVATION_SIZE,
@@ -26,6 +25,7 @@ from truco_env.encoding import (
 from truco_env.engine import TrucoState
 from truco_env.records import ReplayError, replay_record
 from truco_env.render import render_text
+from truco_env.senas import GESTURES, MEANINGS, draw_catches, honest_gesture, sees, true_to_table
 
 SENAS = make_config("argentine-2v2", senas=True)
 
@@ -73,7 +73,7 @@ def _digest(config: TrucoConfig, matches: int = 3) -> str:
 @pytest.mark.parametrize("preset", sorted(BEFORE_SENAS))
 def test_games_without_senas_are_byte_identical_to_before(preset):
     assert _digest(PRESETS[preset]) == BEFORE_SENAS[preset]
-    assert not set(S.GESTURES) & {a.partition(":")[2] for a in A.action_names(PRESETS[preset].family)}
+    assert not set(GESTURES) & {a.partition(":")[2] for a in actions.action_names(PRESETS[preset].family)}
 
 
 def test_config_fields_defaults_and_errors():
@@ -96,13 +96,13 @@ def test_config_fields_defaults_and_errors():
 
 
 def test_action_ids_follow_the_calls_and_only_senas_games_have_them():
-    assert A.NUM_ACTIONS == 98 and A.num_actions(SENAS) == 106 and A.num_actions(make_config("argentine-2v2")) == 98
-    names = A.action_names("argentine", senas=True)
-    assert names[A.SENA_BASE:] == [f"sena:{g}" for g in S.GESTURES]
-    assert A.action_id("sena:kiss", "argentine") == A.SENA_BASE + S.GESTURES.index("kiss")
-    assert A.action_name(105, "argentine") == "sena:eyes_closed"
+    assert actions.NUM_ACTIONS == 98 and actions.num_actions(SENAS) == 106 and actions.num_actions(make_config("argentine-2v2")) == 98
+    names = actions.action_names("argentine", senas=True)
+    assert names[actions.SENA_BASE:] == [f"sena:{g}" for g in GESTURES]
+    assert actions.action_id("sena:kiss", "argentine") == actions.SENA_BASE + GESTURES.index("kiss")
+    assert actions.action_name(105, "argentine") == "sena:eyes_closed"
     with pytest.raises(ValueError, match="out of range"):
-        A.action_name(106, "argentine")
+        actions.action_name(106, "argentine")
 
 
 # --- the rules -------------------------------------------------------------------------------------------------
@@ -110,7 +110,7 @@ def test_action_ids_follow_the_calls_and_only_senas_games_have_them():
 def test_one_signal_a_hand_before_the_first_card_and_it_keeps_the_turn():
     state = TrucoState.new(SENAS, seed=5)
     seat = state.actor
-    assert set(A.SENA_ACTIONS) <= set(state.legal_actions())
+    assert set(actions.SENA_ACTIONS) <= set(state.legal_actions())
     tally = state.match_tally
     state.apply("sena:kiss")
     assert state.actor == seat and state.phase == "play"
@@ -119,7 +119,7 @@ def test_one_signal_a_hand_before_the_first_card_and_it_keeps_the_turn():
     card = next(a for a in state.legal_actions() if a.startswith("play:"))
     state.apply(card)
     nxt = state.actor
-    assert set(A.SENA_ACTIONS) <= set(state.legal_actions()), "the next seat may still signal"
+    assert set(actions.SENA_ACTIONS) <= set(state.legal_actions()), "the next seat may still signal"
     state.apply(next(a for a in state.legal_actions() if a.startswith("play:")))
     assert state.actor != nxt
     # after its card a seat may no longer signal, not even on a later trick
@@ -172,13 +172,13 @@ def test_catches_come_from_their_own_stream_with_the_set_probability():
         assert tables[0][:k] == tables[1][:k]
         compared += k
     assert compared > 20
-    assert tables[0][0] == S.draw_catches(9, 0, 4, 0.25)
+    assert tables[0][0] == draw_catches(9, 0, 4, 0.25)
     # each opponent catches with probability sena_catch; a partner is never in the table
-    draws = [S.draw_catches(seed, 0, 4, 0.25) for seed in range(2000)]
+    draws = [draw_catches(seed, 0, 4, 0.25) for seed in range(2000)]
     caught = sum(len(row) for table in draws for row in table)
     assert abs(caught / (2000 * 4 * 2) - 0.25) < 0.02
     assert all(o % 2 != seat % 2 for table in draws for seat, row in enumerate(table) for o in row)
-    assert S.draw_catches(1, 0, 4, 0.0) == [[]] * 4 and S.draw_catches(1, 0, 4, 1.0) == [[1, 3], [0, 2], [1, 3], [0, 2]]
+    assert draw_catches(1, 0, 4, 0.0) == [[]] * 4 and draw_catches(1, 0, 4, 1.0) == [[1, 3], [0, 2], [1, 3], [0, 2]]
 
 
 # --- who sees what ---------------------------------------------------------------------------------------------
@@ -202,7 +202,7 @@ def test_an_uncaught_signal_leaves_no_trace_in_the_opponents_view():
         if state.is_over or not state.signals:
             continue
         for viewer in range(4):
-            unseen = {s for s in state.signals if not S.sees(state.catches, s, viewer)}
+            unseen = {s for s in state.signals if not sees(state.catches, s, viewer)}
             if not unseen:
                 continue
             twin = _without(state, unseen)
@@ -230,7 +230,7 @@ def test_the_senas_block_shows_own_partner_and_caught_signals():
         start, end = SENAS_OFFSETS["senas_seen"]
         return encode_observation(state, viewer)[start:end].reshape(6, 8)
 
-    wink = S.GESTURES.index("wink")
+    wink = GESTURES.index("wink")
     assert seen(0)[0, wink] == 1 and seen(2)[2, wink] == 1 and seen(1)[3, wink] == 1  # relative seats
     assert seen(3).sum() == 0
     start, end = SENAS_OFFSETS["sena_caught_by"]
@@ -279,13 +279,13 @@ def test_table_meanings_and_the_honest_gesture():
     def hand(*texts: str) -> list[int]:
         return [parse_card(t, "argentine") for t in texts]
 
-    assert S.true_to_table("eyebrows", hand("1e", "7c", "10c")) and not S.true_to_table("wink", hand("1e", "7c", "10c"))
-    assert S.honest_gesture(hand("1e", "7c", "10c")) == "eyebrows"
-    assert S.honest_gesture(hand("7o", "3c", "2b")) == "mouth_side"
-    assert S.honest_gesture(hand("4e", "5b", "6o")) == "eyes_closed"
-    assert S.honest_gesture(hand("6e", "5e", "4b")) == "head_tilt"  # envido 31
-    assert not S.true_to_table("head_tilt", hand("6e", "12e", "4b"))  # envido 26
-    assert set(S.MEANINGS) == set(S.GESTURES)
+    assert true_to_table("eyebrows", hand("1e", "7c", "10c")) and not true_to_table("wink", hand("1e", "7c", "10c"))
+    assert honest_gesture(hand("1e", "7c", "10c")) == "eyebrows"
+    assert honest_gesture(hand("7o", "3c", "2b")) == "mouth_side"
+    assert honest_gesture(hand("4e", "5b", "6o")) == "eyes_closed"
+    assert honest_gesture(hand("6e", "5e", "4b")) == "head_tilt"  # envido 31
+    assert not true_to_table("head_tilt", hand("6e", "12e", "4b"))  # envido 26
+    assert set(MEANINGS) == set(GESTURES)
 
 
 # --- the environments ---------------------------------------------------------------------------------------------
@@ -307,7 +307,7 @@ def test_every_view_of_the_senas_preset_has_the_longer_spaces():
     signalled = 0
     for _ in range(300):
         action = int(rng.choice(np.flatnonzero(info["action_mask"])))
-        signalled += action >= A.SENA_BASE
+        signalled += action >= actions.SENA_BASE
         obs, _, done, _, info = single.step(action)
         assert obs.shape == (1141,)
         if done:
@@ -334,12 +334,12 @@ def test_the_heuristic_signals_honestly_by_the_table_and_not_without_one():
             while not state.is_over and state.hand_index < 3:
                 seat = state.actor
                 first_turn = any(a.startswith("sena:") for a in state.legal_actions())
-                action = A.action_name(agents[seat].act({"observation": encode_observation(state, seat),
+                action = actions.action_name(agents[seat].act({"observation": encode_observation(state, seat),
                                                          "action_mask": encode_action_mask(state)}), "argentine")
                 if action.startswith("sena:"):
                     assert first_turn and expect
                     gesture = action.removeprefix("sena:")
-                    assert gesture == S.honest_gesture(state.dealt_cards(seat))
+                    assert gesture == honest_gesture(state.dealt_cards(seat))
                     signalled += 1
                 else:
                     assert not (first_turn and expect), "an honest signaller skipped its chance"
@@ -427,10 +427,10 @@ def test_the_web_table_shows_the_person_only_the_signals_it_saw(tmp_path):
         else:
             legal = state.legal_actions()
             signals = [a for a in legal if a.startswith("sena:")]
-            action = A.action_id(signals[0] if signals else rng.choice(legal), "argentine")
+            action = actions.action_id(signals[0] if signals else rng.choice(legal), "argentine")
         seat, hand = view["to_act"], state.hand_index
-        name = A.action_name(action, "argentine")
-        seen = S.sees(state.catches, seat, 0)
+        name = actions.action_name(action, "argentine")
+        seen = sees(state.catches, seat, 0)
         body = {"seat": seat, "action": action, "position": view["position"]}
         view = client.post(f"/api/games/{view['game']}/actions", json=body).get_json()
         said = view["said"] if state.hand_index == hand else view["previous"]["said"]
@@ -449,7 +449,7 @@ def test_ppo_trains_a_network_for_senas_that_plays_exports_and_matches_its_onnx(
 
     from agents.base import make_agent
     from agents.network import PolicyNet
-    from training.learn.ppo import PPOArgs, train
+    from training.learn.ppo import PPOArgs, train_ppo
     from training.measure.evaluate import run_tournament
     from training.options import build
     from training.people.export import export_onnx
@@ -458,7 +458,7 @@ def test_ppo_trains_a_network_for_senas_that_plays_exports_and_matches_its_onnx(
     args = build(PPOArgs, {"preset": "argentine-2v2-senas", "total_decisions": 3000, "batch_decisions": 1500,
                            "tables": 16, "hidden": [32], "eval_every": 0, "eval_opponents": [],
                            "scripted": {"heuristic": 0.2}, "run_dir": str(tmp_path / "run")})
-    policy = train(args, progress_bar=False)
+    policy = train_ppo(args, progress_bar=False)
     agent = make_agent(f"ppo:{policy}")
     assert (agent.net.obs_size, agent.net.num_actions) == (OBSERVATION_SIZE + SENAS_SIZE, 106)
     summary, _ = run_tournament([f"ppo:{policy}", "heuristic"], ["argentine-2v2-senas"], 4, seed=1)
@@ -476,7 +476,7 @@ def test_ppo_trains_a_network_for_senas_that_plays_exports_and_matches_its_onnx(
     plain = PolicyNet(hidden=(16,))
     with torch.no_grad():
         probs = plain.probabilities(torch.from_numpy(obs), torch.from_numpy(masks > 0)).numpy()
-    assert probs.shape == masks.shape and probs[:, A.SENA_BASE:].sum() == 0 and np.allclose(probs.sum(1), 1)
+    assert probs.shape == masks.shape and probs[:, actions.SENA_BASE:].sum() == 0 and np.allclose(probs.sum(1), 1)
 
 
 def test_evaluation_reports_how_each_agent_signals(tmp_path):

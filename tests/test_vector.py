@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 from training.cli import main as cli_main
-from truco_env import PRESETS
-from truco_env import _kernel as K
+from truco_env import PRESETS, _kernel
 from truco_env.encoding import (
     encode_action_mask,
     encode_observation,
@@ -89,10 +88,10 @@ def test_rewards_done_and_auto_reset(reward):
                 assert totals[i, 0] == score[0] - score[1]
             else:
                 assert totals[i, 0] == (1 if record["winner"] == 0 else -1)
-            assert venv.info[i, K.INFO_WINNER] == record["winner"]
+            assert venv.info[i, _kernel.INFO_WINNER] == record["winner"]
             totals[i] = 0
             # auto-reset: the row already shows a fresh match
-            assert venv.states[i, K.S_SCORE] == 0 and venv.states[i, K.S_SCORE + 1] == 0
+            assert venv.states[i, _kernel.S_SCORE] == 0 and venv.states[i, _kernel.S_SCORE + 1] == 0
         seen_done += int(done.sum())
     assert seen_done > 0
     venv.close()

@@ -35,7 +35,7 @@ from werkzeug.test import Client
 from training.cli import main as cli_main
 from training.people import serve
 from training.people.serve import App, Policy, Table
-from truco_env import actions as A
+from truco_env.actions import NUM_ACTIONS, SENA_BASE, action_id, action_name
 from truco_env.config import TrucoConfig
 from truco_env.engine import TIE, TrucoState
 from truco_env.records import load_record, replay_record
@@ -80,13 +80,13 @@ def test_bad_requests_get_a_clear_error_and_change_nothing(api):
     family = state.family
     held = set(state.hand_of(seat))
     not_held = next(c for c in ("1e", "1b", "7e", "7o", "3c", "4c") if c not in held)
-    ok = {"seat": seat, "action": A.action_id(state.legal_actions()[0], family), "position": 0}
+    ok = {"seat": seat, "action": action_id(state.legal_actions()[0], family), "position": 0}
     cases = [
         # (what the request is, the body or raw bytes, status, a fragment of the message)
-        ("an action that is not legal now", {**ok, "action": A.action_id("quiero", family)}, 409, "illegal action"),
-        ("a card the seat does not hold", {**ok, "action": A.action_id(f"play:{not_held}", family)}, 409,
+        ("an action that is not legal now", {**ok, "action": action_id("quiero", family)}, 409, "illegal action"),
+        ("a card the seat does not hold", {**ok, "action": action_id(f"play:{not_held}", family)}, 409,
          "illegal action"),
-        ("an action id past the last", {**ok, "action": A.NUM_ACTIONS}, 400, "out of range"),
+        ("an action id past the last", {**ok, "action": NUM_ACTIONS}, 400, "out of range"),
         ("a negative action id", {**ok, "action": -1}, 400, "out of range"),
         ("an action id as a string", {**ok, "action": "5"}, 400, "'action' must be an integer"),
         ("an action id as a boolean", {**ok, "action": True}, 400, "'action' must be an integer"),
@@ -190,13 +190,13 @@ def test_a_match_through_the_api_shows_only_the_seat_view_and_its_record_replays
         if view["to_act"] == 0:
             assert bot is None
             offered = sorted(a["id"] for a in view["legal"])
-            assert offered == sorted(A.action_id(n, state.family) for n in state.legal_actions())
+            assert offered == sorted(action_id(n, state.family) for n in state.legal_actions())
             assert all(a["label"] for a in view["legal"])
             action = rng.choice(view["legal"])["id"]
         else:
             assert view["legal"] == [] and bot["seat"] == view["to_act"]
             assert bot["view"]["seat"] == bot["seat"] and bot["view"]["rules"] == state.config.to_dict()
-            action = A.action_id(rng.choice(state.legal_actions()), state.family)
+            action = action_id(rng.choice(state.legal_actions()), state.family)
         view = _act(client, view, action)
         actions += 1
         replayed = replay_record(load_record(view["record"]))  # the record is saved after every action
@@ -218,7 +218,7 @@ def test_labels_are_spanish_or_portuguese_as_in_truco_play(tmp_path):
         view = _new_game(client)
         while view["to_act"] != 0:  # let the other seat play until the person is to act
             state = table.games[view["game"]].state
-            view = _act(client, view, A.action_id(state.legal_actions()[0], state.family))
+            view = _act(client, view, action_id(state.legal_actions()[0], state.family))
         labels = " ".join(a["label"] for a in view["legal"])
         assert all(word in labels for word in words), (preset, labels)
         # cards by their names in the same language, never the engine's suit letters ("Jogar 4h")
@@ -420,7 +420,7 @@ def test_a_whole_match_in_chromium(tmp_path):
             if page["state"] == "over":
                 break
             assert replayed.actor == 0, "the page offers a move while a bot is to act"
-            legal = sorted(A.action_id(name, replayed.family) for name in replayed.legal_actions())
+            legal = sorted(action_id(name, replayed.family) for name in replayed.legal_actions())
             assert sorted(page["offered"]) == legal, \
                 f"at position {position} the page offers {sorted(page['offered'])}, the engine allows {legal}"
             assert page["hand"] == len(replayed.remaining_cards(0))
@@ -463,8 +463,8 @@ def test_a_whole_match_in_chromium(tmp_path):
         if seat == 0:
             continue
         expected = agent.act({"observation": encode_observation(state, seat), "action_mask": encode_action_mask(state)})
-        assert A.action_name(expected, state.family) == name, \
-            f"action {len(actions) - 1}: the page's bot played {name}, OnnxAgent plays {A.action_name(expected, state.family)}"
+        assert action_name(expected, state.family) == name, \
+            f"action {len(actions) - 1}: the page's bot played {name}, OnnxAgent plays {action_name(expected, state.family)}"
         checked += 1
     assert checked >= 5
     assert actions[last_bot["position"]] == (last_bot["seat"], last_bot["name"])
@@ -481,11 +481,11 @@ def test_a_hand_with_signals_in_chromium(tmp_path, bots):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
-    from training.learn.ppo import PPOArgs, train
+    from training.learn.ppo import PPOArgs, train_ppo
     from training.options import build
 
     if bots == "made for senas":
-        policy = train(build(PPOArgs, {"preset": "argentine-2v2-senas", "total_decisions": 3000,
+        policy = train_ppo(build(PPOArgs, {"preset": "argentine-2v2-senas", "total_decisions": 3000,
                                        "batch_decisions": 1500, "tables": 16, "hidden": [32], "eval_every": 0,
                                        "eval_opponents": [], "run_dir": str(tmp_path / "run")}), progress_bar=False)
         extra = ["--opponent", f"ppo:{policy}"]
@@ -513,13 +513,13 @@ def test_a_hand_with_signals_in_chromium(tmp_path, bots):
                 break
             if page["state"] == "over":
                 break
-            signals = [a for a in page["offered"] if a >= A.SENA_BASE]
+            signals = [a for a in page["offered"] if a >= SENA_BASE]
             if signals:
                 assert len(signals) == 8, page["offered"]
                 signalled = choice = signals[1]  # a wink
             else:  # refuse what is offered (the match goes on), else the first card or call
-                no = A.action_id("no_quiero", "argentine")
-                choice = no if no in page["offered"] else next(a for a in page["offered"] if a < A.SENA_BASE)
+                no = action_id("no_quiero", "argentine")
+                choice = no if no in page["offered"] else next(a for a in page["offered"] if a < SENA_BASE)
             driver.find_element(By.CSS_SELECTOR, f'#actions button[data-action="{choice}"]').click()
     finally:
         if driver is not None:

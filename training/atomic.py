@@ -49,6 +49,24 @@ def atomic_write_json(path: str | os.PathLike, data: Any, indent: int | None = N
     atomic_write(path, write, ".json")
 
 
+def atomic_write_csv(path: str | os.PathLike, rows: list[dict[str, Any]]) -> None:
+    """``rows`` as a CSV file with a header, whole or not at all; the columns are every key of any row, in order of
+    first appearance (rows of games with señas have more). No rows: no file."""
+    import csv
+
+    if not rows:
+        return
+    fields = list(dict.fromkeys(key for row in rows for key in row))
+
+    def write(tmp: str) -> None:
+        with open(tmp, "w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=fields)
+            writer.writeheader()
+            writer.writerows(rows)
+
+    atomic_write(path, write, ".csv")
+
+
 def atomic_save_tensors(tensors: dict[str, Any], metadata: dict[str, Any], path: str) -> None:
     """Write a safetensors file atomically (temp file + rename): an interrupted save never corrupts ``path``. A
     failed write (a full disk, say) is an OSError, as for every other file: safetensors reports it as its own

@@ -47,7 +47,7 @@ class LineProgress:
         pass
 
 
-def progress(total: float, desc: str, unit: str, enabled: bool = True, initial: float = 0,
+def progress_meter(total: float, desc: str, unit: str, enabled: bool = True, initial: float = 0,
              file: TextIO | None = None, **bar: Any) -> Any:
     """A tqdm bar when ``file`` (standard error by default) is a terminal, else a :class:`LineProgress`; a
     disabled tqdm when ``enabled`` is false."""

@@ -99,9 +99,9 @@ STATE_SIZE = _pos
 
 
 def _strength_tables() -> np.ndarray:
-    from . import cards as C
+    from .cards import ARGENTINE_STRENGTH, NUM_RANKS, PAULISTA_STRENGTH
 
-    rows = [C.ARGENTINE_STRENGTH] + [C.PAULISTA_STRENGTH[m] for m in range(C.NUM_RANKS)]
+    rows = [ARGENTINE_STRENGTH] + [PAULISTA_STRENGTH[m] for m in range(NUM_RANKS)]
     return np.array(rows, dtype=np.int32)
 
 

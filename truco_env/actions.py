@@ -22,7 +22,7 @@ ids                   name       meaning
 
 from __future__ import annotations
 
-from . import cards as C
+from . import cards
 from .senas import GESTURES
 
 CALLS = (
@@ -33,8 +33,8 @@ CALLS = (
 )
 
 PLAY_BASE = 0
-COVER_BASE = C.NUM_CARDS
-SLOT_BASE = 2 * C.NUM_CARDS
+COVER_BASE = cards.NUM_CARDS
+SLOT_BASE = 2 * cards.NUM_CARDS
 CALL_BASE = SLOT_BASE + 3
 NUM_ACTIONS = CALL_BASE + len(CALLS)
 SENA_BASE = NUM_ACTIONS
@@ -71,15 +71,15 @@ TALLY_CLASS_OF = tuple(_tally_class(a) for a in range(NUM_ACTIONS))
 
 def action_names(family: str, senas: bool = False) -> list[str]:
     """Every action name in id order, card names in the deck text of ``family``; the signals too with ``senas``."""
-    names = [f"play:{C.card_text(c, family)}" for c in range(C.NUM_CARDS)]
-    names += [f"cover:{C.card_text(c, family)}" for c in range(C.NUM_CARDS)]
+    names = [f"play:{cards.card_text(c, family)}" for c in range(cards.NUM_CARDS)]
+    names += [f"cover:{cards.card_text(c, family)}" for c in range(cards.NUM_CARDS)]
     names += [f"play_slot:{i}" for i in range(3)]
     names += list(CALLS)
     return names + list(SENA_ACTIONS) if senas else names
 
 
-_IDS = {family: {name: i for i, name in enumerate(action_names(family, True))} for family in C.FAMILIES}
-_NAMES = {family: action_names(family, True) for family in C.FAMILIES}
+_IDS = {family: {name: i for i, name in enumerate(action_names(family, True))} for family in cards.FAMILIES}
+_NAMES = {family: action_names(family, True) for family in cards.FAMILIES}
 
 
 def action_id(name: str, family: str) -> int:

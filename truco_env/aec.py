@@ -91,9 +91,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
-from . import _kernel as K
-from . import actions as A
-from . import cards as C
+from . import _kernel, actions, cards
 from .config import make_config
 from .encoding import (
     encode_information_state,
@@ -111,7 +109,7 @@ EPISODES = ("match", "hand")
 REWARDS = ("match", "points")
 ILLEGAL = ("raise", "terminate")
 RENDER_MODES = ("ansi", "human")
-STATE_HANDS = 6 * C.NUM_CARDS  # every seat's unplayed cards, after seat 0's observation
+STATE_HANDS = 6 * cards.NUM_CARDS  # every seat's unplayed cards, after seat 0's observation
 
 
 def _choice(name: str, value: Any, allowed: tuple) -> None:
@@ -143,8 +141,8 @@ class TrucoEnv(AECEnv):
         n = self.config.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agents = []
-        self.action_names = A.action_names(self.family, self.config.senas)
-        self._num_actions = A.num_actions(self.config)
+        self.action_names = actions.action_names(self.family, self.config.senas)
+        self._num_actions = actions.num_actions(self.config)
         self._action_spaces = {a: spaces.Discrete(self._num_actions) for a in self.possible_agents}
         obs_size = observation_size(self.config)
         obs_space = spaces.Dict({
@@ -170,7 +168,7 @@ class TrucoEnv(AECEnv):
 
     def action_id(self, name: str) -> int:
         """Index of an action name (``"play:1e"``, ``"truco"``); ValueError naming it when unknown."""
-        return A.action_id(name, self.family)
+        return actions.action_id(name, self.family)
 
     @property
     def game(self) -> TrucoState:
@@ -198,7 +196,7 @@ class TrucoEnv(AECEnv):
                                        score=options.get("score"))
             if self._cfg_array is None:
                 self._cfg_array = self._game.config_array
-                K.encode_static(self._cfg_array, options_array(self.config), self._obs_template)
+                _kernel.encode_static(self._cfg_array, options_array(self.config), self._obs_template)
         self._forfeit = None
         self._episode_hand = self._game.hand_index
         self.agents = list(self.possible_agents)
@@ -229,8 +227,8 @@ class TrucoEnv(AECEnv):
         if game is None:
             raise RuntimeError("call reset() before using the environment")
         obs = self._obs_template.copy()
-        K.encode_obs(game._st, self._cfg_array, seat, obs)
-        if game._st[K.S_ACTOR] == seat and not self.terminations.get(agent, True) and self._forfeit is None:
+        _kernel.encode_obs(game._st, self._cfg_array, seat, obs)
+        if game._st[_kernel.S_ACTOR] == seat and not self.terminations.get(agent, True) and self._forfeit is None:
             mask = game._mask.copy()
         else:
             mask = np.zeros(self._num_actions, dtype=np.int8)
@@ -289,7 +287,7 @@ class TrucoEnv(AECEnv):
         size = observation_size(self.config)
         out = np.zeros(size + STATE_HANDS, dtype=np.float32)
         encode_observation(game, 0, out[:size])
-        hands = out[size:].reshape(6, C.NUM_CARDS)
+        hands = out[size:].reshape(6, cards.NUM_CARDS)
         for seat in range(game.num_players):
             for card in game.remaining_cards(seat):
                 hands[seat, card] = 1.0

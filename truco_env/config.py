@@ -13,7 +13,7 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import cards as C
+from . import cards
 from .cards import ARGENTINE, FAMILIES, PAULISTA
 from .limits import clip
 
@@ -163,7 +163,7 @@ class TrucoConfig:
             raise ValueError(f"config field 'hand_size' = {clip(repr(self.hand_size))} is not allowed; choose 1, 2 or 3")
         if self.deck_ranks is None:
             return
-        family_ranks = (C.SPANISH_RANKS if self.family == ARGENTINE else C.PAULISTA_DECK_RANKS[self.deck])
+        family_ranks = (cards.SPANISH_RANKS if self.family == ARGENTINE else cards.PAULISTA_DECK_RANKS[self.deck])
         ranks = self.deck_ranks
         if (not isinstance(ranks, (list, tuple)) or not ranks or not all(isinstance(r, str) for r in ranks)
                 or len(set(ranks)) != len(ranks)

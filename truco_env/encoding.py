@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import actions as A
-from . import cards as C
-from . import senas as S
+from . import cards
+from .actions import NUM_ACTIONS, TALLY_CLASSES, action_id, num_actions
 from .config import TrucoConfig
 from .engine import (
     ENVIDO,
@@ -31,6 +30,7 @@ from .engine import (
     TRUCO,
     TrucoState,
 )
+from .senas import GESTURES, sees
 
 OBSERVATION_VERSION = 2  # 2 appended ``match_tally``; a version-1 policy reads the first 1,068 values unchanged
 TALLY_SCALE = 20.0  # decisions d are encoded as d / (d + TALLY_SCALE): about 0.5 after a couple of hands
@@ -60,17 +60,17 @@ OPTION_BITS = (
 
 #: (name, size, meaning) in order. Sizes are fixed for every preset.
 OBSERVATION_FIELDS = (
-    ("hand", C.NUM_CARDS, "own unplayed cards (card index); all zero in a blind mão de ferro"),
+    ("hand", cards.NUM_CARDS, "own unplayed cards (card index); all zero in a blind mão de ferro"),
     ("hand_slots", 3, "own dealt slots not yet played (for play_slot in a blind mão de ferro)"),
-    ("partner_cards", C.NUM_CARDS, "partners' unplayed cards, only where visible (team at 11 in a 2v2 mão de onze)"),
-    ("table", MAX_TRICKS * MAX_SEATS * C.NUM_CARDS,
+    ("partner_cards", cards.NUM_CARDS, "partners' unplayed cards, only where visible (team at 11 in a 2v2 mão de onze)"),
+    ("table", MAX_TRICKS * MAX_SEATS * cards.NUM_CARDS,
      "face-up cards played: [trick][relative seat][card index]"),
     ("covered", MAX_TRICKS * MAX_SEATS, "a face-down card was played: [trick][relative seat]"),
     ("trick_results", MAX_TRICKS * 3, "per finished trick: [won by own team, won by opponents, tied]"),
     ("trick_index", MAX_TRICKS, "one-hot: the trick being played"),
     ("trick_leader", MAX_SEATS, "one-hot relative seat that led the current trick"),
-    ("vira", C.NUM_CARDS, "one-hot vira card (Paulista)"),
-    ("manilha_rank", C.NUM_RANKS, "one-hot manilha rank index (Paulista)"),
+    ("vira", cards.NUM_CARDS, "one-hot vira card (Paulista)"),
+    ("manilha_rank", cards.NUM_RANKS, "one-hot manilha rank index (Paulista)"),
     ("truco_level", MAX_LEVEL + 1, "one-hot accepted ladder level 0..4"),
     ("hand_value", 1, "current value of the hand / 12"),
     ("raise_holder", 3, "who may raise next: [nobody yet, own team, opponents]"),
@@ -98,9 +98,9 @@ OBSERVATION_FIELDS = (
     ("num_players", 3, "one-hot 2/4/6 players"),
     ("hand_size", 3, "one-hot 1/2/3 cards dealt (3 except in research variants)"),
     ("options", len(OPTION_BITS), "rule options that change play (docs/observation.md lists them)"),
-    ("match_tally", 2 * (len(A.TALLY_CLASSES) + 1),
+    ("match_tally", 2 * (len(TALLY_CLASSES) + 1),
      "per team [own, opponents], the match so far: the share of its decisions in each class "
-     "[" + ", ".join(A.TALLY_CLASSES) + "], then decisions / (decisions + 20)"),
+     "[" + ", ".join(TALLY_CLASSES) + "], then decisions / (decisions + 20)"),
 )
 
 
@@ -124,7 +124,7 @@ OBS_OFFSETS, OBSERVATION_SIZE = _offsets(OBSERVATION_FIELDS)
 #: Fields appended after ``OBSERVATION_FIELDS`` only where ``senas`` is on (docs/rules.md §3.13). Why only there:
 #: every game without signals keeps its observation value for value, and the policies trained on it play on.
 SENAS_FIELDS = (
-    ("senas_seen", MAX_SEATS * len(S.GESTURES),
+    ("senas_seen", MAX_SEATS * len(GESTURES),
      ("[relative seat][gesture]: the seat's signal this hand, where the viewer saw it (its own and its partners' "
      "always, an opponent's only when caught)")),
     ("sena_caught_by", MAX_SEATS, "relative seats of the opponents who caught the viewer's own signal this hand"),
@@ -142,7 +142,7 @@ def observation_size(config: TrucoConfig) -> int:
 OBSERVATION_SIZES = {1: OBS_OFFSETS["match_tally"][0], 2: OBSERVATION_SIZE}
 #: Public action history appended for the information-state tensor: per slot [relative seat] + [action id].
 HISTORY_SLOTS = 64
-HISTORY_SLOT_SIZE = MAX_SEATS + A.NUM_ACTIONS
+HISTORY_SLOT_SIZE = MAX_SEATS + NUM_ACTIONS
 INFO_STATE_SIZE = OBSERVATION_SIZE + HISTORY_SLOTS * HISTORY_SLOT_SIZE
 
 
@@ -203,7 +203,7 @@ def _encode_cards(obs: np.ndarray, state: TrucoState, viewer: int) -> None:
                 for card in state.remaining_cards(seat):
                     partner[card] = 1.0
 
-    table = _view(obs, "table").reshape(MAX_TRICKS, MAX_SEATS, C.NUM_CARDS)
+    table = _view(obs, "table").reshape(MAX_TRICKS, MAX_SEATS, cards.NUM_CARDS)
     covered = _view(obs, "covered").reshape(MAX_TRICKS, MAX_SEATS)
     for t, trick in enumerate([*state.tricks, state.current_trick]):
         for seat, card, face_down in trick:
@@ -221,7 +221,7 @@ def _encode_cards(obs: np.ndarray, state: TrucoState, viewer: int) -> None:
 
     if state.vira is not None:
         _view(obs, "vira")[state.vira] = 1.0
-        _view(obs, "manilha_rank")[C.manilha_rank_index(state.vira, cfg.deck, cfg.deck_ranks)] = 1.0
+        _view(obs, "manilha_rank")[cards.manilha_rank_index(state.vira, cfg.deck, cfg.deck_ranks)] = 1.0
 
 
 def _encode_betting(obs: np.ndarray, state: TrucoState, viewer: int) -> None:
@@ -252,10 +252,10 @@ def _encode_betting(obs: np.ndarray, state: TrucoState, viewer: int) -> None:
             holders[_rel(seat, viewer, n)] = 1.0
     _encode_shown(_view(obs, "flor_shown"), state.flor_announcements, viewer, n, 38.0)
     own = _view(obs, "own_points")
-    if cfg.family == C.ARGENTINE:
+    if cfg.family == cards.ARGENTINE:
         dealt = state.dealt_cards(viewer)
-        own[0] = C.envido_of(dealt) / 33.0
-        flor = C.flor_of(dealt) if cfg.flor else None
+        own[0] = cards.envido_of(dealt) / 33.0
+        flor = cards.flor_of(dealt) if cfg.flor else None
         own[1] = 0.0 if flor is None else flor / 38.0
 
 
@@ -282,11 +282,11 @@ def _encode_match(obs: np.ndarray, state: TrucoState, viewer: int) -> None:
     special[0] = float(state.special_hand == MAO_DE_ONZE)
     special[1] = float(state.special_hand == MAO_DE_FERRO)
     special[2] = float(blind)
-    _view(obs, "family")[C.FAMILIES.index(cfg.family)] = 1.0
+    _view(obs, "family")[cards.FAMILIES.index(cfg.family)] = 1.0
     _view(obs, "num_players")[(2, 4, 6).index(n)] = 1.0
     _view(obs, "hand_size")[cfg.hand_size - 1] = 1.0
     _view(obs, "options")[:] = options_vector(cfg)
-    tally = _view(obs, "match_tally").reshape(2, len(A.TALLY_CLASSES) + 1)
+    tally = _view(obs, "match_tally").reshape(2, len(TALLY_CLASSES) + 1)
     tallies = state.match_tally
     for row, counts in enumerate((tallies[team], tallies[1 - team])):
         total = sum(counts)
@@ -299,9 +299,9 @@ def _encode_match(obs: np.ndarray, state: TrucoState, viewer: int) -> None:
 def _encode_senas(obs: np.ndarray, state: TrucoState, viewer: int) -> None:
     """The signals of the hand that the viewer saw, who caught its own, and whether gestures carry the table."""
     n = state.num_players
-    seen = _view(obs, "senas_seen").reshape(MAX_SEATS, len(S.GESTURES))
+    seen = _view(obs, "senas_seen").reshape(MAX_SEATS, len(GESTURES))
     for seat, gesture in state.signals_seen(viewer).items():
-        seen[_rel(seat, viewer, n), S.GESTURES.index(gesture)] = 1.0
+        seen[_rel(seat, viewer, n), GESTURES.index(gesture)] = 1.0
     if viewer in state.signals:
         caught = _view(obs, "sena_caught_by")
         for other in state.catches[viewer]:
@@ -313,7 +313,7 @@ def tally_decisions(obs: np.ndarray, row: int) -> np.ndarray:
     """Per observation (rows of ``obs``): how many decisions team ``row`` (0: the viewer's, 1: the opponents')
     has made in the match so far, read back from ``match_tally``'s d / (d + TALLY_SCALE). Why here: the
     encoder owns the formula, so its inverse lives beside it."""
-    width = len(A.TALLY_CLASSES) + 1
+    width = len(TALLY_CLASSES) + 1
     x = obs[:, OBS_OFFSETS["match_tally"][0] + width * row + width - 1].astype(np.float64)
     return np.rint(TALLY_SCALE * x / (1.0 - x)).astype(np.int64)
 
@@ -340,7 +340,7 @@ def _encode_shown(view, announcements, viewer, n, scale):
 #: unplayed cards of every other seat, seat ``k`` places after the viewer in block ``k - 1`` (40 floats each).
 #: Why: a value estimate that knows the deal separates the luck of the cards from the worth of a decision, so
 #: advantages are far less noisy; the policy still sees only its observation, and plays without this.
-PRIVILEGED_SIZE = (MAX_SEATS - 1) * C.NUM_CARDS
+PRIVILEGED_SIZE = (MAX_SEATS - 1) * cards.NUM_CARDS
 
 
 def encode_privileged(state: TrucoState, viewer: int, out: np.ndarray | None = None) -> np.ndarray:
@@ -351,7 +351,7 @@ def encode_privileged(state: TrucoState, viewer: int, out: np.ndarray | None = N
     n = state.num_players
     for seat in range(n):
         if seat != viewer:
-            block = (_rel(seat, viewer, n) - 1) * C.NUM_CARDS
+            block = (_rel(seat, viewer, n) - 1) * cards.NUM_CARDS
             for card in state.remaining_cards(seat):
                 priv[block + card] = 1.0
     return priv
@@ -360,12 +360,12 @@ def encode_privileged(state: TrucoState, viewer: int, out: np.ndarray | None = N
 def encode_action_mask(state: TrucoState, out: np.ndarray | None = None) -> np.ndarray:
     """int8 mask over ``actions.num_actions(config)`` of the actor's legal actions (all zero once the match is
     over)."""
-    mask = np.zeros(A.num_actions(state.config), dtype=np.int8) if out is None else out
+    mask = np.zeros(num_actions(state.config), dtype=np.int8) if out is None else out
     if out is not None:
         mask.fill(0)
     family = state.family
     for name in state.legal_actions():
-        mask[A.action_id(name, family)] = 1
+        mask[action_id(name, family)] = 1
     return mask
 
 
@@ -375,7 +375,7 @@ def public_action_name(state: TrucoState, seat: int, action: str, viewer: int,
     not see is nothing at all (None). ``catches``: the deal's (default: the current one's)."""
     if action.startswith("cover:") and seat != viewer:
         return "cover"
-    if action.startswith("sena:") and not S.sees(state.catches if catches is None else catches, seat, viewer):
+    if action.startswith("sena:") and not sees(state.catches if catches is None else catches, seat, viewer):
         return None
     return action
 
@@ -397,7 +397,7 @@ def encode_information_state(state: TrucoState, viewer: int) -> np.ndarray:
     for i, (seat, action) in enumerate(actions):
         history[i, _rel(seat, viewer, n)] = 1.0
         if public_action_name(state, seat, action, viewer) == action:
-            history[i, MAX_SEATS + A.action_id(action, state.family)] = 1.0
+            history[i, MAX_SEATS + action_id(action, state.family)] = 1.0
     return info
 
 
@@ -415,7 +415,7 @@ def information_state_string(state: TrucoState, viewer: int) -> str:
     eleven = [cfg.target_score - 1] * 2
     parts = []
     for record in state.hand_records:
-        blind = (cfg.family == C.PAULISTA and cfg.mao_de_ferro and cfg.mao_de_ferro_blind
+        blind = (cfg.family == cards.PAULISTA and cfg.mao_de_ferro and cfg.mao_de_ferro_blind
                  and record["score_before"] == eleven)
         hands = record["deal"]["hands"]
         own = "?" if blind else ",".join(hands[viewer])
@@ -500,7 +500,7 @@ own_score, their_score = obs["observation"][start:end] * target   # target = env
 
 if __name__ == "__main__":
     print(OBSERVATION_DOC_HEADER.format(version=OBSERVATION_VERSION, size=OBSERVATION_SIZE, senas=SENAS_SIZE,
-                                        actions=A.NUM_ACTIONS,
+                                        actions=NUM_ACTIONS,
                                         info=INFO_STATE_SIZE, slots=HISTORY_SLOTS,
                                         fractions=", ".join(f"`{f}`" for f in FRACTION_FIELDS))
           + observation_markdown())

@@ -33,9 +33,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from . import actions as A
-from . import cards as C
-from . import senas as S
+from . import actions, cards, senas
 from .config import TrucoConfig
 from .limits import clip
 
@@ -46,8 +44,8 @@ PLAY, TRUCO, ENVIDO, FLOR_DECLARE, FLOR_CONTEST, ONZE, OVER = (
     "play", "truco", "envido", "flor_declare", "flor_contest", "onze", "over")
 
 #: The bet ladder of each family: call names for levels 1.., and the hand value at levels 0.. (docs/rules.md §2.7).
-LADDER_CALLS = {C.ARGENTINE: ("truco", "retruco", "vale_cuatro"), C.PAULISTA: ("truco", "seis", "nove", "doze")}
-LADDER_VALUES = {C.ARGENTINE: (1, 2, 3, 4), C.PAULISTA: (1, 3, 6, 9, 12)}
+LADDER_CALLS = {cards.ARGENTINE: ("truco", "retruco", "vale_cuatro"), cards.PAULISTA: ("truco", "seis", "nove", "doze")}
+LADDER_VALUES = {cards.ARGENTINE: (1, 2, 3, 4), cards.PAULISTA: (1, 3, 6, 9, 12)}
 
 ENVIDO_CALLS = ("envido", "real_envido", "falta_envido")
 ENVIDO_VALUE = {"envido": 2, "real_envido": 3}
@@ -153,7 +151,7 @@ def special_hand_at(config: TrucoConfig, score: Sequence[int]) -> str | None:
     """The special hand a hand that starts at ``score`` is (docs/rules.md §4.7, 4.8): ``MAO_DE_FERRO`` when both
     teams stand one point from the target, ``MAO_DE_ONZE`` when one does, else None (always None outside Paulista
     or with the option off). A hand record keeps ``score_before``: its reader asks here, as the engine does."""
-    if config.family != C.PAULISTA:
+    if config.family != cards.PAULISTA:
         return None
     eleven = config.target_score - 1
     at_eleven = [t for t in (0, 1) if score[t] == eleven]
@@ -189,7 +187,7 @@ class TrucoState:
         self.winner = None
         self._first_to_target = None
         self._records: list[dict] = []
-        self._tally = [[0] * len(A.TALLY_CLASSES) for _ in range(2)]
+        self._tally = [[0] * len(actions.TALLY_CLASSES) for _ in range(2)]
         self._deal_number = 0
         self._pica_queue: list[tuple[int, int]] = []
         self._forced_next: dict | None = None
@@ -295,7 +293,7 @@ class TrucoState:
 
     def signals_seen(self, viewer: int) -> dict[int, str]:
         """The signals of this hand that ``viewer`` has seen: its own, its partners', the opponents' it caught."""
-        return {seat: g for seat, g in self._signals.items() if S.sees(self._catches, seat, viewer)}
+        return {seat: g for seat, g in self._signals.items() if senas.sees(self._catches, seat, viewer)}
 
     def dealt_cards(self, seat: int) -> tuple[int, ...]:
         """The three card indices dealt to ``seat`` in slot order (private to that seat)."""
@@ -307,7 +305,7 @@ class TrucoState:
 
     def hand_of(self, seat: int) -> list[str]:
         """The unplayed cards of ``seat`` in dealt order, as text."""
-        return [C.card_text(c, self.family) for c in self._dealt[seat] if c in self._remaining[seat]]
+        return [cards.card_text(c, self.family) for c in self._dealt[seat] if c in self._remaining[seat]]
 
     @property
     def match_tally(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -395,7 +393,7 @@ class TrucoState:
         record["legal"].append(legal)
         self._legal = None
         if not action.startswith("sena:"):  # a signal is no public decision: it stays out of the tally
-            self._tally[self.team_of(seat)][A.TALLY_CLASS_OF[A.action_id(action, self.family)]] += 1
+            self._tally[self.team_of(seat)][actions.TALLY_CLASS_OF[actions.action_id(action, self.family)]] += 1
         handler = getattr(self, "_on_" + self._phase)
         handler(seat, action)
 
@@ -404,11 +402,11 @@ class TrucoState:
     def _on_play(self, seat: int, action: str) -> None:
         kind, _, arg = action.partition(":")
         if kind == "play":
-            self._play_card(seat, C.parse_card(arg, self.family), covered=False)
+            self._play_card(seat, cards.parse_card(arg, self.family), covered=False)
         elif kind == "play_slot":
             self._play_card(seat, self._dealt[seat][int(arg)], covered=False)
         elif kind == "cover":
-            self._play_card(seat, C.parse_card(arg, self.family), covered=True)
+            self._play_card(seat, cards.parse_card(arg, self.family), covered=True)
         elif action in ENVIDO_CALLS:
             self._open_envido(seat, action)
         elif action == "mazo":
@@ -471,7 +469,7 @@ class TrucoState:
         chain = self._envido_chain
         if action == "quiero":
             winner_seat, self.envido_announcements = self._showdown(
-                {s: C.envido_of(self._dealt[s]) for s in self._seats})
+                {s: cards.envido_of(self._dealt[s]) for s in self._seats})
             winner = self.team_of(winner_seat)
             if "falta_envido" in chain:
                 points = self._falta(winner)
@@ -521,7 +519,7 @@ class TrucoState:
         """docs/rules.md §3.3: trick 1, once per hand, before an accepted truco, by the turn holder before his card
         or (envido va primero) by the responder to a pending first-trick ``truco``."""
         cfg = self.config
-        if (self.family != C.ARGENTINE or self._envido_opened or self._envido_done or self._flor_declared
+        if (self.family != cards.ARGENTINE or self._envido_opened or self._envido_done or self._flor_declared
                 or self._trick_index != 0):
             return False
         if self._level > 0 and not cfg.envido_after_truco_accepted:
@@ -580,7 +578,7 @@ class TrucoState:
         count = len(self._flor_holders)
         if action == "quiero":
             winner_seat, self.flor_announcements = self._showdown(
-                {s: C.flor_of(self._dealt[s]) for s in self._flor_holders})
+                {s: cards.flor_of(self._dealt[s]) for s in self._flor_holders})
             winner = self.team_of(winner_seat)
             if "contraflor_al_resto" in chain:
                 points = self._falta(winner) + values["resto_bonus_per_flor"] * count
@@ -668,7 +666,7 @@ class TrucoState:
             self._end_hand()
 
     def _all_tricks_tied(self) -> None:
-        if self.family == C.ARGENTINE:
+        if self.family == cards.ARGENTINE:
             winner = self.team_of(self.mano)
         else:
             rule = self.config.all_tricks_tied
@@ -730,10 +728,10 @@ class TrucoState:
         if self._special == MAO_DE_FERRO and cfg.mao_de_ferro_blind:
             legal = [f"play_slot:{i}" for i, c in enumerate(self._dealt[seat]) if c in self._remaining[seat]]
         else:
-            legal = ["play:" + C.card_text(c, family) for c in self._remaining[seat]]
-            if (cfg.covered_card and family == C.PAULISTA and self._trick and self.trick_results
+            legal = ["play:" + cards.card_text(c, family) for c in self._remaining[seat]]
+            if (cfg.covered_card and family == cards.PAULISTA and self._trick and self.trick_results
                     and self.trick_results[-1] != TIE):
-                legal.extend("cover:" + C.card_text(c, family) for c in self._remaining[seat])
+                legal.extend("cover:" + cards.card_text(c, family) for c in self._remaining[seat])
         team = self.team_of(seat)
         if self._level < len(self._ladder_calls) and (self._level == 0 or self._holder == team):
             special_ok = self._special is None or cfg.mao_de_onze_truco == "caller_loses_match"
@@ -741,10 +739,10 @@ class TrucoState:
                 legal.append(self._ladder_calls[self._level])
         if self._can_open_envido(seat):
             legal.extend(ENVIDO_CALLS)
-        if family == C.ARGENTINE or (cfg.paulista_mazo and self._special != MAO_DE_FERRO):
+        if family == cards.ARGENTINE or (cfg.paulista_mazo and self._special != MAO_DE_FERRO):
             legal.append("mazo")
         if self._may_signal(seat):
-            legal.extend(A.SENA_ACTIONS)
+            legal.extend(actions.SENA_ACTIONS)
         return legal
 
     def _may_signal(self, seat: int) -> bool:
@@ -755,7 +753,7 @@ class TrucoState:
 
     def _may_raise(self, team: int, pending: int | None) -> bool:
         """``forbid_useless_raise`` (Paulista): no raise when accepting (or the current value) already wins."""
-        if not self.config.forbid_useless_raise or self.family != C.PAULISTA:
+        if not self.config.forbid_useless_raise or self.family != cards.PAULISTA:
             return True
         value = self.hand_value if pending is None else self._ladder_values[pending]
         return self._score[team] + value < self.target
@@ -854,20 +852,20 @@ class TrucoState:
         mano = playing_order(self.dealer, n)[0]
         cfg = self.config
         if hands is None:
-            deck = list(C.deck(self.family, cfg.deck, cfg.deck_ranks))
+            deck = list(cards.deck(self.family, cfg.deck, cfg.deck_ranks))
             random.Random(f"{self.seed}:{self._deal_number}").shuffle(deck)
             hands = [[] for _ in range(n)]
             dealt = cfg.hand_size * n
             for k in range(dealt):
                 hands[(mano + k) % n].append(deck[k])
-            vira = deck[dealt] if self.family == C.PAULISTA else None
+            vira = deck[dealt] if self.family == cards.PAULISTA else None
         if cfg.senas and catches is None:
-            catches = S.draw_catches(self.seed, self._deal_number, n, cfg.sena_catch)
+            catches = senas.draw_catches(self.seed, self._deal_number, n, cfg.sena_catch)
         self._catches = catches if cfg.senas else None
         self._deal_number += 1
         self._dealt = [tuple(h) for h in hands]
         self.vira = vira
-        self._strength = C.strength_table(self.family, vira, cfg.deck, cfg.deck_ranks)
+        self._strength = cards.strength_table(self.family, vira, cfg.deck, cfg.deck_ranks)
         if self._is_pica_pica_deal():
             pairs = [((mano + i) % n, (mano + i + 3) % n) for i in range(3)]
             self._pica_queue = pairs[1:]
@@ -904,7 +902,7 @@ class TrucoState:
         self.envido_status = "none"  # ... | "void" (cancelled by a flor)
         self.flor_calls: list[tuple[int, str]] = []
         self.flor_status = "none"  # ... | "uncontested"
-        self._flor_holders = ([s for s in self._hand_order if C.flor_of(self._dealt[s]) is not None]
+        self._flor_holders = ([s for s in self._hand_order if cards.flor_of(self._dealt[s]) is not None]
                               if self.config.flor else [])
         self._flor_declared = False
         self._flor_chain: list[str] = []
@@ -916,8 +914,8 @@ class TrucoState:
         self._special, self._base_value, self._onze_deciders = self._special_hand()
         record = {
             "dealer": self.dealer,
-            "deal": {"hands": [[C.card_text(c, self.family) for c in h] for h in self._dealt],
-                     "vira": None if self.vira is None else C.card_text(self.vira, self.family)},
+            "deal": {"hands": [[cards.card_text(c, self.family) for c in h] for h in self._dealt],
+                     "vira": None if self.vira is None else cards.card_text(self.vira, self.family)},
             "score_before": list(self._score), "actions": [], "legal": [],
             "points": [0, 0], "score_after": list(self._score), "finished": False,
         }
@@ -1041,8 +1039,8 @@ def _parse_deal(deal: Any, config: TrucoConfig) -> dict:
         return out
     if not isinstance(hands, (list, tuple)) or len(hands) != n:
         raise ValueError(f"deal 'hands' must be a list of {n} hands (one per seat), got {clip(repr(hands))}")
-    legal_cards = set(C.deck(family, config.deck, config.deck_ranks))
-    deck_name = "Spanish 40-card" if family == C.ARGENTINE else f"{config.deck} {family}"
+    legal_cards = set(cards.deck(family, config.deck, config.deck_ranks))
+    deck_name = "Spanish 40-card" if family == cards.ARGENTINE else f"{config.deck} {family}"
     if config.deck_ranks is not None:
         deck_name = f"reduced ({', '.join(config.deck_ranks)})"
     seen: dict[int, str] = {}
@@ -1052,7 +1050,7 @@ def _parse_deal(deal: Any, config: TrucoConfig) -> dict:
             raise ValueError(f"deal: seat {seat} must hold exactly {config.hand_size} cards, got {clip(repr(hand))}")
         row = []
         for text in hand:
-            card = C.parse_card(text, family)
+            card = cards.parse_card(text, family)
             if card not in legal_cards:
                 raise ValueError(f"deal: card {clip(repr(text))} is not in the {deck_name} deck of this config")
             if card in seen:
@@ -1061,14 +1059,14 @@ def _parse_deal(deal: Any, config: TrucoConfig) -> dict:
             row.append(card)
         parsed.append(row)
     out["hands"] = parsed
-    if family == C.ARGENTINE:
+    if family == cards.ARGENTINE:
         if vira_text is not None:
             raise ValueError(f"deal: the argentine family has no vira, got {clip(repr(vira_text))} (use None)")
         out["vira"] = None
     else:
         if vira_text is None:
             raise ValueError("deal: paulista needs a 'vira' card beside the hands")
-        vira = C.parse_card(vira_text, family)
+        vira = cards.parse_card(vira_text, family)
         if vira not in legal_cards:
             raise ValueError(f"deal: vira {clip(repr(vira_text))} is not in the {deck_name} deck of this config")
         if vira in seen:

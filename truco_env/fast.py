@@ -18,10 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from . import _kernel as K
-from . import actions as A
-from . import cards as C
-from . import senas as S
+import truco_env.cards
+
+from . import _kernel, senas
+from .actions import _IDS, _NAMES, CALL_BASE, CALLS, num_actions
+from .cards import ARGENTINE, NUM_CARDS, PAULISTA, card_text, manilha_rank_index
 from .config import DEFAULT_FLOR_VALUES, TrucoConfig
 from .engine import (
     LADDER_CALLS,
@@ -40,49 +41,49 @@ PHASE_NAMES = ("play", "truco", "envido", "flor_declare", "flor_contest", "onze"
 def config_array(config: TrucoConfig) -> np.ndarray:
     """The rules as the int32 vector the kernel reads (layout: ``truco_env._kernel.C_*``)."""
     c = config
-    cfg = np.zeros(K.CFG_SIZE, dtype=np.int32)
-    family = 0 if c.family == C.ARGENTINE else 1
+    cfg = np.zeros(_kernel.CFG_SIZE, dtype=np.int32)
+    family = 0 if c.family == ARGENTINE else 1
     values = {
-        K.C_FAMILY: family, K.C_N: c.num_players, K.C_TARGET: c.target_score,
-        K.C_ROT: int(c.deal_rotation == "against_play"), K.C_RESPONDER: int(c.responder == "team_pie"),
-        K.C_LEAD_TIE: ("same_leader", "first_tied_card", "next_after_leader").index(c.lead_after_tie),
-        K.C_PARTNER_TIE: int(c.partner_tie_wins_trick), K.C_END_IMM: int(c.end_match_immediately),
-        K.C_MALAS: int(bool(c.malas_buenas)),
-        K.C_FALTA: ("leader_needs", "malas_match", "whole_match").index(c.falta_envido),
-        K.C_ENV_TIE: int(c.envido_tie == "mano_team"), K.C_ENV_OPENERS: int(c.envido_openers == "pie_only"),
-        K.C_ENV_AFTER_TRUCO: int(c.envido_after_truco_accepted), K.C_ENV_PRIMERO: int(c.envido_primero),
-        K.C_ENV_PRIMERO_PLAYED: int(c.envido_primero_after_played), K.C_FLOR: int(c.flor),
-        K.C_MAZO_BONUS: int(c.mazo_first_trick_bonus), K.C_PICA: int(c.pica_pica),
-        K.C_DECK: int(c.deck == "clean"),
-        K.C_ALL_TIED: ("no_points", "dealer_team", "mao_team").index(c.all_tricks_tied),
-        K.C_ONZE: int(c.mao_de_onze), K.C_ONZE_ANY: int(c.mao_de_onze_decider == "any_accepts"),
-        K.C_ONZE_TRUCO_LOSES: int(c.mao_de_onze_truco == "caller_loses_match"), K.C_FERRO: int(c.mao_de_ferro),
-        K.C_FERRO_BLIND: int(c.mao_de_ferro_blind), K.C_FORBID_USELESS: int(c.forbid_useless_raise),
-        K.C_COVERED: int(c.covered_card), K.C_PMAZO: int(c.paulista_mazo), K.C_HAND_SIZE: c.hand_size,
-        K.C_SINGLE: int(c.single_hand), K.C_SENAS: int(c.senas), K.C_SENA_CATCH: round(c.sena_catch * 2 ** 30),
-        K.C_SENA_TABLE: int(c.sena_code == "table"),
+        _kernel.C_FAMILY: family, _kernel.C_N: c.num_players, _kernel.C_TARGET: c.target_score,
+        _kernel.C_ROT: int(c.deal_rotation == "against_play"), _kernel.C_RESPONDER: int(c.responder == "team_pie"),
+        _kernel.C_LEAD_TIE: ("same_leader", "first_tied_card", "next_after_leader").index(c.lead_after_tie),
+        _kernel.C_PARTNER_TIE: int(c.partner_tie_wins_trick), _kernel.C_END_IMM: int(c.end_match_immediately),
+        _kernel.C_MALAS: int(bool(c.malas_buenas)),
+        _kernel.C_FALTA: ("leader_needs", "malas_match", "whole_match").index(c.falta_envido),
+        _kernel.C_ENV_TIE: int(c.envido_tie == "mano_team"), _kernel.C_ENV_OPENERS: int(c.envido_openers == "pie_only"),
+        _kernel.C_ENV_AFTER_TRUCO: int(c.envido_after_truco_accepted), _kernel.C_ENV_PRIMERO: int(c.envido_primero),
+        _kernel.C_ENV_PRIMERO_PLAYED: int(c.envido_primero_after_played), _kernel.C_FLOR: int(c.flor),
+        _kernel.C_MAZO_BONUS: int(c.mazo_first_trick_bonus), _kernel.C_PICA: int(c.pica_pica),
+        _kernel.C_DECK: int(c.deck == "clean"),
+        _kernel.C_ALL_TIED: ("no_points", "dealer_team", "mao_team").index(c.all_tricks_tied),
+        _kernel.C_ONZE: int(c.mao_de_onze), _kernel.C_ONZE_ANY: int(c.mao_de_onze_decider == "any_accepts"),
+        _kernel.C_ONZE_TRUCO_LOSES: int(c.mao_de_onze_truco == "caller_loses_match"), _kernel.C_FERRO: int(c.mao_de_ferro),
+        _kernel.C_FERRO_BLIND: int(c.mao_de_ferro_blind), _kernel.C_FORBID_USELESS: int(c.forbid_useless_raise),
+        _kernel.C_COVERED: int(c.covered_card), _kernel.C_PMAZO: int(c.paulista_mazo), _kernel.C_HAND_SIZE: c.hand_size,
+        _kernel.C_SINGLE: int(c.single_hand), _kernel.C_SENAS: int(c.senas), _kernel.C_SENA_CATCH: round(c.sena_catch * 2 ** 30),
+        _kernel.C_SENA_TABLE: int(c.sena_code == "table"),
     }
     for index, value in values.items():
         cfg[index] = value
     for i, key in enumerate(DEFAULT_FLOR_VALUES):
-        cfg[K.C_FV + i] = c.flor_values[key]
-    deck = C.deck(c.family, c.deck, c.deck_ranks)
-    cfg[K.C_DECK_LEN] = len(deck)
-    cfg[K.C_DECK_CARDS:K.C_DECK_CARDS + len(deck)] = deck
+        cfg[_kernel.C_FV + i] = c.flor_values[key]
+    deck = truco_env.cards.deck(c.family, c.deck, c.deck_ranks)
+    cfg[_kernel.C_DECK_LEN] = len(deck)
+    cfg[_kernel.C_DECK_CARDS:_kernel.C_DECK_CARDS + len(deck)] = deck
     calls = LADDER_CALLS[c.family]
-    cfg[K.C_NLADDER] = len(calls)
+    cfg[_kernel.C_NLADDER] = len(calls)
     for i, call in enumerate(calls):
-        cfg[K.C_LADDER_ACT + i] = A.CALL_BASE + A.CALLS.index(call)
+        cfg[_kernel.C_LADDER_ACT + i] = CALL_BASE + CALLS.index(call)
     for i, value in enumerate(LADDER_VALUES[c.family]):
-        cfg[K.C_LADDER_VAL + i] = value
-    for card in range(C.NUM_CARDS):
+        cfg[_kernel.C_LADDER_VAL + i] = value
+    for card in range(NUM_CARDS):
         manilha = -1
-        if c.family == C.PAULISTA:
+        if c.family == PAULISTA:
             try:
-                manilha = C.manilha_rank_index(card, c.deck, c.deck_ranks)
+                manilha = manilha_rank_index(card, c.deck, c.deck_ranks)
             except ValueError:
                 manilha = -1
-        cfg[K.C_MANILHA_OF + card] = manilha
+        cfg[_kernel.C_MANILHA_OF + card] = manilha
     return cfg
 
 
@@ -102,7 +103,7 @@ def _cached_config(config: TrucoConfig) -> tuple[np.ndarray, list[int]]:
     if entry is None or entry[0] is not config:
         if len(_CFG_CACHE) > 256:
             _CFG_CACHE.clear()
-        entry = (config, config_array(config), list(C.deck(config.family, config.deck, config.deck_ranks)))
+        entry = (config, config_array(config), list(truco_env.cards.deck(config.family, config.deck, config.deck_ranks)))
         _CFG_CACHE[id(config)] = entry
     return entry[1], entry[2]
 
@@ -146,12 +147,12 @@ class FastState:
         start_score = _check_score(score, config.target_score)
         forced = _parse_deal(deal, config) if deal is not None else {}
         self._cfg, self._deck = _cached_config(config)
-        self._st = np.zeros(K.STATE_SIZE, dtype=np.int32)
-        self._mask = np.zeros(A.num_actions(config), dtype=np.int8)
-        self._buf = np.zeros(A.num_actions(config), dtype=np.int32)
+        self._st = np.zeros(_kernel.STATE_SIZE, dtype=np.int32)
+        self._mask = np.zeros(num_actions(config), dtype=np.int8)
+        self._buf = np.zeros(num_actions(config), dtype=np.int32)
         self._legal: list[int] = []
-        self._names = A._NAMES[config.family]
-        self._name_ids = A._IDS[config.family]
+        self._names = _NAMES[config.family]
+        self._name_ids = _IDS[config.family]
         self._hands: list[list[Any]] = []  # per hand: see _open_hand
         self._log: list[tuple[int, int]] = []  # (seat, action id) of the whole match
         self._forced_next = None
@@ -162,7 +163,7 @@ class FastState:
         dealer = forced.get("dealer")
         if dealer is None:
             dealer = random.Random(f"{seed}:dealer").randrange(self.num_players)
-        K.new_match(self._st, self._cfg, dealer, start_score[0], start_score[1])
+        _kernel.new_match(self._st, self._cfg, dealer, start_score[0], start_score[1])
         self._deal(forced.get("hands"), forced.get("vira"), forced.get("catches"))
         return self
 
@@ -172,22 +173,22 @@ class FastState:
         st = self._st
         if self.config.senas:  # who would catch each seat's signal, drawn as TrucoState._deal draws it
             if catches is None:
-                catches = S.draw_catches(self.seed, int(st[K.S_DEAL_NUMBER]), self.num_players, self.config.sena_catch)
+                catches = senas.draw_catches(self.seed, int(st[_kernel.S_DEAL_NUMBER]), self.num_players, self.config.sena_catch)
             for seat, row in enumerate(catches):
-                st[K.S_CATCH + seat] = sum(1 << other for other in row)
+                st[_kernel.S_CATCH + seat] = sum(1 << other for other in row)
         if hands is None:
             # random.Random(f"{seed}:{k}").shuffle(deck), the reference deal, from a batch of the generator's
             # 32-bit outputs (getrandbits(32 * m) returns m successive outputs, the first least significant)
-            rng = random.Random(f"{self.seed}:{st[K.S_DEAL_NUMBER]}")
+            rng = random.Random(f"{self.seed}:{st[_kernel.S_DEAL_NUMBER]}")
             bits = _WORD_BITS
             words = np.frombuffer(rng.getrandbits(bits).to_bytes(bits // 8, "little"), dtype="<u4")
-            count = K.deal_from_words(st, self._cfg, words, self._mask, self._buf)
+            count = _kernel.deal_from_words(st, self._cfg, words, self._mask, self._buf)
             if count < 0:  # more rejections than words (practically never): shuffle in Python
                 self._deal(*self._python_deal(), catches)
                 return
         else:
             cards = [c for h in hands for c in h]
-            count = K.deal_and_legal(st, self._cfg, np.array(cards, dtype=np.int32), -1 if vira is None else vira,
+            count = _kernel.deal_and_legal(st, self._cfg, np.array(cards, dtype=np.int32), -1 if vira is None else vira,
                                      self._mask, self._buf)
         self._legal = self._buf[:count].tolist()
         self._open_hand()
@@ -198,26 +199,26 @@ class FastState:
         n = self.num_players
         hs = self.config.hand_size
         deck = list(self._deck)
-        random.Random(f"{self.seed}:{st[K.S_DEAL_NUMBER]}").shuffle(deck)
-        mano = (int(st[K.S_DEALER]) + 1) % n
+        random.Random(f"{self.seed}:{st[_kernel.S_DEAL_NUMBER]}").shuffle(deck)
+        mano = (int(st[_kernel.S_DEALER]) + 1) % n
         hands: list[list[int]] = [[] for _ in range(n)]
         for k in range(hs * n):
             hands[(mano + k) % n].append(deck[k])
-        return hands, (deck[hs * n] if self.family == C.PAULISTA else None)
+        return hands, (deck[hs * n] if self.family == PAULISTA else None)
 
     def _open_hand(self) -> None:
         st = self._st
         n = self.num_players
         pair = None
-        if st[K.S_NSEATS] != n:
-            pair = (int(st[K.S_SEATS]), int(st[K.S_SEATS + 1]))
+        if st[_kernel.S_NSEATS] != n:
+            pair = (int(st[_kernel.S_SEATS]), int(st[_kernel.S_SEATS + 1]))
         # [dealer, dealt (per seat), vira, score_before, pair, first log index, legal lists, points, score_after,
         #  catches (señas) or None]
         catches = None
         if self.config.senas:
-            catches = [[o for o in range(n) if (st[K.S_CATCH + seat] >> o) & 1] for seat in range(n)]
-        self._hands.append([int(st[K.S_DEALER]), st[K.S_DEALT:K.S_DEALT + 3 * n].reshape(n, 3).tolist(),
-                            int(st[K.S_VIRA]), (int(st[K.S_SCORE]), int(st[K.S_SCORE + 1])), pair,
+            catches = [[o for o in range(n) if (st[_kernel.S_CATCH + seat] >> o) & 1] for seat in range(n)]
+        self._hands.append([int(st[_kernel.S_DEALER]), st[_kernel.S_DEALT:_kernel.S_DEALT + 3 * n].reshape(n, 3).tolist(),
+                            int(st[_kernel.S_VIRA]), (int(st[_kernel.S_SCORE]), int(st[_kernel.S_SCORE + 1])), pair,
                             len(self._log), [], None, None, catches])
 
     # -- queries --------------------------------------------------------------------------------------------
@@ -232,25 +233,25 @@ class FastState:
 
     @property
     def actor(self) -> int | None:
-        a = int(self._st[K.S_ACTOR])
+        a = int(self._st[_kernel.S_ACTOR])
         return None if a < 0 else a
 
     @property
     def phase(self) -> str:
-        return PHASE_NAMES[self._st[K.S_PHASE]]
+        return PHASE_NAMES[self._st[_kernel.S_PHASE]]
 
     @property
     def is_over(self) -> bool:
-        return bool(self._st[K.S_IS_OVER])
+        return bool(self._st[_kernel.S_IS_OVER])
 
     @property
     def winner(self) -> int | None:
-        w = int(self._st[K.S_WINNER])
+        w = int(self._st[_kernel.S_WINNER])
         return None if w < 0 else w
 
     @property
     def score(self) -> tuple[int, int]:
-        return int(self._st[K.S_SCORE]), int(self._st[K.S_SCORE + 1])
+        return int(self._st[_kernel.S_SCORE]), int(self._st[_kernel.S_SCORE + 1])
 
     @property
     def hand_index(self) -> int:
@@ -258,7 +259,7 @@ class FastState:
 
     @property
     def decisions(self) -> int:
-        return int(self._st[K.S_DECISIONS])
+        return int(self._st[_kernel.S_DECISIONS])
 
     def team_of(self, seat: int) -> int:
         return seat % 2
@@ -268,7 +269,7 @@ class FastState:
         record = self._hands[index]
         if record[7] is not None:
             return list(record[7])
-        return [int(self._st[K.S_HP]), int(self._st[K.S_HP + 1])]
+        return [int(self._st[_kernel.S_HP]), int(self._st[_kernel.S_HP + 1])]
 
     def legal_mask(self) -> np.ndarray:
         """The actor's legal actions as an int8 mask over the action ids (a view: copy it to keep it)."""
@@ -308,18 +309,18 @@ class FastState:
         st = self._st
         hand = self._hands[-1]
         hand[6].append(self._legal)
-        self._log.append((int(st[K.S_ACTOR]), action_id))
-        result = K.step(st, self._cfg, action_id, self._mask, self._buf)
-        if result < K.CLOSED:
+        self._log.append((int(st[_kernel.S_ACTOR]), action_id))
+        result = _kernel.step(st, self._cfg, action_id, self._mask, self._buf)
+        if result < _kernel.CLOSED:
             self._legal = self._buf[:result].tolist()
             return
-        hand[7] = (int(st[K.S_LAST_HP]), int(st[K.S_LAST_HP + 1]))
+        hand[7] = (int(st[_kernel.S_LAST_HP]), int(st[_kernel.S_LAST_HP + 1]))
         # score_after of the closed hand is the score now: nothing credits between a close and the next start
-        hand[8] = (int(st[K.S_SCORE]), int(st[K.S_SCORE + 1]))
-        if result & K.NEEDS_DEAL:
+        hand[8] = (int(st[_kernel.S_SCORE]), int(st[_kernel.S_SCORE + 1]))
+        if result & _kernel.NEEDS_DEAL:
             forced, self._forced_next = self._forced_next or {}, None
             self._deal(forced.get("hands"), forced.get("vira"), forced.get("catches"))
-        elif result & K.ENDED:
+        elif result & _kernel.ENDED:
             self._legal = []
         else:  # the next pica-pica duel started inside the kernel
             self._legal = self._buf[:result & 255].tolist()
@@ -347,7 +348,7 @@ class FastState:
     def encode_observation(self, viewer: int, out: np.ndarray) -> np.ndarray:
         """``truco_env.encoding.encode_observation`` into ``out``, whose static tail must already hold
         ``K.encode_static`` (see :func:`observation_buffer`)."""
-        K.encode_obs(self._st, self._cfg, viewer, out)
+        _kernel.encode_obs(self._st, self._cfg, viewer, out)
         return out
 
     def observation_buffer(self) -> np.ndarray:
@@ -358,7 +359,7 @@ class FastState:
             from .encoding import observation_size
 
             out = np.zeros(observation_size(self.config), dtype=np.float32)
-            K.encode_static(self._cfg, options_array(self.config), out)
+            _kernel.encode_static(self._cfg, options_array(self.config), out)
             if len(_OBS_TEMPLATES) > 256:
                 _OBS_TEMPLATES.clear()
             template = _OBS_TEMPLATES[id(self.config)] = (self.config, out)
@@ -381,12 +382,12 @@ class FastState:
             out_actions = [[seat, names[action]] for seat, action in actions]
         record = {
             "dealer": dealer,
-            "deal": {"hands": [[C.card_text(c, family) for c in h[:hs]] for h in dealt],
-                     "vira": None if vira < 0 else C.card_text(vira, family),
+            "deal": {"hands": [[card_text(c, family) for c in h[:hs]] for h in dealt],
+                     "vira": None if vira < 0 else card_text(vira, family),
                      **({} if catches is None else {"catches": [list(row) for row in catches]})},
             "score_before": list(score_before),
             "actions": out_actions,
-            "points": list(points) if points is not None else [int(self._st[K.S_HP]), int(self._st[K.S_HP + 1])],
+            "points": list(points) if points is not None else [int(self._st[_kernel.S_HP]), int(self._st[_kernel.S_HP + 1])],
             "score_after": list(score_after) if score_after is not None else list(self.score),
         }
         if pair is not None:

@@ -35,8 +35,9 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from . import _kernel as K
-from . import actions as A
+import truco_env.actions
+
+from . import _kernel
 from .encoding import observation_size
 from .inputs import as_action_batch, as_seed
 from .limits import clip
@@ -60,7 +61,7 @@ class TrucoVectorEnv(gymnasium.vector.VectorEnv):
         self.env = VectorEnv(preset, num_envs, num_workers=num_workers, reward=reward, **overrides)
         self.preset, self.fixed_team, self.num_envs = preset, team, num_envs
         self.single_observation_space = spaces.Box(0.0, 1.0, (observation_size(self.env.config),), dtype=np.float32)
-        self.single_action_space = spaces.Discrete(A.num_actions(self.env.config))
+        self.single_action_space = spaces.Discrete(truco_env.actions.num_actions(self.env.config))
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
         self._rng = np.random.default_rng()
@@ -113,7 +114,7 @@ class TrucoVectorEnv(gymnasium.vector.VectorEnv):
                 r = rewards[np.arange(n), team]  # seats 0 and 1 are teams 0 and 1
                 carry += np.where(done, r, 0.0)
                 reward += np.where(done, 0.0, r)
-                won |= ended & ~done & (self.env.info[:, K.INFO_WINNER] == team)
+                won |= ended & ~done & (self.env.info[:, _kernel.INFO_WINNER] == team)
                 done |= ended
                 if ended.any():
                     self._draw_teams(ended)

@@ -16,8 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from . import actions as A
-from . import cards as C
+from . import actions, cards
 from .config import TrucoConfig
 from .engine import MAO_DE_FERRO, TIE, TrucoState
 from .limits import MAX_DEPTH, clip, json_depth
@@ -83,18 +82,18 @@ def act_message(state: TrucoState, seat: int, observation: Any = None) -> dict:
         for other in state.participants:
             if other != seat and state.team_of(other) == team:
                 shown.add(other)
-                partners[str(other)] = [C.card_text(c, family) for c in state.remaining_cards(other)]
-    tricks = [{"cards": [[s, None if c is None else C.card_text(c, family)] for s, c in plays],
+                partners[str(other)] = [cards.card_text(c, family) for c in state.remaining_cards(other)]
+    tricks = [{"cards": [[s, None if c is None else cards.card_text(c, family)] for s, c in plays],
                "winner": _team_word(winner, team)} for plays, winner in visible_tricks(state, seat, shown)]
     hands = record["deal"]["hands"]
     manilha = None
     if state.vira is not None:
-        manilha = C.FRENCH_RANKS[C.manilha_rank_index(state.vira, config.deck, config.deck_ranks)]
+        manilha = cards.FRENCH_RANKS[cards.manilha_rank_index(state.vira, config.deck, config.deck_ranks)]
     message = {
         "type": "act", "seat": seat, "team": team,
-        "hand": None if blind else [C.card_text(c, family) for c in remaining],
+        "hand": None if blind else [cards.card_text(c, family) for c in remaining],
         "cards_left": len(remaining),
-        "vira": None if state.vira is None else C.card_text(state.vira, family), "manilhas": manilha,
+        "vira": None if state.vira is None else cards.card_text(state.vira, family), "manilhas": manilha,
         "score": {"us": state.score[team], "them": state.score[1 - team], "target": config.target_score},
         "hand_number": state.hand_index + 1, "dealer": state.dealer, "mano": state.mano,
         "special_hand": state.special_hand or None, "hand_value": state.hand_value, "phase": state.phase,
@@ -104,7 +103,7 @@ def act_message(state: TrucoState, seat: int, observation: Any = None) -> dict:
         "envido_shown": [list(a) for a in state.envido_announcements],
         "flor_shown": [list(a) for a in state.flor_announcements],
         "partners": partners,
-        "legal": [{"name": name, "id": A.action_id(name, family)} for name in state.legal_actions()],
+        "legal": [{"name": name, "id": actions.action_id(name, family)} for name in state.legal_actions()],
     }
     if config.senas and seat in state.signals:  # who caught its own signal (docs/rules.md §3.13)
         message["sena_caught_by"] = list(state.catches[seat])

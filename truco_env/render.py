@@ -4,15 +4,15 @@ Used by the environment's ``ansi``/``human`` render modes and by the terminal fr
 
 from __future__ import annotations
 
-from . import cards as C
-from . import senas as S
+from .cards import FRENCH_RANKS, card_text, manilha_rank_index
 from .encoding import partner_cards_visible, public_action_name
 from .engine import MAO_DE_FERRO, TIE, TrucoState
+from .senas import MEANINGS
 from .views import visible_tricks
 
 
 def card_str(state: TrucoState, card: int) -> str:
-    return C.card_text(card, state.family)
+    return card_text(card, state.family)
 
 
 def render_text(state: TrucoState, viewer: int | None = None) -> str:
@@ -26,7 +26,7 @@ def render_text(state: TrucoState, viewer: int | None = None) -> str:
     lines.append(f"{title} | hand {state.hand_index + 1} | dealer seat {state.dealer}, mano seat {state.mano}")
     lines.append(f"score: team 0 = {state.score[0]}, team 1 = {state.score[1]} (you: seat {viewer}, team {team})")
     if state.vira is not None:
-        manilha = C.FRENCH_RANKS[C.manilha_rank_index(state.vira, cfg.deck, cfg.deck_ranks)]
+        manilha = FRENCH_RANKS[manilha_rank_index(state.vira, cfg.deck, cfg.deck_ranks)]
         lines.append(f"vira: {card_str(state, state.vira)}  manilhas: {manilha}")
     if state.special_hand:
         lines.append("special hand: " + state.special_hand.replace("_", " "))
@@ -55,7 +55,7 @@ def render_text(state: TrucoState, viewer: int | None = None) -> str:
     signals = state.signals_seen(viewer) if cfg.senas else {}
     if signals:
         lines.append("signals seen: " + ", ".join(
-            f"seat {s}: {g}" + (f" ({S.MEANINGS[g]})" if cfg.sena_code == "table" else "")
+            f"seat {s}: {g}" + (f" ({MEANINGS[g]})" if cfg.sena_code == "table" else "")
             for s, g in sorted(signals.items())))
     if cfg.senas and viewer in state.signals:
         caught = state.catches[viewer]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 
-from . import cards as C
+from .cards import ARGENTINE, envido_of, parse_card
 
 #: The eight gestures, in action-id order (``sena:<gesture>``).
 GESTURES = ("eyebrows", "wink", "mouth_side", "lip_bite", "kiss", "open_mouth", "head_tilt", "eyes_closed")
@@ -31,7 +31,7 @@ _NAMED_CARDS = {
     "eyebrows": ("1e",), "wink": ("1b",), "mouth_side": ("7e", "7o"), "lip_bite": ("3e", "3b", "3o", "3c"),
     "kiss": ("2e", "2b", "2o", "2c"), "open_mouth": ("1o", "1c"),
 }
-CARDS_OF = {g: frozenset(C.parse_card(c, C.ARGENTINE) for c in cards) for g, cards in _NAMED_CARDS.items()}
+CARDS_OF = {g: frozenset(parse_card(c, ARGENTINE) for c in cards) for g, cards in _NAMED_CARDS.items()}
 
 #: Envido the table calls good (``head_tilt``): 27 or more, the count from which players usually call envido
 #: themselves.
@@ -43,7 +43,7 @@ def true_to_table(gesture: str, dealt: tuple[int, ...] | list[int]) -> bool:
     if gesture in CARDS_OF:
         return any(c in CARDS_OF[gesture] for c in dealt)
     if gesture == "head_tilt":
-        return C.envido_of(dealt) >= GOOD_ENVIDO
+        return envido_of(dealt) >= GOOD_ENVIDO
     return not any(true_to_table(g, dealt) for g in GESTURES[:-1])  # eyes_closed: nothing good
 
 

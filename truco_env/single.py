@@ -26,7 +26,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from . import actions as A
+from . import actions
 from .config import make_config
 from .encoding import observation_size
 from .fast import FastState
@@ -91,7 +91,7 @@ class TrucoSingleAgentEnv(gymnasium.Env):
         self.preset, self.fixed_seat, self.reward_mode, self.render_mode = preset, seat, reward, render_mode
         self._opponents, self._partners = opponents, partners if partners is not None else opponents
         self.observation_space = spaces.Box(0.0, 1.0, (observation_size(self.config),), dtype=np.float32)
-        self.action_space = spaces.Discrete(A.num_actions(self.config))
+        self.action_space = spaces.Discrete(actions.num_actions(self.config))
         self._build(self._opponents)  # a bad argument fails here, saying what is allowed
         self._build(self._partners)
         self._cache: dict[tuple[int, bool], Any] = {}

@@ -33,8 +33,7 @@ import math
 import numpy as np
 import pyspiel
 
-from . import actions as A
-from . import cards as C
+from . import actions, cards
 from .config import PRESETS, TrucoConfig, make_config
 from .encoding import (
     encode_information_state,
@@ -67,7 +66,7 @@ def config_from_params(preset: str, params: dict) -> TrucoConfig:
 def _utility_bound(config: TrucoConfig) -> float:
     """A bound on |hand point difference| of one hand (GameInfo needs one; the exact range is in the tree)."""
     ladder = LADDER_VALUES[config.family][-1]
-    if config.family == C.PAULISTA:
+    if config.family == cards.PAULISTA:
         return float(max(ladder, 3) + config.target_score)
     flor = sum(config.flor_values.values()) if config.flor else 0
     return float(ladder + max(7, config.target_score) + flor)
@@ -84,13 +83,13 @@ class TrucoSpielGame(pyspiel.Game):
         cfg = self.config
         if cfg.num_players != 2 or not cfg.single_hand:
             raise ValueError("the OpenSpiel adapter plays one-hand 1v1 games (single_hand=True, num_players=2)")
-        self.deck = C.deck(cfg.family, cfg.deck, cfg.deck_ranks)
+        self.deck = cards.deck(cfg.family, cfg.deck, cfg.deck_ranks)
         self.shared = _Shared(cfg, self.deck)
         n, k = len(self.deck), cfg.hand_size
         bound = _utility_bound(cfg)
         game_type = _game_type(game_name(preset))
         info = pyspiel.GameInfo(
-            num_distinct_actions=A.NUM_ACTIONS,
+            num_distinct_actions=actions.NUM_ACTIONS,
             max_chance_outcomes=max(2, math.comb(n, k), n),
             num_players=2,
             min_utility=-bound,
@@ -159,7 +158,7 @@ class TrucoSpielState(pyspiel.State):
         return [(c,) for c in rest]
 
     def _chance_done(self) -> bool:
-        return len(self._dealt) == (4 if self._shared.config.family == C.PAULISTA else 3)
+        return len(self._dealt) == (4 if self._shared.config.family == cards.PAULISTA else 3)
 
     def current_player(self):
         if not self._chance_done():
@@ -176,7 +175,7 @@ class TrucoSpielState(pyspiel.State):
 
     def _legal_actions(self, player):
         family = self._shared.config.family
-        return sorted(A.action_id(a, family) for a in self._engine.state.legal_actions())
+        return sorted(actions.action_id(a, family) for a in self._engine.state.legal_actions())
 
     def _apply_action(self, action):
         if not self._chance_done():
@@ -184,12 +183,12 @@ class TrucoSpielState(pyspiel.State):
             self._dealt = self._dealt + (options[action],)
             if self._chance_done():
                 fam = self._shared.config.family
-                hands = [[C.card_text(c, fam) for c in h] for h in self._dealt[1:3]]
-                vira = C.card_text(self._dealt[3][0], fam) if fam == C.PAULISTA else None
+                hands = [[cards.card_text(c, fam) for c in h] for h in self._dealt[1:3]]
+                vira = cards.card_text(self._dealt[3][0], fam) if fam == cards.PAULISTA else None
                 self._engine = _Box(TrucoState.new(self._shared.config, seed=0, deal={"hands": hands, "vira": vira,
                                                                              "dealer": self._dealt[0]}))
             return
-        self._engine.state.apply(A.action_name(int(action), self._shared.config.family))
+        self._engine.state.apply(actions.action_name(int(action), self._shared.config.family))
 
     def _action_to_string(self, player, action):
         if player == pyspiel.PlayerId.CHANCE:
@@ -197,9 +196,9 @@ class TrucoSpielState(pyspiel.State):
             if stage == 0:
                 return f"dealer:{action}"
             option = self._chance_options()[action]
-            names = ",".join(C.card_text(c, self._shared.config.family) for c in option)
+            names = ",".join(cards.card_text(c, self._shared.config.family) for c in option)
             return ("vira:" if stage == 3 else f"hand{stage - 1}:") + names
-        return A.action_name(int(action), self._shared.config.family)
+        return actions.action_name(int(action), self._shared.config.family)
 
     def is_terminal(self):
         return self._chance_done() and self._engine.state.is_over

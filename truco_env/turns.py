@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import actions as A
+from .actions import action_name
 from .engine import TrucoState
 
 #: A match still running after this many actions means an engine bug, not a long match.
@@ -54,7 +54,7 @@ def ask_agent(agent: Any, state: TrucoState, seat: int) -> str:
     """The name of the legal action ``agent`` chooses at ``seat``; a ValueError naming the agent otherwise."""
     action_id = agent.act(observation_for(agent, state, seat))
     try:
-        name = A.action_name(int(action_id), state.family)
+        name = action_name(int(action_id), state.family)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{_who(agent, seat)} returned {action_id!r}: {exc}") from None
     mask = getattr(state, "legal_mask", None)  # the compiled engine answers from its mask, without name lists

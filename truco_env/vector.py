@@ -35,15 +35,15 @@ slices; ``num_workers`` processes each step one slice into shared memory, and th
 from __future__ import annotations
 
 import multiprocessing as mp
-import os
 from multiprocessing import shared_memory
 from typing import Any
 
 import numpy as np
 
-from . import _kernel as K
-from . import actions as A
-from . import cards as C
+import truco_env.actions
+
+from . import _kernel, cards
+from .actions import action_names
 from .config import TrucoConfig, make_config
 from .encoding import PRIVILEGED_SIZE, observation_size
 from .fast import config_array, options_array
@@ -51,7 +51,7 @@ from .inputs import as_action_batch, as_seed
 from .limits import clip
 
 REWARDS = ("match", "points")
-SKIP = K.SKIP  # an action that leaves its env as it is (see VectorEnv.step)
+SKIP = _kernel.SKIP  # an action that leaves its env as it is (see VectorEnv.step)
 
 
 def _seed_streams(seed: int | None, num_envs: int) -> np.ndarray:
@@ -65,11 +65,11 @@ class _Buffers:
 
     def __init__(self, num_envs: int, config: TrucoConfig, shm_name: str | None = None, create: bool = False):
         num_players = config.num_players
-        specs = [("states", (num_envs, K.STATE_SIZE), np.int32),
+        specs = [("states", (num_envs, _kernel.STATE_SIZE), np.int32),
                  ("obs", (num_envs, observation_size(config)), np.float32),
-                 ("masks", (num_envs, A.num_actions(config)), np.int8), ("actions", (num_envs,), np.int32),
+                 ("masks", (num_envs, truco_env.actions.num_actions(config)), np.int8), ("actions", (num_envs,), np.int32),
                  ("actors", (num_envs,), np.int32), ("rewards", (num_envs, num_players), np.float32),
-                 ("info", (num_envs, K.INFO_SIZE), np.int32), ("rng", (num_envs,), np.uint64)]
+                 ("info", (num_envs, _kernel.INFO_SIZE), np.int32), ("rng", (num_envs,), np.uint64)]
         offsets, total = [], 0
         for _, shape, dtype in specs:
             total = (total + 63) // 64 * 64
@@ -111,9 +111,9 @@ def _worker(conn: Any, shm_name: str, num_envs: int, preset: str, overrides: dic
         while True:
             command = conn.recv()
             if command == "step":
-                K.vec_step(states, cfg, rng, actions, obs, masks, actors, rewards, info, points)
+                _kernel.vec_step(states, cfg, rng, actions, obs, masks, actors, rewards, info, points)
             elif command == "reset":
-                K.vec_reset(states, cfg, rng, obs, masks, actors, rewards, info)
+                _kernel.vec_reset(states, cfg, rng, obs, masks, actors, rewards, info)
             elif command == "close":
                 break
             conn.send(True)
@@ -142,7 +142,7 @@ class VectorEnv:
         self.num_players = self.config.num_players
         self.reward_mode = reward
         self.record = record
-        self.action_names = A.action_names(self.config.family, self.config.senas)
+        self.action_names = action_names(self.config.family, self.config.senas)
         self._cfg = config_array(self.config)
         self._points = reward == "points"
         self._closed = False
@@ -150,7 +150,7 @@ class VectorEnv:
         self._procs: list[Any] = []
         self._bufs = _Buffers(num_envs, self.config, create=num_workers > 1)
         for row in self._bufs.obs:
-            K.encode_static(self._cfg, options_array(self.config), row)
+            _kernel.encode_static(self._cfg, options_array(self.config), row)
         self._sample_rng = np.zeros(1, dtype=np.uint64)
         self._records: list[dict | None] = [None] * num_envs
         self.finished_records: list[dict] = []
@@ -184,7 +184,7 @@ class VectorEnv:
         if self._conns:
             self._broadcast("reset")
         else:
-            K.vec_reset(b.states, self._cfg, b.rng, b.obs, b.masks, b.actors, b.rewards, b.info)
+            _kernel.vec_reset(b.states, self._cfg, b.rng, b.obs, b.masks, b.actors, b.rewards, b.info)
         self._has_reset = True
         if self.record:
             self.finished_records = []
@@ -201,7 +201,7 @@ class VectorEnv:
         b = self._bufs
         acts = as_action_batch(actions, self.num_envs, skip=SKIP, kernel_checks=True,
                                num_actions=self._bufs.masks.shape[1])
-        bad = K.vec_check(b.masks, acts)  # on the uncast ids (int32 or int64): 2**32 + k cannot pass as k
+        bad = _kernel.vec_check(b.masks, acts)  # on the uncast ids (int32 or int64): 2**32 + k cannot pass as k
         if bad >= 0:
             legal = [self.action_names[a] for a in np.flatnonzero(b.masks[bad])]
             raise ValueError(f"illegal action {int(acts[bad])} for env {bad} (seat {int(b.actors[bad])}); "
@@ -212,16 +212,16 @@ class VectorEnv:
         if self._conns:
             self._broadcast("step")
         else:
-            K.vec_step(b.states, self._cfg, b.rng, b.actions, b.obs, b.masks, b.actors, b.rewards, b.info,
+            _kernel.vec_step(b.states, self._cfg, b.rng, b.actions, b.obs, b.masks, b.actors, b.rewards, b.info,
                        self._points)
         if self.record:
             self._log_step(before)
-        return b.obs, b.masks, b.rewards, b.actors, b.info[:, K.INFO_DONE].astype(bool)
+        return b.obs, b.masks, b.rewards, b.actors, b.info[:, _kernel.INFO_DONE].astype(bool)
 
     def random_actions(self) -> np.ndarray:
         """A uniformly random legal action per env (a new array)."""
         out = np.empty(self.num_envs, dtype=np.int32)
-        K.random_legal(self._bufs.masks, self._sample_rng, out)
+        _kernel.random_legal(self._bufs.masks, self._sample_rng, out)
         return out
 
     @property
@@ -239,7 +239,7 @@ class VectorEnv:
         self._check_open()
         rows = np.arange(self.num_envs) if rows is None else np.asarray(rows, dtype=np.int64)
         out = np.zeros((len(rows), PRIVILEGED_SIZE), dtype=np.float32)
-        K.encode_privileged_rows(self._bufs.states, self._cfg, self._bufs.actors, rows, out)
+        _kernel.encode_privileged_rows(self._bufs.states, self._cfg, self._bufs.actors, rows, out)
         return out
 
     def close(self) -> None:
@@ -287,17 +287,17 @@ class VectorEnv:
     def _hand_record(self, i: int) -> dict:
         st = self._bufs.states[i]
         n, hs, family = self.num_players, self.config.hand_size, self.config.family
-        dealt = st[K.S_DEALT:K.S_DEALT + 3 * n].reshape(n, 3)[:, :hs]
-        vira = int(st[K.S_VIRA])
-        record = {"dealer": int(st[K.S_DEALER]),
-                  "deal": {"hands": [[C.card_text(int(c), family) for c in row] for row in dealt],
-                           "vira": None if vira < 0 else C.card_text(vira, family)},
-                  "score_before": [int(st[K.S_SCORE]), int(st[K.S_SCORE + 1])], "actions": [],
-                  "points": [0, 0], "score_after": [int(st[K.S_SCORE]), int(st[K.S_SCORE + 1])]}
+        dealt = st[_kernel.S_DEALT:_kernel.S_DEALT + 3 * n].reshape(n, 3)[:, :hs]
+        vira = int(st[_kernel.S_VIRA])
+        record = {"dealer": int(st[_kernel.S_DEALER]),
+                  "deal": {"hands": [[cards.card_text(int(c), family) for c in row] for row in dealt],
+                           "vira": None if vira < 0 else cards.card_text(vira, family)},
+                  "score_before": [int(st[_kernel.S_SCORE]), int(st[_kernel.S_SCORE + 1])], "actions": [],
+                  "points": [0, 0], "score_after": [int(st[_kernel.S_SCORE]), int(st[_kernel.S_SCORE + 1])]}
         if self.config.senas:
-            record["deal"]["catches"] = [[o for o in range(n) if (st[K.S_CATCH + seat] >> o) & 1] for seat in range(n)]
-        if st[K.S_NSEATS] != n:
-            record["pair"] = [int(st[K.S_SEATS]), int(st[K.S_SEATS + 1])]
+            record["deal"]["catches"] = [[o for o in range(n) if (st[_kernel.S_CATCH + seat] >> o) & 1] for seat in range(n)]
+        if st[_kernel.S_NSEATS] != n:
+            record["pair"] = [int(st[_kernel.S_SEATS]), int(st[_kernel.S_SEATS + 1])]
         return record
 
     def _new_record(self, i: int) -> dict:
@@ -306,24 +306,24 @@ class VectorEnv:
     def _log_step(self, before: np.ndarray) -> None:
         b = self._bufs
         for i in range(self.num_envs):
-            if b.actions[i] == K.SKIP:
+            if b.actions[i] == _kernel.SKIP:
                 continue
             record = self._records[i]
             hand = record["hands"][-1]
             hand["actions"].append([int(before[i]), self.action_names[int(b.actions[i])]])
             info = b.info[i]
-            if info[K.INFO_CLOSED]:
-                hand["points"] = [int(info[K.INFO_HP]), int(info[K.INFO_HP + 1])]
-                hand["score_after"] = [int(info[K.INFO_SCORE]), int(info[K.INFO_SCORE + 1])]
-                if info[K.INFO_DONE]:
-                    record["winner"] = None if info[K.INFO_WINNER] < 0 else int(info[K.INFO_WINNER])
+            if info[_kernel.INFO_CLOSED]:
+                hand["points"] = [int(info[_kernel.INFO_HP]), int(info[_kernel.INFO_HP + 1])]
+                hand["score_after"] = [int(info[_kernel.INFO_SCORE]), int(info[_kernel.INFO_SCORE + 1])]
+                if info[_kernel.INFO_DONE]:
+                    record["winner"] = None if info[_kernel.INFO_WINNER] < 0 else int(info[_kernel.INFO_WINNER])
                     self.finished_records.append(record)
                     self._records[i] = self._new_record(i)
                 else:
                     record["hands"].append(self._hand_record(i))
             else:
-                hand["score_after"] = [int(b.states[i, K.S_SCORE]), int(b.states[i, K.S_SCORE + 1])]
-                hand["points"] = [int(b.states[i, K.S_HP]), int(b.states[i, K.S_HP + 1])]
+                hand["score_after"] = [int(b.states[i, _kernel.S_SCORE]), int(b.states[i, _kernel.S_SCORE + 1])]
+                hand["points"] = [int(b.states[i, _kernel.S_HP]), int(b.states[i, _kernel.S_HP + 1])]
 
     def current_records(self) -> list[dict]:
         """The records of the matches in progress (``record=True``)."""
@@ -331,9 +331,6 @@ class VectorEnv:
             raise ValueError("records are kept only with VectorEnv(..., record=True)")
         return list(self._records)
 
-
-def default_workers() -> int:
-    return max(1, min(2, os.cpu_count() or 1))
 
 
 class EngineVectorEnv:
@@ -357,16 +354,16 @@ class EngineVectorEnv:
         self.config = make_config(preset, **overrides)
         self.preset, self.num_envs, self.num_players = preset, num_envs, self.config.num_players
         self.reward_mode = reward
-        self.action_names = A.action_names(self.config.family, self.config.senas)
+        self.action_names = action_names(self.config.family, self.config.senas)
         self._new = TrucoState.new
         self._rng = np.random.default_rng(seed)
         self._states: list[Any] = []
         self._hand_start: list[tuple[int, ...]] = []  # each row's score when its current hand was dealt
         self.obs = np.zeros((num_envs, observation_size(self.config)), dtype=np.float32)
-        self.masks = np.zeros((num_envs, A.num_actions(self.config)), dtype=np.int8)
+        self.masks = np.zeros((num_envs, truco_env.actions.num_actions(self.config)), dtype=np.int8)
         self.actors = np.zeros(num_envs, dtype=np.int32)
         self.rewards = np.zeros((num_envs, self.num_players), dtype=np.float32)
-        self.info = np.zeros((num_envs, K.INFO_SIZE), dtype=np.int32)
+        self.info = np.zeros((num_envs, _kernel.INFO_SIZE), dtype=np.int32)
 
     def state(self, i: int) -> Any:
         """The engine state of row ``i`` (read it, do not change it)."""
@@ -399,8 +396,8 @@ class EngineVectorEnv:
                 legal = [self.action_names[a] for a in np.flatnonzero(self.masks[i])]
                 raise ValueError(f"illegal action {int(action)} for env {i}; legal actions: {legal}")
         self.rewards[:] = 0.0
-        self.info[:, K.INFO_CLOSED] = 0
-        self.info[:, K.INFO_DONE] = 0
+        self.info[:, _kernel.INFO_CLOSED] = 0
+        self.info[:, _kernel.INFO_DONE] = 0
         for i, action in enumerate(acts):
             state = self._states[i]
             hand, before = state.hand_index, self._hand_start[i]  # an envido is scored mid-hand: count from the deal
@@ -409,23 +406,23 @@ class EngineVectorEnv:
                 after = state.score
                 self._hand_start[i] = after
                 points = (after[0] - before[0], after[1] - before[1])
-                self.info[i, K.INFO_CLOSED] = 1
-                self.info[i, K.INFO_HP:K.INFO_HP + 2] = points
-                self.info[i, K.INFO_SCORE:K.INFO_SCORE + 2] = after
+                self.info[i, _kernel.INFO_CLOSED] = 1
+                self.info[i, _kernel.INFO_HP:_kernel.INFO_HP + 2] = points
+                self.info[i, _kernel.INFO_SCORE:_kernel.INFO_SCORE + 2] = after
                 if self.reward_mode == "points":
                     for s in range(self.num_players):
                         self.rewards[i, s] = points[s % 2] - points[1 - s % 2]
                 if state.is_over:
                     winner = -1 if state.winner is None else int(state.winner)
-                    self.info[i, K.INFO_WINNER] = winner
-                    self.info[i, K.INFO_DONE] = 1
+                    self.info[i, _kernel.INFO_WINNER] = winner
+                    self.info[i, _kernel.INFO_DONE] = 1
                     if self.reward_mode == "match" and winner >= 0:
                         for s in range(self.num_players):
                             self.rewards[i, s] = 1.0 if s % 2 == winner else -1.0
                     self._states[i] = self._new(self.config, seed=int(self._rng.integers(2 ** 62)))
                     self._hand_start[i] = self._states[i].score
             self._encode(i)
-        return self.obs, self.masks, self.rewards, self.actors, self.info[:, K.INFO_DONE].astype(bool)
+        return self.obs, self.masks, self.rewards, self.actors, self.info[:, _kernel.INFO_DONE].astype(bool)
 
     def _encode(self, i: int) -> None:
         from .encoding import encode_action_mask, encode_observation

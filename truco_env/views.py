@@ -10,8 +10,7 @@ policy for that seat (``truco serve``); the encoder's parity export writes it be
 
 from __future__ import annotations
 
-from . import actions as A
-from . import senas as S
+from . import actions, senas
 from .encoding import partner_cards_visible
 from .engine import MAO_DE_FERRO, TrucoState, special_hand_at
 
@@ -22,7 +21,7 @@ def public_name(name: str, seat: int, shown: set[int], hands: list[list[str]], v
     seat's cards), a blind card is ``play_slot:<i>=<the card it showed>``, a signal it did not see nothing (None)."""
     if name.startswith("cover:") and seat not in shown:
         return "cover"
-    if name.startswith("sena:") and not S.sees(catches, seat, viewer):
+    if name.startswith("sena:") and not senas.sees(catches, seat, viewer):
         return None
     if name.startswith("play_slot:"):
         return f"{name}={hands[seat][int(name.split(':')[1])]}"
@@ -93,10 +92,10 @@ def seat_view(state: TrucoState, seat: int, compact: bool = False) -> dict:
         hands.append(view)
     out = {"seat": seat, "hands": hands}
     if compact:
-        tally = [[0] * len(A.TALLY_CLASSES) for _ in range(2)]
+        tally = [[0] * len(actions.TALLY_CLASSES) for _ in range(2)]
         for record in records[:current]:
             for s, name in record["actions"]:
                 if not name.startswith("sena:"):  # signals stay out of the tally
-                    tally[s % 2][A.TALLY_CLASS_OF[A.action_id(name, config.family)]] += 1
+                    tally[s % 2][actions.TALLY_CLASS_OF[actions.action_id(name, config.family)]] += 1
         out["tally_before"] = tally
     return out

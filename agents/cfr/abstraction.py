@@ -66,8 +66,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from truco_env import _kernel as K
-from truco_env import actions as A
+from truco_env import _kernel
+from truco_env.actions import CALLS
 
 VERSIONS = ("v4", "v5", "lossless")
 #: The compiled walk's key kinds (the ``kind`` of :func:`abstract_key` and of the walk), by abstraction name (0 was
@@ -77,15 +77,15 @@ LOSSLESS = KINDS["lossless"]
 CALL_BASE = 10  # the abstract code of truco_env.actions.CALLS[0]
 MAX_LEGAL = 24  # more than any decision's legal actions (3 cards, 3 covers, a ladder call, 9 others)
 
-_STRENGTH = K.STRENGTH
+_STRENGTH = _kernel.STRENGTH
 
 
 @njit(cache=True)
 def _strength_row(obs, cfg):
-    if cfg[K.C_FAMILY] == 0:
+    if cfg[_kernel.C_FAMILY] == 0:
         return 0
     for m in range(10):
-        if obs[K.O_MANILHA + m] > 0.5:
+        if obs[_kernel.O_MANILHA + m] > 0.5:
             return 1 + m
     return 1
 
@@ -99,9 +99,9 @@ def _own_order(obs, row):
     o1 = -1
     o2 = -1
     n = 0
-    if obs[K.O_SPECIAL + 2] > 0.5:
+    if obs[_kernel.O_SPECIAL + 2] > 0.5:
         for i in range(3):
-            if obs[K.O_SLOTS + i] > 0.5:
+            if obs[_kernel.O_SLOTS + i] > 0.5:
                 if n == 0:
                     o0 = i
                 elif n == 1:
@@ -111,7 +111,7 @@ def _own_order(obs, row):
                 n += 1
         return n, True, o0, o1, o2
     for c in range(40):
-        if obs[K.O_HAND + c] > 0.5:
+        if obs[_kernel.O_HAND + c] > 0.5:
             # cards arrive by index, so a card goes ahead of the weaker ones only
             s = _STRENGTH[row, c]
             if n == 0:
@@ -144,21 +144,21 @@ def legal_codes(obs, mask, cfg, codes, ids):
     n = 0
     for r in range(n_own):
         card = o0 if r == 0 else (o1 if r == 1 else o2)
-        a = K.A_SLOT + card if blind else card
+        a = _kernel.A_SLOT + card if blind else card
         if mask[a]:
             codes[n] = r
             ids[n] = a
             n += 1
     if not blind:
         for r in range(n_own):
-            a = K.A_COVER + (o0 if r == 0 else (o1 if r == 1 else o2))
+            a = _kernel.A_COVER + (o0 if r == 0 else (o1 if r == 1 else o2))
             if mask[a]:
                 codes[n] = 3 + r
                 ids[n] = a
                 n += 1
-    for a in range(K.A_TRUCO, K.NUM_ACTIONS):
+    for a in range(_kernel.A_TRUCO, _kernel.NUM_ACTIONS):
         if mask[a]:
-            codes[n] = CALL_BASE + a - K.A_TRUCO
+            codes[n] = CALL_BASE + a - _kernel.A_TRUCO
             ids[n] = a
             n += 1
     return n
@@ -213,28 +213,28 @@ def _argmax(obs, start, size):
 @njit(cache=True)
 def key_base(obs, mask, cfg):
     """The packed base key (60 bits) of the seat whose observation is ``obs`` (layout: the module docstring)."""
-    family = cfg[K.C_FAMILY]
-    target = cfg[K.C_TARGET]
-    phase = _argmax(obs, K.O_PHASE, 7)
+    family = cfg[_kernel.C_FAMILY]
+    target = cfg[_kernel.C_TARGET]
+    phase = _argmax(obs, _kernel.O_PHASE, 7)
     # legal actions: whether cards (and covers) may be played, and which calls
     row = _strength_row(obs, cfg)
     n_own, blind, o0, o1, o2 = _own_order(obs, row)
     legal = 0
     if n_own > 0:
-        if mask[K.A_SLOT + o0 if blind else o0]:
+        if mask[_kernel.A_SLOT + o0 if blind else o0]:
             legal |= 1
-        if not blind and mask[K.A_COVER + o0]:
+        if not blind and mask[_kernel.A_COVER + o0]:
             legal |= 2
-    for a in range(K.A_TRUCO, K.A_ENVIDO):
+    for a in range(_kernel.A_TRUCO, _kernel.A_ENVIDO):
         if mask[a]:
             legal |= 4
-    for a in range(K.A_ENVIDO, K.NUM_ACTIONS):
+    for a in range(_kernel.A_ENVIDO, _kernel.NUM_ACTIONS):
         if mask[a]:
-            legal |= 8 << (a - K.A_ENVIDO)
+            legal |= 8 << (a - _kernel.A_ENVIDO)
     key = np.int64(legal)
-    key |= np.int64(1 if obs[K.O_MANO] > 0.5 else 0) << 12
-    own = int(obs[K.O_SCORE] * target + 0.5)
-    opp = int(obs[K.O_SCORE + 1] * target + 0.5)
+    key |= np.int64(1 if obs[_kernel.O_MANO] > 0.5 else 0) << 12
+    own = int(obs[_kernel.O_SCORE] * target + 0.5)
+    opp = int(obs[_kernel.O_SCORE + 1] * target + 0.5)
     key |= np.int64(_score_bucket(own, target, family) + 4 * _score_bucket(opp, target, family)) << 13
     # own cards
     hand = 0
@@ -246,23 +246,23 @@ def key_base(obs, mask, cfg):
     n_results = 0
     results = 0
     for t in range(3):
-        base = K.O_RESULTS + 3 * t
+        base = _kernel.O_RESULTS + 3 * t
         for k in range(3):
             if obs[base + k] > 0.5:
                 results = results * 4 + 1 + k
                 n_results += 1
     key |= np.int64(results) << 31
     # envido bucket while the envido is live
-    live = phase == K.ENVIDO or phase == K.FLOR_CONTEST or (legal & (63 << 3)) != 0
+    live = phase == _kernel.ENVIDO or phase == _kernel.FLOR_CONTEST or (legal & (63 << 3)) != 0
     if family == 0 and n_results == 0 and not blind and live:
-        env = 1 + 4 * _envido_bucket(int(obs[K.O_OWN_POINTS] * 33.0 + 0.5))
-        if cfg[K.C_FLOR] and obs[K.O_OWN_POINTS + 1] > 0.0:
-            flor = int(obs[K.O_OWN_POINTS + 1] * 38.0 + 0.5)
+        env = 1 + 4 * _envido_bucket(int(obs[_kernel.O_OWN_POINTS] * 33.0 + 0.5))
+        if cfg[_kernel.C_FLOR] and obs[_kernel.O_OWN_POINTS + 1] > 0.0:
+            flor = int(obs[_kernel.O_OWN_POINTS + 1] * 38.0 + 0.5)
             env += 1 + (0 if flor <= 28 else (1 if flor <= 32 else 2))
         key |= np.int64(env) << 26
     # the opponent's face-up card on the current trick
     if n_results < 3:
-        base = K.O_TABLE + (n_results * 6 + 1) * 40
+        base = _kernel.O_TABLE + (n_results * 6 + 1) * 40
         for c in range(40):
             if obs[base + c] > 0.5:
                 s = _STRENGTH[row, c]
@@ -278,20 +278,20 @@ def key_base(obs, mask, cfg):
                 key |= np.int64(1 + 4 * beats + ties) << 37
                 break
     # ladder: calls so far and who made the last
-    pending = _argmax(obs, K.O_PENDING, 5)
+    pending = _argmax(obs, _kernel.O_PENDING, 5)
     if pending > 0:
         calls = pending
-        last = 1 if obs[K.O_PENDING_BY] > 0.5 else 2
+        last = 1 if obs[_kernel.O_PENDING_BY] > 0.5 else 2
     else:
-        calls = _argmax(obs, K.O_LEVEL, 5)
-        holder = _argmax(obs, K.O_RAISE_HOLDER, 3)
+        calls = _argmax(obs, _kernel.O_LEVEL, 5)
+        holder = _argmax(obs, _kernel.O_RAISE_HOLDER, 3)
         last = 0 if calls == 0 else (2 if holder == 1 else 1)
     key |= np.int64(3 * calls + last) << 42
     # the chain waiting for an answer
-    if phase == K.ENVIDO or phase == K.FLOR_CONTEST:
-        start = K.O_ECALLS if phase == K.ENVIDO else K.O_FCALLS
-        slots = 4 if phase == K.ENVIDO else 3
-        chain = 1 if phase == K.ENVIDO else 2
+    if phase == _kernel.ENVIDO or phase == _kernel.FLOR_CONTEST:
+        start = _kernel.O_ECALLS if phase == _kernel.ENVIDO else _kernel.O_FCALLS
+        slots = 4 if phase == _kernel.ENVIDO else 3
+        chain = 1 if phase == _kernel.ENVIDO else 2
         for i in range(slots):
             entry = start + 5 * i
             call = -1
@@ -314,15 +314,15 @@ def key_v4(obs, mask, cfg):
     key = key_base(obs, mask, cfg)
     t = 0  # the current trick: the number of finished ones
     for i in range(9):
-        if obs[K.O_RESULTS + i] > 0.5:
+        if obs[_kernel.O_RESULTS + i] > 0.5:
             t += 1
     if t >= 3:
         return key
     own = 0
-    if obs[K.O_COVERED + 6 * t] > 0.5:
+    if obs[_kernel.O_COVERED + 6 * t] > 0.5:
         own = 6
     else:
-        base = K.O_TABLE + t * 6 * 40
+        base = _kernel.O_TABLE + t * 6 * 40
         for c in range(40):
             if obs[base + c] > 0.5:
                 own = _tier(_STRENGTH[_strength_row(obs, cfg), c])
@@ -339,12 +339,12 @@ def key_v5(obs, mask, cfg):
     Why: a team seat must know whether to beat the trick or leave it to its partner, and how many seats are
     still to play; the coarse rating keeps the table small enough to learn and to ship."""
     key = key_v4(obs, mask, cfg)
-    n = cfg[K.C_N]
+    n = cfg[_kernel.C_N]
     if n == 2:
         return key
     t = 0  # the current trick: the number of finished ones
     for i in range(9):
-        if obs[K.O_RESULTS + i] > 0.5:
+        if obs[_kernel.O_RESULTS + i] > 0.5:
             t += 1
     key &= ~(np.int64(31) << 37)
     if t >= 3:
@@ -355,10 +355,10 @@ def key_v5(obs, mask, cfg):
     best = -1
     theirs = 0
     for rel in range(1, n):
-        if obs[K.O_COVERED + 6 * t + rel] > 0.5:
+        if obs[_kernel.O_COVERED + 6 * t + rel] > 0.5:
             played += 1
             continue
-        base = K.O_TABLE + (t * 6 + rel) * 40
+        base = _kernel.O_TABLE + (t * 6 + rel) * 40
         for c in range(40):
             if obs[base + c] > 0.5:
                 played += 1
@@ -400,10 +400,10 @@ def key_lossless(obs, mask, hist_rel, hist_act, n_hist):
     seat's face-down card)."""
     bits = obs.view(np.uint32)
     h = np.uint64(0x243F6A8885A308D3)
-    for i in range(K.O_FAMILY):
+    for i in range(_kernel.O_FAMILY):
         if bits[i] != 0:
             h = _mix(h, (np.uint64(i) << np.uint64(32)) | np.uint64(bits[i]))
-    for a in range(K.NUM_ACTIONS):
+    for a in range(_kernel.NUM_ACTIONS):
         if mask[a]:
             h = _mix(h, np.uint64(1 << 40) + np.uint64(a))
     for i in range(n_hist):
@@ -456,11 +456,11 @@ def code_label(code: int) -> str:
     unplayed card of strength rank 1 (the strongest; the blind slot of that rank in a blind mão de ferro), else the
     call's name. What ``truco export cfr`` writes for MCCFR tables."""
     code = int(code)
-    if CALL_BASE <= code < CALL_BASE + len(A.CALLS):
-        return A.CALLS[code - CALL_BASE]
+    if CALL_BASE <= code < CALL_BASE + len(CALLS):
+        return CALLS[code - CALL_BASE]
     if not 0 <= code < 6:
         raise ValueError(f"abstract action code {code} is not a card code (0..5) or a call code "
-                         f"({CALL_BASE}..{CALL_BASE + len(A.CALLS) - 1})")
+                         f"({CALL_BASE}..{CALL_BASE + len(CALLS) - 1})")
     return ("cover:" if code >= 3 else "play:") + str(code % 3 + 1)
 
 _LETTERS = "?ABCDE?"
@@ -516,7 +516,7 @@ def state_key(state, seat: int, cfg: np.ndarray, abstraction: str = "v4") -> tup
     from truco_env.encoding import encode_action_mask, encode_information_state, encode_observation
 
     info = encode_information_state(state, seat) if abstraction == "lossless" else None
-    obs = encode_observation(state, seat) if info is None else info[:K.OBS_SIZE]
+    obs = encode_observation(state, seat) if info is None else info[:_kernel.OBS_SIZE]
     mask = encode_action_mask(state)
     codes, ids = codes_and_ids(obs, mask, cfg)
     return key_from_observation(obs, mask, cfg, abstraction, info), codes, ids

@@ -69,9 +69,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from truco_env import _kernel as K
-from truco_env import actions as A
-from truco_env import cards as C
+from truco_env import _kernel, actions
+from truco_env.cards import deck, parse_card
 from truco_env.config import TrucoConfig
 from truco_env.fast import config_array
 
@@ -119,10 +118,10 @@ class SearchError(ValueError):
 
 def _public_positions() -> np.ndarray:
     """The positions of the observation's hand part that everyone sees alike (own cards and points left out)."""
-    private = set(range(K.O_HAND, K.O_HAND + 40)) | set(range(K.O_SLOTS, K.O_SLOTS + 3))
-    private |= set(range(K.O_PARTNER, K.O_PARTNER + 40)) | set(range(K.O_OWN_POINTS, K.O_OWN_POINTS + 2))
-    private.add(K.O_FHOLDERS)  # own flor: known to oneself before anyone declares
-    return np.array([i for i in range(K.O_FAMILY) if i not in private], dtype=np.int64)
+    private = set(range(_kernel.O_HAND, _kernel.O_HAND + 40)) | set(range(_kernel.O_SLOTS, _kernel.O_SLOTS + 3))
+    private |= set(range(_kernel.O_PARTNER, _kernel.O_PARTNER + 40)) | set(range(_kernel.O_OWN_POINTS, _kernel.O_OWN_POINTS + 2))
+    private.add(_kernel.O_FHOLDERS)  # own flor: known to oneself before anyone declares
+    return np.array([i for i in range(_kernel.O_FAMILY) if i not in private], dtype=np.int64)
 
 
 PUBLIC = _public_positions()
@@ -145,7 +144,7 @@ class HandRoot:
 
     @property
     def blind(self) -> bool:
-        return bool(self.obs[K.O_SPECIAL + 2] > 0.5)
+        return bool(self.obs[_kernel.O_SPECIAL + 2] > 0.5)
 
 
 def root_from_info_string(info: str, obs: np.ndarray, mask: np.ndarray, config: TrucoConfig) -> HandRoot:
@@ -158,14 +157,14 @@ def root_from_info_string(info: str, obs: np.ndarray, mask: np.ndarray, config: 
     start, _, moves = last.partition(":")
     own, vira, score, dealer = start.split("/")
     family = config.family
-    dealt = tuple(C.parse_card(c, family) for c in own.split(",")) if own != "?" else ()
+    dealt = tuple(parse_card(c, family) for c in own.split(",")) if own != "?" else ()
     history = []
     for move in moves.split():
         rel, name = int(move[0]), move[1:].split("=")[0].split("^")[0]  # "^": who caught the seat's own signal
-        history.append(((seat + rel) % config.num_players, A.action_id(name, family) if name != "cover" else -1))
+        history.append(((seat + rel) % config.num_players, actions.action_id(name, family) if name != "cover" else -1))
     s0, s1 = (int(x) for x in score.split("-"))
     return HandRoot(seat=seat, dealer=(seat + int(dealer[1:])) % config.num_players, score=(s0, s1), dealt=dealt,
-                    vira=-1 if vira == "None" else C.parse_card(vira, family), history=tuple(history),
+                    vira=-1 if vira == "None" else parse_card(vira, family), history=tuple(history),
                     obs=np.ascontiguousarray(obs, dtype=np.float32), mask=np.ascontiguousarray(mask, dtype=np.int8))
 
 
@@ -199,15 +198,15 @@ def _replay_all(cards, vira, dealer, s0, s1, searcher, n_hist, cfg, pub_pos, act
     top = ctx[0][I_TOP]
     for i in range(cards.shape[0]):
         st = roots[i]
-        K.new_match(st, cfg, dealer, s0, s1)
-        K.deal(st, cfg, cards[i], vira)
+        _kernel.new_match(st, cfg, dealer, s0, s1)
+        _kernel.deal(st, cfg, cards[i], vira)
         r = 1.0
         ro = 1.0
         ok = True
         for t in range(n_hist):
             nodes += 1
             a = hist_act[t]
-            if st[K.S_PHASE] == K.OVER or st[K.S_ACTOR] != hist_seat[t]:
+            if st[_kernel.S_PHASE] == _kernel.OVER or st[_kernel.S_ACTOR] != hist_seat[t]:
                 ok = False
                 break
             key, n = node_key(st, cfg, LOSSLESS, obs, mask, codes, ids, hist_seat, hist_act, t, hist_rel, hist_pub)
@@ -225,11 +224,11 @@ def _replay_all(cards, vira, dealer, s0, s1, searcher, n_hist, cfg, pub_pos, act
             else:
                 blueprint_probs(key, obs, mask, cfg, codes, n, ctx, probs)
                 ro *= probs[k]
-            K.apply(st, cfg, a)
-        if ok and (st[K.S_PHASE] == K.OVER or st[K.S_ACTOR] != searcher):
+            _kernel.apply(st, cfg, a)
+        if ok and (st[_kernel.S_PHASE] == _kernel.OVER or st[_kernel.S_ACTOR] != searcher):
             ok = False
         if ok:
-            K.encode_obs(st, cfg, searcher, obs)
+            _kernel.encode_obs(st, cfg, searcher, obs)
             for p in pub_pos:
                 if obs[p] != actual[p]:
                     ok = False
@@ -266,7 +265,7 @@ def _search_loop(node_limit, first_iteration, searcher, d0, cfg, use_equity, equ
                 or 2 * (j + margin) > hkeys.shape[0]):
             return done
         iteration = first_iteration + done
-        pick = float(K._splitmix(rng, 0) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total
+        pick = float(_kernel._splitmix(rng, 0) >> np.uint64(11)) * (1.0 / 9007199254740992.0) * total
         i = min(np.searchsorted(cdf, pick, side="right"), cdf.shape[0] - 1)
         copy_into(roots[i], states[d0])
         g = row(salted(gkeys[i], gadget_salt), 2, gcodes, hkeys, hidx, inf_key, inf_start, slot_code, counters)
@@ -321,7 +320,7 @@ def _subgame_tree(roots, weight, searcher, d0, top, cfg, use_equity, equity, sta
     opponent's utility at terminals. A child neither strategy reaches is left out (it adds nothing to any
     value). Returns the node count, or -1 past ``cap`` nodes."""
     opp = 1 - searcher
-    target = cfg[K.C_TARGET]
+    target = cfg[_kernel.C_TARGET]
     rn = np.zeros(MAX_DEPTH + 1)
     ro = np.zeros(MAX_DEPTH + 1)
     node_at = np.zeros(MAX_DEPTH, np.int64)
@@ -344,7 +343,7 @@ def _subgame_tree(roots, weight, searcher, d0, top, cfg, use_equity, equity, sta
             depth[node] = d
             st = states[d]
             k = 0
-            if st[K.S_PHASE] == K.OVER:
+            if st[_kernel.S_PHASE] == _kernel.OVER:
                 u = hand_utility(st, target, use_equity, equity, start0, start1)
                 kind[node] = 2
                 r_new[node] = rn[d]
@@ -363,7 +362,7 @@ def _subgame_tree(roots, weight, searcher, d0, top, cfg, use_equity, equity, sta
             else:
                 if d + 1 >= MAX_DEPTH:
                     raise RuntimeError("search check: a hand deeper than MAX_DEPTH")
-                seat = st[K.S_ACTOR]
+                seat = st[_kernel.S_ACTOR]
                 kk, n = node_key(st, cfg, LOSSLESS, obs[d], masks[d], codes[d], ids[d], hist_seat, hist_act, d,
                                  hist_rel, hist_pub)
                 hist_seat[d] = seat
@@ -384,7 +383,7 @@ def _subgame_tree(roots, weight, searcher, d0, top, cfg, use_equity, equity, sta
                 up = node
             walking[d] = k
             copy_into(states[d], states[d + 1])
-            K.apply(states[d + 1], cfg, ids[d, k])
+            _kernel.apply(states[d + 1], cfg, ids[d, k])
             hist_act[d] = ids[d, k]
             rn[d + 1] = rn[d] * sig_new[d, k]
             ro[d + 1] = ro[d] * sig_old[d, k]
@@ -459,7 +458,7 @@ class HandSearch:
             raise SearchError(f"unknown utility {utility!r}; known: points, match_equity")
         self.config = config
         self._cfg = config_array(dataclasses.replace(config, single_hand=True))
-        self._deck = C.deck(config.family, config.deck, config.deck_ranks)
+        self._deck = deck(config.family, config.deck, config.deck_ranks)
         self._hs = config.hand_size
         self._equity = np.zeros((1, 1))
         if utility == "match_equity":
@@ -471,9 +470,9 @@ class HandSearch:
         self._work = walk_buffers()
         self._ctx = search_context(1, blueprint.arrays, threshold, greedy, chain=64)
         self._ctx[0][I_BP_KIND] = KINDS[blueprint.abstraction]
-        self._scratch = (np.zeros(K.OBS_SIZE, np.float32), np.zeros(K.NUM_ACTIONS, np.int8),
+        self._scratch = (np.zeros(_kernel.OBS_SIZE, np.float32), np.zeros(_kernel.NUM_ACTIONS, np.int8),
                          np.zeros(MAX_LEGAL, np.int32), np.zeros(MAX_LEGAL, np.int32), np.zeros(MAX_LEGAL),
-                         np.zeros(K.NUM_ACTIONS, np.int8))
+                         np.zeros(_kernel.NUM_ACTIONS, np.int8))
         self._hand = None
         self._roots: list[int] = []  # root depth of each search of the hand (the chain)
 
@@ -510,9 +509,9 @@ class HandSearch:
         hs, me = self._hs, root.seat
         mine_played, theirs_played = [], []
         for seat, action in root.history:
-            if action < 0 or action >= K.A_COVER and action < K.A_TRUCO:
+            if action < 0 or action >= _kernel.A_COVER and action < _kernel.A_TRUCO:
                 return None
-            if action < K.A_COVER:
+            if action < _kernel.A_COVER:
                 (mine_played if seat == me else theirs_played).append(action)
         known = set(mine_played) | set(theirs_played) | ({root.vira} if root.vira >= 0 else set())
         pool = [c for c in self._deck if c not in known]
@@ -551,7 +550,7 @@ class HandSearch:
         obs, mask, codes, ids, probs, no_mask = self._scratch
         t = self.tables
         m = len(cards)
-        roots = np.zeros((m, K.STATE_SIZE), np.int32)
+        roots = np.zeros((m, _kernel.STATE_SIZE), np.int32)
         reach, oreach = np.zeros(m), np.zeros(m)
         gkeys = np.zeros(m, np.int64)
         start = t.nodes

@@ -40,8 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
-from truco_env import actions as A
-from truco_env import cards as C
+from truco_env import actions
+from truco_env.cards import parse_card
 from truco_env.config import TrucoConfig
 from truco_env.limits import MAX_METADATA_BYTES, MAX_TABLE_BYTES, clip, loads_json, npz_headers
 
@@ -186,7 +186,7 @@ def canonical_key(key: str, family: str) -> str:
         own, slash, tail = part.partition("/")
         if slash and own not in ("", "?") and "," in own:
             cards = own.split(",")
-            own = ",".join(sorted(cards, key=lambda c: C.parse_card(c, family)))
+            own = ",".join(sorted(cards, key=lambda c: parse_card(c, family)))
         parts.append(own + slash + tail)
     return head + sep + ";".join(parts) + sep2 + shown
 
@@ -205,8 +205,8 @@ class StrategyTable:
             self.config = TrucoConfig.from_dict(ckpt.meta["rules"])
         except (KeyError, TypeError, ValueError) as exc:
             raise CheckpointError(f"{where}: its rules are not a valid config ({clip(exc, 160)})") from None
-        if len(ckpt.slot_action) and (ckpt.slot_action.min() < 0 or ckpt.slot_action.max() >= A.NUM_ACTIONS):
-            raise CheckpointError(f"{where}: action ids outside 0..{A.NUM_ACTIONS - 1}")
+        if len(ckpt.slot_action) and (ckpt.slot_action.min() < 0 or ckpt.slot_action.max() >= actions.NUM_ACTIONS):
+            raise CheckpointError(f"{where}: action ids outside 0..{actions.NUM_ACTIONS - 1}")
         probs = ckpt.average_policy()
         self._index = {key: i for i, key in enumerate(ckpt.keys)}
         self._start = ckpt.slot_start

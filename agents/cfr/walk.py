@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from truco_env import _kernel as K
+from truco_env import _kernel
 
 from .abstraction import LOSSLESS, MAX_LEGAL, _mix, abstract_key, key_lossless, legal_codes
 
@@ -141,8 +141,8 @@ def win_prob(a, b, target, equity):
 def hand_utility(st, target, use_equity, equity, start0, start1):
     """Seat 0's utility of the finished hand in ``st``: its points over seat 1's since the hand's start
     (``start0``, ``start1``), or 100 times its gain in match-win probability (``use_equity``)."""
-    s0 = st[K.S_SCORE]
-    s1 = st[K.S_SCORE + 1]
+    s0 = st[_kernel.S_SCORE]
+    s1 = st[_kernel.S_SCORE + 1]
     if use_equity:
         return 100.0 * (win_prob(s0, s1, target, equity) - win_prob(start0, start1, target, equity))
     return float((s0 - start0) - (s1 - start1))
@@ -154,9 +154,9 @@ def node_key(st, cfg, kind, obs, mask, codes, ids, hist_seat, hist_act, n_hist, 
     the actor's observation and mask from the kernel, then the very functions an agent calls at play time.
     ``kind``: the abstraction's (:data:`agents.cfr.abstraction.KINDS`). ``hist_seat``/``hist_act``: the
     hand's actions so far (``lossless`` only). Returns (key, count)."""
-    seat = st[K.S_ACTOR]
-    K.encode_obs(st, cfg, seat, obs)
-    K.legal_mask(st, cfg, mask)
+    seat = st[_kernel.S_ACTOR]
+    _kernel.encode_obs(st, cfg, seat, obs)
+    _kernel.legal_mask(st, cfg, mask)
     n = legal_codes(obs, mask, cfg, codes, ids)
     if kind != LOSSLESS:
         return abstract_key(obs, mask, cfg, kind), n
@@ -167,11 +167,11 @@ def node_key(st, cfg, kind, obs, mask, codes, ids, hist_seat, hist_act, n_hist, 
 @njit(cache=True)
 def _relative_history(seat, cfg, hist_seat, hist_act, n_hist, hist_rel, hist_pub):
     """The hand's history as ``seat`` sees it: relative seats, another seat's face-down card hidden (-1)."""
-    players = cfg[K.C_N]
+    players = cfg[_kernel.C_N]
     for i in range(n_hist):
         hist_rel[i] = (hist_seat[i] - seat) % players
         act = hist_act[i]
-        hidden = act >= K.A_COVER and act < K.A_SLOT and hist_seat[i] != seat
+        hidden = act >= _kernel.A_COVER and act < _kernel.A_SLOT and hist_seat[i] != seat
         hist_pub[i] = -1 if hidden else act
 
 
@@ -179,7 +179,7 @@ def _relative_history(seat, cfg, hist_seat, hist_act, n_hist, hist_rel, hist_pub
 def view_key(st, cfg, seat, obs, no_mask, hist_seat, hist_act, n_hist, hist_rel, hist_pub):
     """A ``lossless`` key of what ``seat`` knows in ``st`` when it is not to act (its observation and the public
     history; ``no_mask`` all zero: the actor's legal actions are the actor's private information)."""
-    K.encode_obs(st, cfg, seat, obs)
+    _kernel.encode_obs(st, cfg, seat, obs)
     _relative_history(seat, cfg, hist_seat, hist_act, n_hist, hist_rel, hist_pub)
     return key_lossless(obs, no_mask, hist_rel, hist_pub, n_hist)
 
@@ -273,7 +273,7 @@ def chain_policy(key, obs, mask, cfg, codes, n, depth, top, ctx, hkeys, hidx, in
 
 @njit(cache=True, inline="always")
 def _draw(sig, n, rng):
-    pick = float(K._splitmix(rng, 0) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+    pick = float(_kernel._splitmix(rng, 0) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
     acc = 0.0
     for k in range(n):
         acc += sig[k]
@@ -291,7 +291,7 @@ def _enter(d, traverser, iteration, cfg, kind, states, obs, masks, codes, ids, s
     if d + 1 >= MAX_DEPTH:
         raise RuntimeError("mccfr kernel: a hand deeper than MAX_DEPTH")
     st = states[d]
-    seat = st[K.S_ACTOR]
+    seat = st[_kernel.S_ACTOR]
     c = codes[d]
     a = ids[d]
     ip = ctx[0]
@@ -338,7 +338,7 @@ def _enter(d, traverser, iteration, cfg, kind, states, obs, masks, codes, ids, s
             choice = _draw(sig, n, rng)
     child = states[d + 1]
     copy_into(st, child)
-    K.apply(child, cfg, a[choice])
+    _kernel.apply(child, cfg, a[choice])
     hist_act[d] = a[choice]
 
 
@@ -350,11 +350,11 @@ def walk(d0, weight, traverser, iteration, cfg, kind, use_equity, equity, start0
     ``d0`` actions already in ``hist_seat``/``hist_act``): every action at its nodes, one sampled action at the
     others'; the tables are updated on the way back. A depth-first walk over an explicit stack of frames
     (numba's recursion does not survive its on-disk cache)."""
-    target = cfg[K.C_TARGET]
+    target = cfg[_kernel.C_TARGET]
     d = d0
     while True:
         # descend until a terminal
-        while states[d][K.S_PHASE] != K.OVER:
+        while states[d][_kernel.S_PHASE] != _kernel.OVER:
             counters[NODES] += 1
             _enter(d, traverser, iteration, cfg, kind, states, obs, masks, codes, ids, sigma, frame,
                    hist_seat, hist_act, hist_rel, hist_pub, hkeys, hidx, inf_key, inf_start, inf_touch, slot_code,
@@ -380,7 +380,7 @@ def walk(d0, weight, traverser, iteration, cfg, kind, use_equity, equity, start0
                 frame[d, 2] = k
                 child = states[d + 1]
                 copy_into(states[d], child)
-                K.apply(child, cfg, ids[d, k])
+                _kernel.apply(child, cfg, ids[d, k])
                 hist_act[d] = ids[d, k]
                 d += 1
                 break
@@ -415,8 +415,8 @@ def walk_buffers() -> tuple:
     """The per-depth buffers of :func:`walk`: states, observations, masks, codes, ids, strategies, values,
     frames, and the history arrays (seat, action, relative seat, public action)."""
     d, w = MAX_DEPTH, MAX_LEGAL
-    return (np.zeros((d, K.STATE_SIZE), np.int32), np.zeros((d, K.OBS_SIZE), np.float32),
-            np.zeros((d, K.NUM_ACTIONS), np.int8), np.zeros((d, w), np.int32), np.zeros((d, w), np.int32),
+    return (np.zeros((d, _kernel.STATE_SIZE), np.int32), np.zeros((d, _kernel.OBS_SIZE), np.float32),
+            np.zeros((d, _kernel.NUM_ACTIONS), np.int8), np.zeros((d, w), np.int32), np.zeros((d, w), np.int32),
             np.zeros((d, w), np.float64), np.zeros((d, w), np.float64), np.zeros((d, 4), np.int64),
             np.zeros(d, np.int32), np.zeros(d, np.int32), np.zeros(d, np.int32), np.zeros(d, np.int32))
 

@@ -25,8 +25,7 @@ import sys
 import time
 
 from agents.heuristic import HeuristicAgent
-from truco_env import actions as A
-from truco_env import cards as C
+from truco_env import actions, cards
 from truco_env.config import make_config
 from truco_env.encoding import (
     OBS_OFFSETS,
@@ -81,7 +80,7 @@ def _start_score(rng: random.Random, config) -> list[int] | None:
     if config.single_hand or rng.random() < 0.4:
         return None
     top = config.target_score - 1
-    if config.family == C.PAULISTA:
+    if config.family == cards.PAULISTA:
         choice = rng.choice(["onze", "onze", "ferro", "near", "any"])
         if choice == "onze":
             score = [top, rng.randrange(top)]
@@ -100,19 +99,19 @@ def _flor_rich_deal(rng: random.Random, config) -> dict | None:
     teams rarely both hold one, and the flor contest (contraflor, al resto, the showdown) needs that."""
     if not config.flor or rng.random() < 0.5:
         return None
-    deck = list(C.deck(config.family))
+    deck = list(cards.deck(config.family))
     rng.shuffle(deck)
     hands = []
     for _ in range(config.num_players):
-        suits = [s for s in range(C.NUM_SUITS) if sum(C.suit_of(c) == s for c in deck) >= 3]
+        suits = [s for s in range(cards.NUM_SUITS) if sum(cards.suit_of(c) == s for c in deck) >= 3]
         if suits and rng.random() < 0.6:
             suit = rng.choice(suits)
-            hand = [c for c in deck if C.suit_of(c) == suit][:3]
+            hand = [c for c in deck if cards.suit_of(c) == suit][:3]
         else:
             hand = deck[:3]
         for card in hand:
             deck.remove(card)
-        hands.append([C.card_text(c, config.family) for c in hand])
+        hands.append([cards.card_text(c, config.family) for c in hand])
     return {"hands": hands, "vira": None}
 
 
@@ -167,7 +166,7 @@ def _match_triples(name: str, config, rng: random.Random, match: int, made: int,
         found.append({"config": name, "match": match, "view": seat_view(state, seat, compact=(made + len(found)) % 3 != 0),
                       "ones": ones, "values": values, "mask": mask.nonzero()[0].tolist()})
         if seat in players:
-            return A.action_name(players[seat].act({"observation": obs, "action_mask": mask}), config.family)
+            return actions.action_name(players[seat].act({"observation": obs, "action_mask": mask}), config.family)
         return rng.choice(state.legal_actions())
 
     play_turns(state, choose, until=lambda _: len(found) >= min(room, MAX_DECISIONS_PER_MATCH))

@@ -16,11 +16,27 @@ import json
 import sys
 from pathlib import Path
 
-from truco_env import actions as A
-from truco_env import cards as C
-from truco_env import encoding as E
-from truco_env import engine as G
+from truco_env import actions, cards, engine
 from truco_env.config import CHOICES, PRESETS, TrucoConfig
+from truco_env.encoding import (
+    ENVIDO_CALL_SLOTS,
+    ENVIDO_STATUS,
+    FLOR_CALL_NAMES,
+    FLOR_CALL_SLOTS,
+    FLOR_STATUS,
+    MAX_SEATS,
+    MAX_TRICKS,
+    OBS_OFFSETS,
+    OBSERVATION_FIELDS,
+    OBSERVATION_SIZE,
+    OBSERVATION_VERSION,
+    OPTION_BITS,
+    PHASES,
+    SENAS_FIELDS,
+    SENAS_OFFSETS,
+    SENAS_SIZE,
+    TALLY_SCALE,
+)
 
 OUT = Path(__file__).resolve().parent / "truco_tables.json"
 
@@ -36,57 +52,57 @@ def _defaults() -> dict:
 
 def tables() -> dict:
     decided = {str(n): {",".join(str(r) for r in prefix): winner for prefix, winner in table.items()}
-               for n, table in G._DECIDED.items()}
+               for n, table in engine._DECIDED.items()}
     return {
         "format": "truco-rl-js-tables",
         "observation": {
-            "version": E.OBSERVATION_VERSION,
-            "size": E.OBSERVATION_SIZE,
+            "version": OBSERVATION_VERSION,
+            "size": OBSERVATION_SIZE,
             # names, offsets and sizes only: the meanings live in docs/observation.md
-            "fields": [[name, E.OBS_OFFSETS[name][0], size] for name, size, _ in E.OBSERVATION_FIELDS],
-            "option_bits": [list(bit) for bit in E.OPTION_BITS],
-            "phases": list(E.PHASES),
-            "envido_status": list(E.ENVIDO_STATUS),
-            "flor_status": list(E.FLOR_STATUS),
-            "envido_call_slots": E.ENVIDO_CALL_SLOTS,
-            "flor_call_slots": E.FLOR_CALL_SLOTS,
-            "flor_call_names": list(E.FLOR_CALL_NAMES),
-            "max_seats": E.MAX_SEATS,
-            "max_tricks": E.MAX_TRICKS,
-            "tally_scale": E.TALLY_SCALE,
+            "fields": [[name, OBS_OFFSETS[name][0], size] for name, size, _ in OBSERVATION_FIELDS],
+            "option_bits": [list(bit) for bit in OPTION_BITS],
+            "phases": list(PHASES),
+            "envido_status": list(ENVIDO_STATUS),
+            "flor_status": list(FLOR_STATUS),
+            "envido_call_slots": ENVIDO_CALL_SLOTS,
+            "flor_call_slots": FLOR_CALL_SLOTS,
+            "flor_call_names": list(FLOR_CALL_NAMES),
+            "max_seats": MAX_SEATS,
+            "max_tricks": MAX_TRICKS,
+            "tally_scale": TALLY_SCALE,
             # appended only where the rules have senas (docs/rules.md §3.13)
-            "senas_fields": [[name, E.SENAS_OFFSETS[name][0], size] for name, size, _ in E.SENAS_FIELDS],
-            "senas_size": E.SENAS_SIZE,
+            "senas_fields": [[name, SENAS_OFFSETS[name][0], size] for name, size, _ in SENAS_FIELDS],
+            "senas_size": SENAS_SIZE,
         },
         "actions": {
-            "count": A.NUM_ACTIONS,
-            "play_base": A.PLAY_BASE, "cover_base": A.COVER_BASE, "slot_base": A.SLOT_BASE, "call_base": A.CALL_BASE,
-            "calls": list(A.CALLS),
-            "names": {family: A.action_names(family) for family in C.FAMILIES},
-            "tally_classes": list(A.TALLY_CLASSES),
-            "tally_class_of": list(A.TALLY_CLASS_OF),
-            "sena_base": A.SENA_BASE, "senas": list(A.SENA_ACTIONS), "count_with_senas": A.NUM_ACTIONS_SENAS,
+            "count": actions.NUM_ACTIONS,
+            "play_base": actions.PLAY_BASE, "cover_base": actions.COVER_BASE, "slot_base": actions.SLOT_BASE, "call_base": actions.CALL_BASE,
+            "calls": list(actions.CALLS),
+            "names": {family: actions.action_names(family) for family in cards.FAMILIES},
+            "tally_classes": list(actions.TALLY_CLASSES),
+            "tally_class_of": list(actions.TALLY_CLASS_OF),
+            "sena_base": actions.SENA_BASE, "senas": list(actions.SENA_ACTIONS), "count_with_senas": actions.NUM_ACTIONS_SENAS,
         },
         "cards": {
-            "count": C.NUM_CARDS,
-            "families": list(C.FAMILIES),
-            "ranks": {family: list(C.RANKS[family]) for family in C.FAMILIES},
-            "suits": {family: list(C.SUITS[family]) for family in C.FAMILIES},
-            "paulista_deck_ranks": {deck: list(ranks) for deck, ranks in C.PAULISTA_DECK_RANKS.items()},
-            "argentine_strength": list(C.ARGENTINE_STRENGTH),
-            "paulista_strength": [list(row) for row in C.PAULISTA_STRENGTH],  # by manilha rank index
-            "envido_rank_value": list(C.ENVIDO_RANK_VALUE),
+            "count": cards.NUM_CARDS,
+            "families": list(cards.FAMILIES),
+            "ranks": {family: list(cards.RANKS[family]) for family in cards.FAMILIES},
+            "suits": {family: list(cards.SUITS[family]) for family in cards.FAMILIES},
+            "paulista_deck_ranks": {deck: list(ranks) for deck, ranks in cards.PAULISTA_DECK_RANKS.items()},
+            "argentine_strength": list(cards.ARGENTINE_STRENGTH),
+            "paulista_strength": [list(row) for row in cards.PAULISTA_STRENGTH],  # by manilha rank index
+            "envido_rank_value": list(cards.ENVIDO_RANK_VALUE),
         },
         "rules": {
-            "ladder_calls": {family: list(calls) for family, calls in G.LADDER_CALLS.items()},
-            "ladder_values": {family: list(values) for family, values in G.LADDER_VALUES.items()},
-            "envido_value": dict(G.ENVIDO_VALUE),
+            "ladder_calls": {family: list(calls) for family, calls in engine.LADDER_CALLS.items()},
+            "ladder_values": {family: list(values) for family, values in engine.LADDER_VALUES.items()},
+            "envido_value": dict(engine.ENVIDO_VALUE),
             # hand winner by trick results so far ("0,-1": team 0 won trick 1, trick 2 tied); per hand size
-            "decided": decided, "tie": G.TIE, "all_tied": G.ALL_TIED,
+            "decided": decided, "tie": engine.TIE, "all_tied": engine.ALL_TIED,
         },
         "config": {
             "defaults": _defaults(),
-            "default_target": {family: TrucoConfig(family=family).target_score for family in C.FAMILIES},
+            "default_target": {family: TrucoConfig(family=family).target_score for family in cards.FAMILIES},
             "choices": {name: list(values) for name, values in CHOICES.items()},
             "presets": {name: config.to_dict() for name, config in PRESETS.items()},
         },

@@ -14,14 +14,14 @@ import random
 import sys
 
 from training.measure.evaluate import match_seed_for
-from truco_env import cards as C
+from truco_env import cards
 from truco_env.config import make_config
 
 log = open(sys.argv[1], "a")  # noqa: SIM115 (a line per event, for as long as the program runs)
 
 
 def dealt_to(seed, deal, seat, mano, config):
-    deck = list(C.deck(config.family, config.deck, config.deck_ranks))
+    deck = list(cards.deck(config.family, config.deck, config.deck_ranks))
     random.Random(f"{seed}:{deal}").shuffle(deck)
     n = config.num_players
     return sorted(deck[k] for k in range(config.hand_size * n) if (mano + k) % n == seat)
@@ -50,7 +50,7 @@ for line in sys.stdin:
         played = any(s == message["seat"] and c is not None for t in message["tricks"] for s, c in t["cards"])
         if message["hand"] is not None and not played and hand_number not in checked:
             checked.add(hand_number)
-            mine = sorted(C.parse_card(text, config.family) for text in message["hand"])
+            mine = sorted(cards.parse_card(text, config.family) for text in message["hand"])
             log.write("hand\n")
             for key, candidate in candidates.items():
                 if dealt_to(candidate, hand_number - 1, message["seat"], message["mano"], config) == mine:

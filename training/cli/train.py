@@ -103,12 +103,12 @@ def _options_of(module: str, name: str) -> str:
 
 def _cmd_train_distill(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from agents.network import PolicyFileError
-    from training.learn.distill import DistillArgs, train
+    from training.learn.distill import DistillArgs, train_distill
     from training.options import load
 
     try:
         options = load(DistillArgs, args.config, args.set, run_dir=args.run_dir)
-        train(options, progress=not args.quiet)
+        train_distill(options, progress=not args.quiet)
     except (ValueError, PolicyFileError) as err:
         print(f"truco train distill: error: {err}", file=sys.stderr)
         return 2
@@ -125,7 +125,7 @@ def _cmd_train_ppo(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     import shlex
 
     from agents.network import PolicyFileError
-    from training.learn.ppo import PPOArgs, TrainingInterrupted, train
+    from training.learn.ppo import PPOArgs, TrainingInterrupted, train_ppo
     from training.measure.population import refuse_gauntlet_opponents
     from training.options import load
     from truco_env.limits import clip
@@ -134,7 +134,7 @@ def _cmd_train_ppo(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     try:
         options = load(PPOArgs, args.config, args.set, run_dir=args.run_dir, backend=args.backend)
         refuse_gauntlet_opponents(options.scripted, options.eval_opponents)
-        path = train(options, resume=args.resume, progress_bar=not args.quiet, overwrite=args.overwrite)
+        path = train_ppo(options, resume=args.resume, progress_bar=not args.quiet, overwrite=args.overwrite)
     except (ValueError, PolicyFileError) as err:
         print(f"truco train ppo: error: {err}", file=sys.stderr)
         return 2
@@ -166,7 +166,7 @@ def _cmd_train_ppo(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
 def _cmd_train_cfr(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from agents.cfr.table import CheckpointError
     from training.learn.cfr.runconfig import load_config
-    from training.learn.cfr.train import train
+    from training.learn.cfr.train import train_cfr
     from training.options import parse_overrides
 
     cfg, resumes = None, True
@@ -177,7 +177,7 @@ def _cmd_train_cfr(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         # the other trainer would see this trainer's defaults for them
         cfg = cfg.model_copy(update={"resume": cfg.resume and not args.no_resume,
                                      "progress": cfg.progress and not args.no_progress})
-        train(cfg)
+        train_cfr(cfg)
     except CheckpointError as exc:
         print(f"truco train cfr: error: {exc}", file=sys.stderr)
         return 2

@@ -2,7 +2,7 @@
 
 How exploitable is a policy on a game too large for an exact best response? Train a fresh learner against it
 alone, with the policy frozen, and see how much it wins ("Approximate exploitability: learning a best response",
-Timbers et al., IJCAI 2022). The learner is :func:`training.learn.ppo.train` itself, with a league of one member, the
+Timbers et al., IJCAI 2022). The learner is :func:`training.learn.ppo.train_ppo` itself, with a league of one member, the
 target: the same collection, update, checkpoints and exact resume as every self-play run. :mod:`training.measure.exploit`
 runs it, evaluates it and writes the report.
 
@@ -40,7 +40,7 @@ from training.learn.ppo import (
     PROGRAM_TABLES,
     PositiveInt,
     PPOArgs,
-    Progress,
+    RunState,
     TrainingInterrupted,
     resumable,
     train_run,
@@ -115,7 +115,7 @@ class BRArgs(Options):
             checkpoint_every=CHECKPOINT_EVERY)
 
 
-def train_best_response(args: BRArgs, run_dir: str, progress: bool = True) -> tuple[PolicyNet, Progress, str]:
+def train_best_response(args: BRArgs, run_dir: str, progress: bool = True) -> tuple[PolicyNet, RunState, str]:
     """Train the learner of ``args`` in ``run_dir`` (its checkpoint and TensorBoard logs) until the budget is
     spent, or Ctrl-C ends it after the current update. A checkpoint of the same recipe already in ``run_dir`` is
     resumed, exactly; any other run there is replaced. Returns the learner, its progress and ``"complete"`` or
@@ -147,6 +147,3 @@ def read_checkpoint(options: PPOArgs) -> PolicyNet:
     net.load_state_dict({k[len("net."):]: v for k, v in tensors.items() if k.startswith("net.")})
     return net.eval()
 
-
-def default_workers() -> int:
-    return max(1, min(2, os.cpu_count() or 1))

@@ -166,7 +166,7 @@ def agreement(net: torch.nn.Module, obs: torch.Tensor, masks: torch.Tensor, acti
     return float((logits.argmax(1) == actions).float().mean())
 
 
-def train(options: DistillArgs, progress: bool = True) -> dict[str, Any]:
+def train_distill(options: DistillArgs, progress: bool = True) -> dict[str, Any]:
     """The whole run (module docstring); returns what ``distill.json`` holds."""
     from agents.network import PolicyNet
     from training.learn.ppo import save_policy

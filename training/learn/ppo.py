@@ -71,12 +71,12 @@ from agents.network import (
 )
 from agents.seats import TableSeats
 from training.atomic import TEMP_PREFIX, atomic_save_tensors
-from training.learn.selfplay import Backend, Task, stored_rows
+from training.learn.selfplay import Backend, PartitionPlan, stored_rows
 from training.measure.evaluate import plays_program
 from training.options import Options, PresetName
 from training.outputs import hold
-from truco_env import cards as C
 from truco_env.actions import num_actions
+from truco_env.cards import NUM_CARDS
 from truco_env.config import make_config
 from truco_env.encoding import (
     OBSERVATION_SIZE,
@@ -242,7 +242,7 @@ class DealCritic(nn.Module):
     def __init__(self, hidden: tuple[int, ...], obs_size: int = OBSERVATION_SIZE):
         super().__init__()
         self.strength = CardStrength()
-        width = obs_size + PRIVILEGED_SIZE + self.strength.size + (PRIVILEGED_SIZE // C.NUM_CARDS) * STRENGTH_LEVELS
+        width = obs_size + PRIVILEGED_SIZE + self.strength.size + (PRIVILEGED_SIZE // NUM_CARDS) * STRENGTH_LEVELS
         layers: list[nn.Module] = []
         for size in hidden:
             layers += [nn.Linear(width, size), nn.ReLU()]
@@ -254,7 +254,7 @@ class DealCritic(nn.Module):
 
     def inputs(self, obs: torch.Tensor, hidden_cards: torch.Tensor) -> torch.Tensor:
         """What the first layer reads (no weights involved: computed once per batch)."""
-        cards = hidden_cards.reshape(len(hidden_cards), -1, C.NUM_CARDS)
+        cards = hidden_cards.reshape(len(hidden_cards), -1, NUM_CARDS)
         return torch.cat([obs, hidden_cards, self.strength(obs), self.strength.levels(obs, cards)], 1)
 
     def from_inputs(self, x: torch.Tensor | SparseRows | Ragged) -> torch.Tensor:
@@ -513,7 +513,7 @@ def save_policy(net: PolicyNet, path: str, **metadata: Any) -> None:
 
 
 @dataclasses.dataclass
-class Progress:
+class RunState:
     """How far a run is; ``curve`` has a row per update: ``[decisions, seconds, matches, score]``, the matches
     finished against fixed opponents and snapshots in that update and the learner's score in them (1 a win, 0.5
     a draw), so that a best response can plot its win rate against its target as it trains."""
@@ -527,11 +527,11 @@ class Progress:
 
 
 def save_checkpoint(path: str, args: PPOArgs, net: PolicyNet, critic: DealCritic, optimizer: torch.optim.Optimizer,
-                    league: League, progress: Progress, rng: np.random.Generator,
-                    magnet: PolicyNet | None = None) -> None:
+                    league: League, progress: RunState, rng: np.random.Generator,
+                    magnet_net: PolicyNet | None = None) -> None:
     tensors = {f"net.{k}": v for k, v in net.state_dict().items()}
-    if magnet is not None:
-        tensors.update({f"magnet.{k}": v for k, v in magnet.state_dict().items()})
+    if magnet_net is not None:
+        tensors.update({f"magnet.{k}": v for k, v in magnet_net.state_dict().items()})
     tensors.update({f"critic.{k}": v for k, v in critic.state_dict().items()})
     opt = optimizer.state_dict()
     for i, state in opt["state"].items():
@@ -593,7 +593,7 @@ def resumable(args: PPOArgs) -> bool:
 
 
 def load_checkpoint(path: str, args: PPOArgs, net: PolicyNet, critic: DealCritic, optimizer: torch.optim.Optimizer,
-                    league: League, rng: np.random.Generator, magnet: PolicyNet | None = None) -> Progress:
+                    league: League, rng: np.random.Generator, magnet_net: PolicyNet | None = None) -> RunState:
     tensors, meta = load_tensors(path, CHECKPOINT_FORMAT)
     saved = _recorded_options(path, meta)
     changed = _changed_option(saved, args)
@@ -601,7 +601,7 @@ def load_checkpoint(path: str, args: PPOArgs, net: PolicyNet, critic: DealCritic
         raise ValueError(f"--resume: option {changed!r} is {getattr(args, changed)!r} but the checkpoint was trained "
                          f"with {getattr(saved, changed)!r}; resume with the same options")
     try:
-        return _restore(tensors, meta, net, critic, optimizer, league, rng, magnet)
+        return _restore(tensors, meta, net, critic, optimizer, league, rng, magnet_net)
     except (KeyError, TypeError, ValueError, RuntimeError, AttributeError, IndexError) as exc:
         raise ValueError(f"{path}: not a usable checkpoint of this run ({type(exc).__name__}: "
                          f"{clip(str(exc).splitlines()[0] if str(exc) else '', 120)})") from None
@@ -609,7 +609,7 @@ def load_checkpoint(path: str, args: PPOArgs, net: PolicyNet, critic: DealCritic
 
 def _restore(tensors: dict[str, torch.Tensor], meta: dict[str, Any], net: PolicyNet, critic: DealCritic,
              optimizer: torch.optim.Optimizer, league: League, rng: np.random.Generator,
-             magnet: PolicyNet | None = None) -> Progress:
+             magnet_net: PolicyNet | None = None) -> RunState:
     """Put a checkpoint's state into the run's objects; any malformed part raises (reported in one line above)."""
 
     def part(prefix: str) -> dict[str, torch.Tensor]:
@@ -617,8 +617,8 @@ def _restore(tensors: dict[str, torch.Tensor], meta: dict[str, Any], net: Policy
 
     net.load_state_dict(part("net."))
     critic.load_state_dict(part("critic."))
-    if magnet is not None:
-        magnet.load_state_dict(part("magnet."))
+    if magnet_net is not None:
+        magnet_net.load_state_dict(part("magnet."))
     params = [p for group in optimizer.param_groups for p in group["params"]]
     state: dict[int, dict[str, torch.Tensor]] = {}
     for key, value in part("opt.").items():
@@ -647,7 +647,7 @@ def _restore(tensors: dict[str, torch.Tensor], meta: dict[str, Any], net: Policy
         weights = part(f"snap.{sid}.")
         if {k: v.shape for k, v in weights.items()} != shapes:
             raise ValueError(f"the league's snapshot {sid} does not have the network's tensors and shapes")
-    parts = ("net", "critic", "opt") + (("magnet",) if magnet is not None else ())
+    parts = ("net", "critic", "opt") + (("magnet",) if magnet_net is not None else ())
     unknown = sorted(set(tensors) - {k for k in tensors if k.split(".", 1)[0] in parts}
                      - {f"snap.{sid}.{k}" for sid in ids for k in shapes})
     if unknown:
@@ -670,7 +670,7 @@ def _restore(tensors: dict[str, torch.Tensor], meta: dict[str, Any], net: Policy
     league.weights = {sid: {k: v.numpy() for k, v in part(f"snap.{sid}.").items()} for sid in ids}
     league.scores = {k: deque(v, maxlen=200) for k, v in scores.items()}
     rng.bit_generator.state = meta["rng"]
-    return Progress(**progress)
+    return RunState(**progress)
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -702,14 +702,14 @@ class TrainingInterrupted(KeyboardInterrupt):
     """A run stopped by Ctrl-C before its budget was spent: ``checkpoint`` holds its resumable state (None when
     it stopped before the first one), ``decisions`` how far it got; no policy file was written."""
 
-    def __init__(self, checkpoint: str | None, decisions: int, total: int, progress: Progress | None = None):
+    def __init__(self, checkpoint: str | None, decisions: int, total: int, progress: RunState | None = None):
         super().__init__(f"interrupted at {decisions:,} of {total:,} decisions")
         self.checkpoint, self.decisions, self.total, self.progress = checkpoint, decisions, total, progress
 
 
-def train(args: PPOArgs, resume: bool = False, progress_bar: bool = True, overwrite: bool = False) -> str:
+def train_ppo(args: PPOArgs, resume: bool = False, progress_bar: bool = True, overwrite: bool = False) -> str:
     """Run PPO until ``total_decisions`` and return the path of the policy file, which only a finished run
-    writes (:func:`train_run` returns the run's :class:`Progress` as well). Ctrl-C stops after the current update with a checkpoint and raises :class:`TrainingInterrupted`;
+    writes (:func:`train_run` returns the run's :class:`RunState` as well). Ctrl-C stops after the current update with a checkpoint and raises :class:`TrainingInterrupted`;
     ``resume=True`` continues it. ``run_dir`` is held for the run (:func:`training.outputs.hold`: a second run on
     it is refused); a fresh run into a ``run_dir`` that already holds a run is refused unless ``overwrite``, which
     deletes that run's checkpoint, policy and logs first."""
@@ -717,8 +717,8 @@ def train(args: PPOArgs, resume: bool = False, progress_bar: bool = True, overwr
 
 
 def train_run(args: PPOArgs, resume: bool = False, progress_bar: bool = True, overwrite: bool = False
-              ) -> tuple[str, Progress]:
-    """:func:`train`, returning the policy's path and the run's progress (its ``stopped`` says whether a Ctrl-C
+              ) -> tuple[str, RunState]:
+    """:func:`train_ppo`, returning the policy's path and the run's progress (its ``stopped`` says whether a Ctrl-C
     came during the last update); :class:`TrainingInterrupted` carries the progress too."""
     with hold(args.run_dir, f"run dir {args.run_dir!r}"):
         return _train(args, resume, progress_bar, overwrite)
@@ -750,7 +750,7 @@ class Learner:
     optimizer: torch.optim.Optimizer
     rng: np.random.Generator
     league: League
-    magnet: PolicyNet | None
+    magnet_net: PolicyNet | None
 
 
 def new_learner(args: PPOArgs) -> Learner:
@@ -763,26 +763,26 @@ def new_learner(args: PPOArgs) -> Learner:
     optimizer = torch.optim.Adam(params, lr=args.learning_rate, eps=1e-5)
     rng = np.random.default_rng(np.random.SeedSequence([args.seed, 1 << 21]))
     # the magnet: a frozen copy of the policy the run starts from (after the warm start), or the checkpoint's
-    magnet = PolicyNet(**shapes, hidden=args.hidden, features=args.features, tally_film=args.tally_film) \
+    magnet_net = PolicyNet(**shapes, hidden=args.hidden, features=args.features, tally_film=args.tally_film) \
         if args.magnet_coef > 0 and not args.magnet else None
-    return Learner(net, critic, params, optimizer, rng, League(), magnet)
+    return Learner(net, critic, params, optimizer, rng, League(), magnet_net)
 
 
-def start(args: PPOArgs, resume: bool) -> tuple[Learner, Progress]:
+def start(args: PPOArgs, resume: bool) -> tuple[Learner, RunState]:
     """The learner and progress of a run: from its checkpoint, or fresh (with the warm start, if any)."""
-    learner, state = new_learner(args), Progress()
+    learner, state = new_learner(args), RunState()
     if resume:
         state = load_checkpoint(os.path.join(args.run_dir, "checkpoint.safetensors"), args, learner.net,
-                                learner.critic, learner.optimizer, learner.league, learner.rng, learner.magnet)
+                                learner.critic, learner.optimizer, learner.league, learner.rng, learner.magnet_net)
     else:
         if args.imitation_decisions:
             accuracy = imitate(learner.net, imitation_data(args), args.seed)
             logger.info("warm start: the network takes %s's action at %.1f%% of %s decisions",
                         args.imitation_teacher, 100 * accuracy, f"{args.imitation_decisions:,}")
-        if learner.magnet is not None:
-            learner.magnet.load_state_dict(learner.net.state_dict())
-    if learner.magnet is not None:
-        learner.magnet.requires_grad_(False)
+        if learner.magnet_net is not None:
+            learner.magnet_net.load_state_dict(learner.net.state_dict())
+    if learner.magnet_net is not None:
+        learner.magnet_net.requires_grad_(False)
     return learner, state
 
 
@@ -796,7 +796,7 @@ def collect(args: PPOArgs, learner: Learner, backend: Backend, update: int
     seeds = [int(np.random.SeedSequence([args.seed, update, p]).generate_state(1)[0]) for p in range(args.partitions)]
     if plays_program(args.scripted):  # an outside program at the tables: deals it cannot compute
         seeds = [hidden_seed("ppo", seed, bits=63) for seed in seeds]
-    tasks = [Task(args.preset, seed, args.tables, quota, args.shaping, names, weights, args.magnet) for seed in seeds]
+    tasks = [PartitionPlan(args.preset, seed, args.tables, quota, args.shaping, names, weights, args.magnet) for seed in seeds]
     parts = backend.run(learner.net, learner.league.weights, tasks)
     matches, score = 0, 0.0
     for p, part in enumerate(parts):
@@ -814,7 +814,7 @@ def learn(args: PPOArgs, learner: Learner, parts: list[dict[str, Any]]
     and the returns."""
     net, critic = learner.net, learner.critic
     x_policy, x_critic = (SparseRows.stack([stored_rows(p, key) for p in parts]) for key in ("policy", "critic"))
-    keys = ("masks", "actions", "logprobs", "traj", "rewards") + (("magnet",) if args.magnet else ())
+    keys = ("masks", "actions", "logprobs", "traj", "rewards") + (("magnet_logits",) if args.magnet else ())
     arrays = {key: np.concatenate([p[key] for p in parts]) for key in keys}
     size = len(arrays["actions"])
     with torch.no_grad():
@@ -826,11 +826,11 @@ def learn(args: PPOArgs, learner: Learner, parts: list[dict[str, Any]]
              **{key: torch.from_numpy(arrays[key]) for key in ("masks", "actions", "logprobs")}}
     magnet_of: Any = None
     if args.magnet:  # a fixed agent's log-probabilities, stored with each decision
-        batch["magnet"] = torch.from_numpy(arrays["magnet"])
-        magnet_of = lambda mb: mb["magnet"]
-    elif learner.magnet is not None:
-        magnet = learner.magnet
-        magnet_of = lambda mb: magnet.from_inputs(mb["policy"], mb["masks"])[0]
+        batch["magnet_logits"] = torch.from_numpy(arrays["magnet_logits"])
+        magnet_of = lambda mb: mb["magnet_logits"]
+    elif learner.magnet_net is not None:
+        magnet_net = learner.magnet_net
+        magnet_of = lambda mb: magnet_net.from_inputs(mb["policy"], mb["masks"])[0]
     stats, clipfracs = ppo_epochs(
         batch, lambda mb: net.from_inputs(mb["policy"], mb["masks"]),
         lambda mb: critic.from_inputs(mb["critic"]), learner.optimizer, learner.params, learner.rng, args, magnet_of)
@@ -840,8 +840,8 @@ def learn(args: PPOArgs, learner: Learner, parts: list[dict[str, Any]]
 def renew(args: PPOArgs, learner: Learner, update: int) -> None:
     """After an update: a self-refreshed magnet becomes the current policy every ``magnet_every`` updates, and the
     league takes a snapshot every ``snapshot_every`` (none without a snapshot share)."""
-    if learner.magnet is not None and args.magnet_every and update % args.magnet_every == 0:
-        learner.magnet.load_state_dict(learner.net.state_dict())
+    if learner.magnet_net is not None and args.magnet_every and update % args.magnet_every == 0:
+        learner.magnet_net.load_state_dict(learner.net.state_dict())
     if args.snapshots > 0 and update % args.snapshot_every == 0:
         learner.league.add(learner.net, args.max_snapshots)
 
@@ -875,10 +875,10 @@ def progress_fields(scalars: dict[str, float]) -> dict[str, str]:
     return {"sps": f"{scalars['charts/SPS']:.0f}", "snap": f"{snap:.2f}" if math.isfinite(snap) else "-"}
 
 
-def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> tuple[str, Progress]:
+def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> tuple[str, RunState]:
     from torch.utils.tensorboard import SummaryWriter
 
-    from training.progress import progress
+    from training.progress import progress_meter
 
     if os.path.exists(args.run_dir) and not os.path.isdir(args.run_dir):
         raise ValueError(f"run dir {clip(repr(args.run_dir), 120)} is a file; give a folder for the run")
@@ -898,7 +898,7 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
     # processes: no more than this machine's cores; Ray: one actor per partition, placed by the cluster
     workers = args.partitions if args.backend == "ray" else min(args.partitions, max(1, os.cpu_count() or 1))
     backend = Backend(args.backend, workers)
-    bar = progress(args.total_decisions, "ppo", "dec", progress_bar, initial=state.decisions, unit_scale=True)
+    bar = progress_meter(args.total_decisions, "ppo", "dec", progress_bar, initial=state.decisions, unit_scale=True)
     stop = {"requested": False}
 
     def on_sigint(signum: int, frame: Any) -> None:
@@ -938,7 +938,7 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
                 writer.add_scalar(tag, value, state.decisions)
             if done or state.update % args.checkpoint_every == 0:
                 save_checkpoint(checkpoint, args, net, learner.critic, learner.optimizer, learner.league, state,
-                                learner.rng, learner.magnet)
+                                learner.rng, learner.magnet_net)
             bar.set_postfix(**progress_fields(scalars))  # before update(), where a plain line prints: this update's
             bar.update(min(len(values), args.total_decisions - bar.n))
     finally:

@@ -1,6 +1,6 @@
 """Self-play collection for the PPO trainer: tables of matches on the vector environment, and where they run.
 
-An update's collection is split into partitions (:class:`Task`): each plays ``tables`` matches at once on the
+An update's collection is split into partitions (:class:`PartitionPlan`, played by :class:`Partition`): each plays ``tables`` matches at once on the
 compiled :class:`truco_env.vector.VectorEnv`, every match against an opponent drawn from the league (the learner
 itself, a frozen snapshot, any agent: a best response's league is its target alone), until it holds its share of
 learner decisions; then each table
@@ -28,8 +28,8 @@ import torch
 from agents.base import Agent, act_many, make_agent, observation_for
 from agents.network import CardStrength, PolicyNet, Ragged, SparseRows
 from agents.seats import TableSeats
-from truco_env import _kernel as K
-from truco_env import cards as C
+from truco_env import _kernel
+from truco_env.cards import NUM_CARDS
 from truco_env.vector import EngineVectorEnv, VectorEnv
 
 _STRENGTH = CardStrength()  # no weights: one instance serves every batch
@@ -40,7 +40,7 @@ def ragged_inputs(obs: torch.Tensor, hidden_cards: torch.Tensor, policy_strength
     scan of the critic's input (the policy's is a subset of its columns). Dense, the inputs of a 16,384-decision
     batch take 180 MB and more time to build than an epoch takes."""
     n = len(obs)
-    cards = torch.cat([_STRENGTH.slots(obs), hidden_cards.reshape(n, -1, C.NUM_CARDS)], 1)
+    cards = torch.cat([_STRENGTH.slots(obs), hidden_cards.reshape(n, -1, NUM_CARDS)], 1)
     levels = _STRENGTH.levels(obs, cards)  # own, partner and table slots, then the hidden ones
     critic = Ragged.from_dense(torch.cat([obs, hidden_cards, levels], 1))  # DealCritic.inputs' column order
     width, hidden = obs.shape[1], hidden_cards.shape[1]
@@ -65,7 +65,7 @@ def stored_rows(part: dict[str, np.ndarray], key: str) -> SparseRows:
 
 
 @dataclasses.dataclass(frozen=True)
-class Task:
+class PartitionPlan:
     """Everything a partition needs besides the networks; plain data, so it runs in any process."""
 
     preset: str
@@ -116,11 +116,11 @@ class Buffers:
 
 
 class Partition:
-    """Plays one :class:`Task` to the end and returns its learner decisions in playing order (views of
+    """Plays one :class:`PartitionPlan` to the end and returns its learner decisions in playing order (views of
     ``buffers``, valid until they are filled again), their rewards and trajectory ids, and the learner's score
     against each league opponent."""
 
-    def __init__(self, task: Task, env: VectorEnv | EngineVectorEnv, learner: PolicyNet, snapshots: dict[int, PolicyNet],
+    def __init__(self, task: PartitionPlan, env: VectorEnv | EngineVectorEnv, learner: PolicyNet, snapshots: dict[int, PolicyNet],
                  agents: dict[str, Agent], buffers: Buffers, seats: dict[str, TableSeats] | None = None):
         """``agents``: per spec, the one instance that serves every table (a batched agent, the magnet); ``seats``:
         per spec, the agents seated one per table and seat (both kept by the caller from partition to partition)."""
@@ -213,7 +213,7 @@ class Partition:
                       "logprobs": log_probs.gather(1, chosen[:, None]).squeeze(1).numpy(),
                       "traj": self.traj[learner, seats]}
             if self.task.magnet:
-                record["magnet"] = magnet_log_probs(self._agent(self.task.magnet, -1, -1), obs[learner],
+                record["magnet_logits"] = magnet_log_probs(self._agent(self.task.magnet, -1, -1), obs[learner],
                                                     mask[learner])
             for key, values in record.items():
                 self.buffers.put(key, start, values)
@@ -243,7 +243,7 @@ class Partition:
                 actions[at] = self._seated(name).act(at, obs, mask, actor)
         self.obs, self.mask, points, self.actor, done = self.env.step(actions)
         info = self.env.info
-        closed = np.flatnonzero(info[:, K.INFO_CLOSED] & live)
+        closed = np.flatnonzero(info[:, _kernel.INFO_CLOSED] & live)
         if closed.size:
             weight = 1.0 if self.one_hand else self.task.shaping
             self._credit(closed, weight * points[closed] / self.scale)
@@ -259,8 +259,8 @@ class Partition:
     def _end(self, rows: np.ndarray, info: np.ndarray) -> None:
         """Credit the match results, record them for the league, and open the next matches."""
         if not self.one_hand:
-            winner = info[rows, K.INFO_WINNER]
-            diff = (info[rows, K.INFO_SCORE] - info[rows, K.INFO_SCORE + 1]).astype(np.float32)
+            winner = info[rows, _kernel.INFO_WINNER]
+            diff = (info[rows, _kernel.INFO_SCORE] - info[rows, _kernel.INFO_SCORE + 1]).astype(np.float32)
             team = np.arange(self.n) % 2  # per seat
             won = (winner[:, None] == team[None, :]).astype(np.float32)
             result = np.where(winner[:, None] < 0, 0.0, 2.0 * won - 1.0)
@@ -270,7 +270,7 @@ class Partition:
             k = int(self.opponent[r])
             if self.task.opponents[k] != "self":
                 team = int(np.flatnonzero(self.learner_seat[r])[0] % 2)
-                winner = int(info[r, K.INFO_WINNER])
+                winner = int(info[r, _kernel.INFO_WINNER])
                 self.results.append((k, 0.5 if winner < 0 else float(winner == team)))
         self._start(rows)
 
@@ -279,7 +279,7 @@ class Partition:
         and trajectory ids; the networks' inputs as ragged sparse rows (an observation has ~50 nonzero entries of
         1,086: a twentieth of the bytes to keep or send)."""
         keys = ("masks", "actions", "logprobs", "traj", "policy_counts", "critic_counts") + \
-            (("magnet",) if self.task.magnet else ())
+            (("magnet_logits",) if self.task.magnet else ())
         out: dict[str, Any] = {key: self.buffers.view(key, self.decisions) for key in keys}
         for key in ("policy", "critic"):
             for part in ("index", "value"):
@@ -322,7 +322,7 @@ def traits(spec: str) -> Traits:
     return _TRAITS[spec]
 
 
-def needs_engine(task: Task) -> bool:
+def needs_engine(task: PartitionPlan) -> bool:
     """Whether ``task``'s matches must be played on reference-engine tables (an opponent wants extras)."""
     return any(traits(o).wants for o in task.opponents if o != "self" and not o.startswith("snapshot:"))
 
@@ -343,7 +343,7 @@ class Collector:
         self.buffers: list[Buffers] = []
 
     def run(self, arch: dict[str, Any], learner: dict[str, np.ndarray], new_snapshots: dict[int, dict],
-            tasks: list[Task]) -> list[dict[str, Any]]:
+            tasks: list[PartitionPlan]) -> list[dict[str, Any]]:
         self.learner = _network(arch, learner, self.learner)
         for sid, weights in new_snapshots.items():
             self.snapshots[sid] = _network(arch, weights)
@@ -424,7 +424,7 @@ class Backend:
             ray = self.ray = start_ray(workers)
             self.actors = [ray.remote(num_cpus=1)(Collector).remote() for _ in range(workers)]
 
-    def run(self, net: PolicyNet, snapshots: dict[int, dict[str, np.ndarray]], tasks: list[Task]
+    def run(self, net: PolicyNet, snapshots: dict[int, dict[str, np.ndarray]], tasks: list[PartitionPlan]
             ) -> list[dict[str, Any]]:
         """Collect ``tasks`` with the learner ``net`` and the league's ``snapshots`` (weights by id; each is sent
         to the workers once)."""

@@ -40,8 +40,9 @@ import random
 from collections import Counter
 from functools import lru_cache
 
-from truco_env import cards as C
-from truco_env import senas as S
+import truco_env.cards
+from truco_env import senas
+from truco_env.cards import ARGENTINE, PAULISTA, envido_of, flor_of, parse_card, strength_table
 from truco_env.config import TrucoConfig
 from truco_env.engine import ENVIDO_CALLS, LADDER_CALLS, playing_order, showdown
 from truco_env.views import hand_was_blind
@@ -62,7 +63,7 @@ def hand_strength(cards: list[int], strength: tuple[int, ...], deck: tuple[int, 
 
 
 def _deck_of(config: TrucoConfig) -> tuple[int, ...]:
-    return C.deck(config.family, config.deck, config.deck_ranks)
+    return truco_env.cards.deck(config.family, config.deck, config.deck_ranks)
 
 
 def weak_hand_cutoff(config: TrucoConfig) -> float:
@@ -73,13 +74,13 @@ def weak_hand_cutoff(config: TrucoConfig) -> float:
 @lru_cache(maxsize=32)
 def _weak_hand_cutoff(family: str, paulista_deck: str, deck_ranks: tuple | None, hand_size: int) -> float:
     rng = random.Random("truco-eval-strength")
-    deck = list(C.deck(family, paulista_deck, deck_ranks))
+    deck = list(truco_env.cards.deck(family, paulista_deck, deck_ranks))
     values = []
     for _ in range(4000):
         rng.shuffle(deck)
         hand = deck[:hand_size]
-        vira = deck[hand_size] if family == C.PAULISTA else None
-        table = C.strength_table(family, vira, paulista_deck, deck_ranks)
+        vira = deck[hand_size] if family == PAULISTA else None
+        table = strength_table(family, vira, paulista_deck, deck_ranks)
         pool = tuple(c for c in deck if c != vira)
         values.append(hand_strength(hand, table, pool))
     values.sort()
@@ -95,7 +96,7 @@ def better_envido_team(config: TrucoConfig, record: dict) -> int:
     """The team that held the better envido in the hand ``record``: whom the engine's showdown would credit had
     the envido been accepted (ties as the rules and ``envido_tie`` resolve them)."""
     seats = _participants(record, config.num_players)
-    values = {s: C.envido_of([C.parse_card(c, config.family) for c in record["deal"]["hands"][s]]) for s in seats}
+    values = {s: envido_of([parse_card(c, config.family) for c in record["deal"]["hands"][s]]) for s in seats}
     winner, _ = showdown(values, seats, config.envido_tie == "mano_team")
     return winner % 2
 
@@ -115,7 +116,7 @@ def behaviour_counts(config: TrucoConfig, record: dict, hand_winners: list[int |
         pending_by: int | None = None  # team of the pending ladder proposal
         envido_pending = flor_pending = False
         holders = {s % 2 for s in seats
-                   if config.flor and C.flor_of([C.parse_card(c, family) for c in hand["deal"]["hands"][s]])}
+                   if config.flor and flor_of([parse_card(c, family) for c in hand["deal"]["hands"][s]])}
         flor_contested = len(holders) == 2
         called_seats = set()
         for seat, action, *_ in actions:
@@ -139,7 +140,7 @@ def behaviour_counts(config: TrucoConfig, record: dict, hand_winners: list[int |
                 out["mazo"] += 1
         # envido: openings and calls, with the truth of who held the better envido
         envido_calls = [(s, a) for s, a, *_ in actions if a in ENVIDO]
-        if envido_calls and family == C.ARGENTINE:
+        if envido_calls and family == ARGENTINE:
             truth = better_envido_team(config, hand)
             first_seat = envido_calls[0][0]
             out["envido_opened"] += first_seat % 2 == team_of_agent
@@ -151,11 +152,11 @@ def behaviour_counts(config: TrucoConfig, record: dict, hand_winners: list[int |
             _count_signals(out, hand, mine, family, team_of_agent)
         if hand_was_blind(config, hand["score_before"]):
             continue
-        vira = C.parse_card(hand["deal"]["vira"], family) if hand["deal"]["vira"] else None
-        table = C.strength_table(family, vira, config.deck, config.deck_ranks)
+        vira = parse_card(hand["deal"]["vira"], family) if hand["deal"]["vira"] else None
+        table = strength_table(family, vira, config.deck, config.deck_ranks)
         pool = tuple(c for c in deck if c != vira)
         for s in mine:
-            cards = [C.parse_card(c, family) for c in hand["deal"]["hands"][s]]
+            cards = [parse_card(c, family) for c in hand["deal"]["hands"][s]]
             out["calling_hands"] += s in called_seats
             if hand_strength(cards, table, pool) < cutoff:
                 out["weak_hands"] += 1
@@ -175,7 +176,7 @@ def _count_signals(out: Counter, hand: dict, mine: list[int], family: str, team:
     out["signals"] += len(signals)
     caught = False
     for seat, gesture in signals.items():
-        out["signals_true"] += S.true_to_table(gesture, [C.parse_card(c, family) for c in hand["deal"]["hands"][seat]])
+        out["signals_true"] += senas.true_to_table(gesture, [parse_card(c, family) for c in hand["deal"]["hands"][seat]])
         out["signal_watchers"] += len(hand["deal"]["hands"]) // 2
         out["signal_catches"] += len(catches[seat])
         caught = caught or bool(catches[seat])

@@ -102,7 +102,7 @@ def choose(rows: list[dict[str, Any]]) -> str:
     return min(passed, key=lambda a: (-passed[a], abr[a]))  # all bars passed first: the candidates
 
 
-def table(rows: list[dict[str, Any]]) -> list[str]:
+def best_table(rows: list[dict[str, Any]]) -> list[str]:
     """Markdown: per preset and agent, the bars it passes and the ABR win rate; the chosen agent in bold."""
     lines = ["| preset | agent | " + " | ".join(BARS) + " | ABR win rate | `best:` |",
              "|---|---|" + "---|" * (len(BARS) + 2)]

@@ -282,9 +282,9 @@ def _play(tasks: list[Task], workers: int, progress: bool, backend: str, played:
         for task, result in zip(tasks, results):
             played(task, result)
         return results
-    from training.progress import progress as progress_bar
+    from training.progress import progress_meter
 
-    bar = progress_bar(len(tasks), "truco eval", "match", progress)
+    bar = progress_meter(len(tasks), "truco eval", "match", progress)
     results: list[dict[str, Any]] = []
     try:
         if workers <= 1 or len(tasks) <= 1:
@@ -308,7 +308,7 @@ def _play(tasks: list[Task], workers: int, progress: bool, backend: str, played:
 
 
 def _play_tasks_on_ray(tasks: list[Task], workers: int, progress: bool, nodes: set[str]) -> list[dict[str, Any]]:
-    from training.progress import progress as progress_bar
+    from training.progress import progress_meter
     from training.workers import start_ray
 
     ray = start_ray(workers)
@@ -319,7 +319,7 @@ def _play_tasks_on_ray(tasks: list[Task], workers: int, progress: bool, nodes: s
     chunks = [tasks[i:i + size] for i in range(0, len(tasks), size)]
     futures = [remote.remote(chunk) for chunk in chunks]
     results: list[dict[str, Any]] = []
-    bar = progress_bar(len(tasks), "truco eval (ray)", "match", progress)
+    bar = progress_meter(len(tasks), "truco eval (ray)", "match", progress)
     try:
         for future in futures:  # in submission order, so results keep the task order
             node, chunk_results = ray.get(future)

@@ -24,11 +24,11 @@ import torch
 from agents.base import Agent, make_agent
 from agents.network import load_policy
 from agents.seats import TableSeats
-from truco_env import actions as A
+from truco_env.actions import CALL_BASE, CALLS
 from truco_env.encoding import OBS_OFFSETS
 from truco_env.vector import VectorEnv
 
-NO_QUIERO = A.CALL_BASE + A.CALLS.index("no_quiero")
+NO_QUIERO = CALL_BASE + CALLS.index("no_quiero")
 _LO, _HI = OBS_OFFSETS["match_tally"]
 OPPONENTS_TALLY = slice(_LO + (_HI - _LO) // 2, _HI)  # the second team row: the opponents, as the seat sees them
 

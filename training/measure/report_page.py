@@ -11,8 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from training.measure.behaviour import behaviour_rates
-from training.measure.best_agent import RULE, choices, shortfalls
-from training.measure.best_agent import table as best_table
+from training.measure.best_agent import RULE, best_table, choices, shortfalls
 from training.measure.exploit import ABR_LEARNERS
 from training.measure.gauntlet import OPPONENTS, markdown_table
 from training.measure.report_data import BLUFF_MATCHES, BLUFF_OPPONENT, SEARCH_MS, stages_of

@@ -4,12 +4,12 @@ that every command that writes a tournament's files (eval, exploit, gauntlet, re
 
 from __future__ import annotations
 
-import csv
 import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from training.atomic import atomic_write_csv
 from training.measure.statistics import Z95
 
 
@@ -62,13 +62,13 @@ def write_outputs(out: Path, summary: dict[str, Any], meta: dict[str, Any], plot
     out.mkdir(parents=True, exist_ok=True)
     written = []
     path = out / "pairings.csv"
-    _write_csv(path, summary["pairings"])
+    atomic_write_csv(path, summary["pairings"])
     written.append(path)
     path = out / "behaviour.csv"
-    _write_csv(path, [{k: v for k, v in r.items() if k != "counts"} for r in summary["behaviour"]])
+    atomic_write_csv(path, [{k: v for k, v in r.items() if k != "counts"} for r in summary["behaviour"]])
     written.append(path)
     path = out / "ratings.csv"
-    _write_csv(path, [{"scope": scope, **row} for scope, rows in summary["ratings"].items() for row in rows])
+    atomic_write_csv(path, [{"scope": scope, **row} for scope, rows in summary["ratings"].items() for row in rows])
     written.append(path)
     path = out / "results.json"
     path.write_text(json.dumps({"meta": meta, **summary}, indent=1, sort_keys=False) + "\n")
@@ -79,16 +79,6 @@ def write_outputs(out: Path, summary: dict[str, Any], meta: dict[str, Any], plot
     if plots:
         written += write_plots(out, summary, meta["agents"], meta["presets"])
     return written
-
-
-def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
-    with path.open("w", newline="") as fh:
-        if not rows:
-            return
-        fields = list(dict.fromkeys(key for row in rows for key in row))  # rows of games with señas have more
-        writer = csv.DictWriter(fh, fieldnames=fields)
-        writer.writeheader()
-        writer.writerows(rows)
 
 
 #: Colour maps the plots may use: perceptually uniform and readable with any colour vision (no red-green).

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from training.learn.ppo import PPOArgs, train
+from training.learn.ppo import PPOArgs, train_ppo
 from training.measure.evaluate import EVAL_MARKERS, default_workers, run_tournament
 from training.measure.tournament_files import markdown_report, rename_agent, write_outputs
 from training.outputs import output_folder
@@ -38,7 +38,7 @@ def run_demo(out: str = "runs/demo", matches: int = 200, seed: int = 0, quick: b
     logger.info(f"truco demo: training PPO on {settings['preset']} for {settings['total_decisions']:,} decisions "
                 f"(embedded config) -> {folder / 'train'}")
     run_dir = folder / "train"
-    policy = train(PPOArgs(run_dir=str(run_dir), **settings), overwrite=True)
+    policy = train_ppo(PPOArgs(run_dir=str(run_dir), **settings), overwrite=True)
     trained, shipped = f"ppo:{policy}", f"ppo:{settings['preset']}"
     agents = [trained, shipped, "heuristic", "random"]
     pairs = [(a, b) for a in (trained, shipped) for b in ("heuristic", "random")]

@@ -21,8 +21,8 @@ from torch import nn
 
 from agents.network import PolicyNet, load_policy
 from training.atomic import atomic_write, atomic_write_json
-from truco_env import actions as A
-from truco_env import cards as C
+from truco_env import cards
+from truco_env.actions import NUM_ACTIONS, NUM_ACTIONS_SENAS, action_names
 from truco_env.config import make_config
 from truco_env.encoding import (
     OBS_OFFSETS,
@@ -58,8 +58,8 @@ def metadata(net_meta: dict[str, Any], onnx_file: str) -> dict[str, Any]:
     """Everything a front end needs besides the model itself (a network made for señas reads their block too and
     answers for their actions)."""
     arch = net_meta.get("architecture", {})
-    obs_size, actions = arch.get("obs_size", OBSERVATION_SIZE), arch.get("num_actions", A.NUM_ACTIONS)
-    senas = actions == A.NUM_ACTIONS_SENAS
+    obs_size, actions = arch.get("obs_size", OBSERVATION_SIZE), arch.get("num_actions", NUM_ACTIONS)
+    senas = actions == NUM_ACTIONS_SENAS
     fields = OBSERVATION_FIELDS + (SENAS_FIELDS if senas else ())
     offsets = {**OBS_OFFSETS, **SENAS_OFFSETS}
     return {
@@ -86,7 +86,7 @@ def metadata(net_meta: dict[str, Any], onnx_file: str) -> dict[str, Any]:
             "card_index": "rank_index * 4 + suit_index; ranks 1 2 3 4 5 6 7 10 11 12 (A 2 3 4 5 6 7 Q J K), "
                           "suits espadas/spades, bastos/clubs, oros/diamonds, copas/hearts",
         },
-        "actions": {family: A.action_names(family, senas) for family in C.FAMILIES},
+        "actions": {family: action_names(family, senas) for family in cards.FAMILIES},
         "presets": net_meta.get("presets", []),
         "play": {"mode": net_meta.get("play", "sample"),
                  "meaning": "greedy: take the most probable legal action; sample: draw from the probabilities "

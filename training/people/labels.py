@@ -5,9 +5,9 @@ web table (``truco serve``), so that a person reads "ancho de espadas" or "zap" 
 
 from __future__ import annotations
 
-from truco_env import cards as C
-from truco_env import senas as S
+from truco_env import cards
 from truco_env.engine import ONZE, TrucoState
+from truco_env.senas import MEANINGS
 
 SPANISH = {
     "truco": "¡Truco!", "retruco": "¡Quiero retruco!", "vale_cuatro": "¡Quiero vale cuatro!",
@@ -44,7 +44,7 @@ def card_name(text: str, family: str, manilha: str | None = None) -> str:
     """What a player calls the card written ``text`` (``"1e"`` -> "ancho de espadas", ``"7c"`` -> "7 de copas";
     in Paulista, with ``manilha`` the manilha's rank, ``"4c"`` -> "zap (4 de paus)")."""
     rank, suit = text[:-1], text[-1]
-    if family == C.ARGENTINE:
+    if family == cards.ARGENTINE:
         plain = f"{SPANISH_RANK[rank]} de {SPANISH_SUIT[suit]}"
         return SPANISH_NICKNAME.get(text, plain)
     plain = f"{PORTUGUESE_RANK[rank]} de {PORTUGUESE_SUIT[suit]}"
@@ -53,7 +53,7 @@ def card_name(text: str, family: str, manilha: str | None = None) -> str:
 
 def card_legend(family: str) -> str:
     """One line on how the engine writes cards, for a player who meets ``3c`` in the drawing of the table."""
-    if family == C.ARGENTINE:
+    if family == cards.ARGENTINE:
         return ("cards: rank then suit, e espadas, b bastos, o oros, c copas (10 sota, 11 caballo, 12 rey); from "
                 "the top: ancho de espadas, ancho de bastos, siete de espadas, siete de oros, the 3s, the 2s, ...")
     return ("cards: rank then suit, s espadas, c paus, d ouros, h copas (A ás, Q dama, J valete, K rei); the "
@@ -65,9 +65,9 @@ def choice_label(name: str, family: str, phase: str, manilha: str | None = None,
     action: a mão de onze's "quiero" is playing the hand); cards by :func:`card_name`; a signal by its gesture,
     with the common table's meaning where ``sena_table``."""
     kind, _, arg = name.partition(":")
-    spanish = family == C.ARGENTINE
+    spanish = family == cards.ARGENTINE
     if kind == "sena":
-        return f"Seña: {GESTURE_WORDS[arg]}" + (f" ({S.MEANINGS[arg]})" if sena_table else "")
+        return f"Seña: {GESTURE_WORDS[arg]}" + (f" ({MEANINGS[arg]})" if sena_table else "")
     if kind == "play":
         return f"{'Jugar' if spanish else 'Jogar'} {card_name(arg, family, manilha)}"
     if kind == "cover":
@@ -81,10 +81,10 @@ def choice_label(name: str, family: str, phase: str, manilha: str | None = None,
 
 def manilha_of(state: TrucoState) -> str | None:
     """The manilhas' rank text of ``state``'s hand (Paulista, once the vira is turned), else None."""
-    if state.family != C.PAULISTA or state.vira is None:
+    if state.family != cards.PAULISTA or state.vira is None:
         return None
     config = state.config
-    return C.FRENCH_RANKS[C.manilha_rank_index(state.vira, config.deck, config.deck_ranks)]
+    return cards.FRENCH_RANKS[cards.manilha_rank_index(state.vira, config.deck, config.deck_ranks)]
 
 
 def action_words(name: str, state: TrucoState) -> str:

@@ -31,7 +31,7 @@ from agents.base import Agent, check_preset, make_agent
 from agents.hidden_seeds import hidden_seed
 from training.atomic import atomic_write_json
 from training.people.labels import action_words, card_legend, card_name, choice_label, manilha_of
-from truco_env import cards as C
+from truco_env.cards import FRENCH_RANKS, card_text, manilha_rank_index, parse_card, strength_table
 from truco_env.config import PRESETS, make_config, unknown_preset
 from truco_env.encoding import partner_cards_visible, public_action_name
 from truco_env.engine import MAO_DE_FERRO, TIE, TrucoState, trick_winner
@@ -242,7 +242,7 @@ def _announce(console: Console, state: TrucoState, actor: int, name: str, words:
     else:
         text = name.split(":", 1)[1]
         if name.startswith("play_slot"):
-            text = C.card_text(state.dealt_cards(actor)[int(text)], state.family)
+            text = card_text(state.dealt_cards(actor)[int(text)], state.family)
         shown = card_name(text, state.family, manilha_of(state))
     console.print(f"  {words.who(actor)} {'play' if words.who(actor) == 'you' else 'plays'} {shown}")
 
@@ -284,14 +284,14 @@ def last_trick(state: TrucoState, record: dict, words: Words | None = None) -> s
     vira = record["deal"]["vira"]
     manilha = None
     if vira is not None:
-        manilha = C.FRENCH_RANKS[C.manilha_rank_index(C.parse_card(vira, family), config.deck, config.deck_ranks)]
+        manilha = FRENCH_RANKS[manilha_rank_index(parse_card(vira, family), config.deck, config.deck_ranks)]
     text = ", ".join(f"{words.who(seat)}: {card_name(card, family, manilha) if card else 'a face-down card'}"
                      for seat, card in trick)
     if size < players:
         return text + " (unfinished)"
-    table = C.strength_table(family, None if vira is None else C.parse_card(vira, family), config.deck,
+    table = strength_table(family, None if vira is None else parse_card(vira, family), config.deck,
                              config.deck_ranks)
-    team, _ = trick_winner([(seat, -1 if card is None else C.parse_card(card, family), card is None)
+    team, _ = trick_winner([(seat, -1 if card is None else parse_card(card, family), card is None)
                             for seat, card in trick], table, config.partner_tie_wins_trick)
     if team == TIE:
         return text + " -> tied"
@@ -307,7 +307,7 @@ def table_in_words(state: TrucoState, seat: int, words: Words) -> str:
     manilha = manilha_of(state)
 
     def name(card: int) -> str:
-        return card_name(C.card_text(card, family), family, manilha)
+        return card_name(card_text(card, family), family, manilha)
 
     lines = [(f"hand {state.hand_index + 1}, {words.who(state.dealer)} dealt, {words.who(state.mano)} "
               f"{'are' if state.mano == seat else 'is'} mano; score {words.score(state.score)}, "

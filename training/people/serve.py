@@ -47,8 +47,8 @@ from werkzeug.wrappers import Request, Response
 
 from training.atomic import atomic_write_json
 from training.people.labels import action_words
-from truco_env import actions as A
-from truco_env import cards as C
+from truco_env import actions
+from truco_env.cards import FRENCH_RANKS, card_text, manilha_rank_index, parse_card, strength_table
 from truco_env.config import PRESETS, make_config, unknown_preset
 from truco_env.encoding import (
     OBSERVATION_SIZE,
@@ -274,8 +274,8 @@ class Table:
                 "policy": {"spec": self.policy.spec, "mode": self.policy.mode, "model": "/policy/model.onnx",
                            "observation_size": self.policy.obs_size,
                            # the actions the model answers for: a model made without señas never signals
-                           "actions": A.NUM_ACTIONS_SENAS if self.policy.obs_size == OBSERVATION_SIZE_SENAS
-                           else A.NUM_ACTIONS,
+                           "actions": actions.NUM_ACTIONS_SENAS if self.policy.obs_size == OBSERVATION_SIZE_SENAS
+                           else actions.NUM_ACTIONS,
                            "observation_version": OBSERVATION_VERSION}}
 
     def new_game(self) -> Game:
@@ -314,7 +314,7 @@ class Table:
             if not isinstance(value, int) or isinstance(value, bool):
                 raise ApiError(400, f"{key!r} must be an integer, as in {example}; got {str(value)[:40]!r}")
         seat, action, position = body["seat"], body["action"], body["position"]
-        count = A.num_actions(self.config)
+        count = actions.num_actions(self.config)
         if not 0 <= action < count:
             raise ApiError(400, f"action id {clip(action)} is out of range: expected 0..{count - 1} "
                                 "(docs/actions.md)")
@@ -327,7 +327,7 @@ class Table:
                                     "(reload it)")
             if seat != state.actor:
                 raise ApiError(409, f"seat {state.actor} is to act, not seat {seat}")
-            name = A.action_name(action, state.family)
+            name = actions.action_name(action, state.family)
             legal = state.legal_actions()
             if name not in legal:
                 raise ApiError(409, f"illegal action {action} ({name}) for seat {seat} in the {state.phase} "
@@ -357,7 +357,7 @@ class Table:
         if kind == "cover" and seat != self.seat and not self._sees(state, seat):
             public, text = "cover", ""
         elif kind == "play_slot":
-            text = C.card_text(state.dealt_cards(seat)[int(arg)], state.family)
+            text = card_text(state.dealt_cards(seat)[int(arg)], state.family)
             public = f"{name}={text}"
         elif kind != "play" and kind != "cover":
             text = action_words(name, state)
@@ -391,12 +391,12 @@ class Table:
             vira = current["deal"]["vira"]
             manilha = None
             if state.vira is not None:
-                manilha = C.FRENCH_RANKS[C.manilha_rank_index(state.vira, cfg.deck, cfg.deck_ranks)]
+                manilha = FRENCH_RANKS[manilha_rank_index(state.vira, cfg.deck, cfg.deck_ranks)]
             blind = state.special_hand == MAO_DE_FERRO and cfg.mao_de_ferro_blind
             remaining = state.remaining_cards(me)
-            cards = [{"slot": i, "card": None if blind else C.card_text(c, family)}
+            cards = [{"slot": i, "card": None if blind else card_text(c, family)}
                      for i, c in enumerate(state.dealt_cards(me)) if c in remaining]
-            partners = [{"seat": s, "cards": [C.card_text(c, family) for c in state.remaining_cards(s)]}
+            partners = [{"seat": s, "cards": [card_text(c, family) for c in state.remaining_cards(s)]}
                         for s in state.participants if s != me and self._sees(state, s)]
             actor = None if state.is_over else state.actor
             out = {
@@ -416,7 +416,7 @@ class Table:
                 "record": str(game.record) if game.saved else None,
             }
             if actor == me:
-                out["legal"] = [{"id": A.action_id(name, family), "name": name,
+                out["legal"] = [{"id": actions.action_id(name, family), "name": name,
                                  "label": action_words(name, state)} for name in state.legal_actions()]
             elif actor is not None:
                 out["bot"] = {"seat": actor, "view": {"rules": cfg.to_dict(), **seat_view(state, actor, True)}}
@@ -435,7 +435,7 @@ class Table:
         family = state.family
         hands = record["deal"]["hands"]
         vira = record["deal"]["vira"]
-        strength = C.strength_table(family, None if vira is None else C.parse_card(vira, family), cfg.deck,
+        strength = strength_table(family, None if vira is None else parse_card(vira, family), cfg.deck,
                                     cfg.deck_ranks)
         size = len(record.get("pair") or range(state.num_players))
         plays: list[tuple[int, str, bool]] = []  # (seat, card, covered)
@@ -452,7 +452,7 @@ class Table:
                       else card, "covered": covered} for s, card, covered in trick]
             winner = None
             if len(trick) == size:
-                result, _ = trick_winner([(s, C.parse_card(card, family), covered) for s, card, covered in trick],
+                result, _ = trick_winner([(s, parse_card(card, family), covered) for s, card, covered in trick],
                                          strength, cfg.partner_tie_wins_trick)
                 winner = "tie" if result == TIE else result
             tricks.append({"plays": shown, "winner": winner})

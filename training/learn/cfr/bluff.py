@@ -16,8 +16,7 @@ import numpy as np
 
 from training.learn.cfr.solver import reaches
 from training.learn.cfr.tree import GameTree
-from truco_env import actions as A
-from truco_env import cards as C
+from truco_env import actions, cards
 
 LADDER = ("truco", "retruco", "vale_cuatro", "seis", "nove", "doze")
 ENVIDO = ("envido", "real_envido", "falta_envido")
@@ -26,8 +25,8 @@ ENVIDO = ("envido", "real_envido", "falta_envido")
 def _own_card(key: str, family: str) -> tuple[int, int | None]:
     rest = key.split("|", 1)[1]
     own, vira = rest.split("/")[:2]
-    card = C.parse_card(own.split(",")[0], family)
-    return card, None if vira == "None" else C.parse_card(vira, family)
+    card = cards.parse_card(own.split(",")[0], family)
+    return card, None if vira == "None" else cards.parse_card(vira, family)
 
 
 def call_profile(tree: GameTree, policy: np.ndarray) -> dict:
@@ -37,16 +36,16 @@ def call_profile(tree: GameTree, policy: np.ndarray) -> dict:
     reach = r0 * r1 * tree.chance
     weight = np.bincount(tree.infoset[tree.infoset >= 0], weights=reach[tree.infoset >= 0],
                          minlength=tree.num_infosets)
-    names = A.action_names(family)
+    names = actions.action_names(family)
     calls = {}
-    deck = C.deck(family, cfg.deck, cfg.deck_ranks)
+    deck = cards.deck(family, cfg.deck, cfg.deck_ranks)
     for i, key in enumerate(tree.infoset_keys):
         w = weight[i]
         if w <= 0:
             continue
         card, vira = _own_card(key, family)
-        strength = C.strength_table(family, vira, cfg.deck, cfg.deck_ranks)[card]
-        env = C.envido_of([card])
+        strength = cards.strength_table(family, vira, cfg.deck, cfg.deck_ranks)[card]
+        env = cards.envido_of([card])
         for s in range(tree.slot_start[i], tree.slot_start[i + 1]):
             name = names[tree.slot_action[s]]
             if name in LADDER or name in ENVIDO:
@@ -58,10 +57,10 @@ def call_profile(tree: GameTree, policy: np.ndarray) -> dict:
     for name, by_x in calls.items():
         xs = sorted(by_x)
         if name in ENVIDO:
-            values = sorted(C.envido_of([c]) for c in deck)
+            values = sorted(cards.envido_of([c]) for c in deck)
         else:
-            values = sorted(C.strength_table(family, v, cfg.deck, cfg.deck_ranks)[c] for c in deck for v in
-                            ([None] if family == C.ARGENTINE else [v for v in deck if v != c]))
+            values = sorted(cards.strength_table(family, v, cfg.deck, cfg.deck_ranks)[c] for c in deck for v in
+                            ([None] if family == cards.ARGENTINE else [v for v in deck if v != c]))
         weak_cut = values[max(0, len(values) // 3 - 1)]
         made = sum(by_x[x][0] for x in xs)
         weak = sum(by_x[x][0] for x in xs if x <= weak_cut)

@@ -28,6 +28,6 @@ class Logger:
 
 
 def _progress(enabled: bool, total: int, initial: int, desc: str, out: TextIO):
-    from training.progress import progress
+    from training.progress import progress_meter
 
-    return progress(total, desc, "it", enabled, initial=initial, file=out, mininterval=0.5)
+    return progress_meter(total, desc, "it", enabled, initial=initial, file=out, mininterval=0.5)

@@ -44,7 +44,7 @@ from agents.cfr.walk import (  # noqa: F401  (node_key: re-exported, the tests a
     walk_buffers,
 )
 from training.learn.cfr.runconfig import UTILITIES
-from truco_env import _kernel as K
+from truco_env import _kernel
 from truco_env.config import TrucoConfig
 from truco_env.fast import config_array
 
@@ -58,22 +58,22 @@ def _run(count, first_iteration, random_score, cfg, kind, use_equity, equity,
          hkeys, hidx, inf_key, inf_start, inf_touch, slot_code, regret, avg, counters, rng, margin, ctx):
     """Up to ``count`` iterations, numbered from ``first_iteration``; returns how many ran (fewer when the
     tables need to grow first)."""
-    target = cfg[K.C_TARGET]
+    target = cfg[_kernel.C_TARGET]
     for done in range(count):
         j = counters[N_INF]
         if (j + margin >= inf_key.shape[0] or counters[N_SLOTS] + MAX_LEGAL * margin > slot_code.shape[0]
                 or 2 * (j + margin) > hkeys.shape[0]):
             return done
         iteration = first_iteration + done
-        traverser = iteration % cfg[K.C_N]  # each seat in turn: in team play, partners keep their own tables
+        traverser = iteration % cfg[_kernel.C_N]  # each seat in turn: in team play, partners keep their own tables
         s0 = 0
         s1 = 0
         if random_score:
-            s0 = K._below(rng, 0, target)
-            s1 = K._below(rng, 0, target)
+            s0 = _kernel._below(rng, 0, target)
+            s1 = _kernel._below(rng, 0, target)
         st = states[0]
-        K.new_match(st, cfg, K._below(rng, 0, cfg[K.C_N]), s0, s1)
-        K._rng_deal(st, cfg, rng, 0)
+        _kernel.new_match(st, cfg, _kernel._below(rng, 0, cfg[_kernel.C_N]), s0, s1)
+        _kernel._rng_deal(st, cfg, rng, 0)
         walk(0, 1.0, traverser, iteration, cfg, kind, use_equity, equity, s0, s1,
              states, obs, masks, codes, ids, sigma, values, frame, hist_seat, hist_act, hist_rel, hist_pub,
              hkeys, hidx, inf_key, inf_start, inf_touch, slot_code, regret, avg, counters, rng, ctx)
@@ -172,7 +172,7 @@ class KernelMCCFR(WalkTables):
             raise CheckpointError("mccfr checkpoint keys are not the compiled engine's integer keys") from None
         counts = np.diff(ckpt.slot_start)
         if len(counts) and (counts.max() > MAX_LEGAL or ckpt.slot_action.min() < 0
-                            or ckpt.slot_action.max() >= CALL_BASE + K.NUM_ACTIONS - K.A_TRUCO):
+                            or ckpt.slot_action.max() >= CALL_BASE + _kernel.NUM_ACTIONS - _kernel.A_TRUCO):
             raise CheckpointError("mccfr checkpoint rows are not abstract action codes")
         n, slots = len(keys), len(ckpt.slot_action)
         self.alloc(max(2 * n, 4 * MARGIN), 2 * slots, MARGIN)

@@ -21,7 +21,7 @@ from pathlib import Path
 from agents.cfr.abstraction import code_label
 from agents.cfr.table import StrategyTable, default_play, load_checkpoint
 from training.atomic import atomic_write_json
-from truco_env import actions as A
+from truco_env.actions import action_names
 from truco_env.limits import MAX_TABLE_BYTES, read_json
 
 EXPORT_FORMAT = "truco-cfr-strategy"
@@ -33,7 +33,7 @@ def export_json(checkpoint: str | os.PathLike, out: str | os.PathLike, min_prob:
     ckpt = load_checkpoint(checkpoint)
     table = StrategyTable(ckpt, str(checkpoint))
     if ckpt.meta["kind"] == "exact":  # the table holds engine action ids
-        names = A.action_names(table.config.family)
+        names = action_names(table.config.family)
 
         def label(action: int) -> str:
             if not 0 <= action < len(names):

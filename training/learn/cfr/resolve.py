@@ -23,7 +23,7 @@ from agents.cfr.search import PUBLIC, Blueprint, HandRoot, HandSearch, _key
 from agents.cfr.table import Checkpoint
 from training.learn.cfr.solver import best_response_value, expected_value, nash_conv, uniform_policy
 from training.learn.cfr.tree import GameTree, representative_histories
-from truco_env import cards as C
+from truco_env import cards
 from truco_env.config import TrucoConfig
 from truco_env.fast import FastState
 
@@ -42,8 +42,8 @@ def infoset_roots(tree: GameTree) -> list[HandRoot]:
         seat = st.actor
         vira = deal["vira"]
         out.append(HandRoot(seat=seat, dealer=deal["dealer"], score=(0, 0),
-                            dealt=tuple(C.parse_card(c, family) for c in deal["hands"][seat]),
-                            vira=-1 if vira is None else C.parse_card(vira, family), history=tuple(history),
+                            dealt=tuple(cards.parse_card(c, family) for c in deal["hands"][seat]),
+                            vira=-1 if vira is None else cards.parse_card(vira, family), history=tuple(history),
                             obs=st.encode_observation(seat, st.observation_buffer()), mask=st.legal_mask().copy()))
     return out
 

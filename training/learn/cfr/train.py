@@ -1,6 +1,6 @@
 """Training loops behind ``truco train cfr --config FILE``: progress bar, TensorBoard, checkpoints and resume.
 
-``train(cfg)`` dispatches on ``cfg.trainer``: ``exact`` (full-traversal CFR+/linear/DCFR on a research preset,
+``train_cfr(cfg)`` dispatches on ``cfg.trainer``: ``exact`` (full-traversal CFR+/linear/DCFR on a research preset,
 exact NashConv) or ``mccfr`` (see :mod:`training.learn.cfr.mccfr`).
 
 TensorBoard scalars (``logdir``): ``exploitability/nash_conv`` and ``exploitability/nash_conv_relative`` (of the
@@ -138,7 +138,7 @@ def train_exact(cfg: RunConfig, out: TextIO = sys.stderr, max_new_iterations: in
     return summary
 
 
-def train(cfg: RunConfig, out: TextIO = sys.stderr, **kwargs) -> dict:
+def train_cfr(cfg: RunConfig, out: TextIO = sys.stderr, **kwargs) -> dict:
     """Run the configured trainer while holding the checkpoint's lock (:func:`training.outputs.hold`): a second
     run on the same checkpoint is refused (ValueError), and temporary files of killed writes beside it are
     removed. Ctrl-C leaves the last checkpoint written (every ``checkpoint_every`` iterations or

@@ -29,9 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from truco_env import TrucoState
-from truco_env import actions as A
-from truco_env import cards as C
+from truco_env import TrucoState, actions, cards
 from truco_env.config import TrucoConfig
 
 
@@ -51,9 +49,9 @@ def check_solvable(config: TrucoConfig) -> None:
 
 def deal_list(config: TrucoConfig) -> list[tuple[int, tuple[str, ...], tuple[str, ...], str | None]]:
     """Every deal ``(dealer, hand0, hand1, vira)`` of the config, hands in deck order; all equally likely."""
-    deck = [C.card_text(c, config.family) for c in C.deck(config.family, config.deck, config.deck_ranks)]
+    deck = [cards.card_text(c, config.family) for c in cards.deck(config.family, config.deck, config.deck_ranks)]
     k = config.hand_size
-    paulista = config.family == C.PAULISTA
+    paulista = config.family == cards.PAULISTA
     deals = []
     for dealer in (0, 1):
         for hand0 in itertools.combinations(deck, k):
@@ -158,7 +156,7 @@ class _Walk:
     def aid(self, name: str) -> int:
         v = self.action_ids.get(name)
         if v is None:
-            v = self.action_ids[name] = A.action_id(name, self.family)
+            v = self.action_ids[name] = actions.action_id(name, self.family)
         return v
 
     def deal(self, config: TrucoConfig, dealer: int, hand0: tuple, hand1: tuple, vira: str | None) -> None:
@@ -270,7 +268,7 @@ def infoset_states(tree: GameTree) -> list[TrucoState]:
     for deal, path in representative_histories(tree):
         state = TrucoState.new(tree.config, seed=0, deal=deal)
         for action in path:
-            state.apply(A.action_name(action, family))
+            state.apply(actions.action_name(action, family))
         states.append(state)
     return states
 
@@ -287,7 +285,7 @@ def tree_for(config: TrucoConfig) -> GameTree:
 
 
 def num_deals(config: TrucoConfig) -> int:
-    n = len(C.deck(config.family, config.deck, config.deck_ranks))
+    n = len(cards.deck(config.family, config.deck, config.deck_ranks))
     k = config.hand_size
     deals = 2 * math.comb(n, k) * math.comb(n - k, k)
-    return deals * (n - 2 * k) if config.family == C.PAULISTA else deals
+    return deals * (n - 2 * k) if config.family == cards.PAULISTA else deals
