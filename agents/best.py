@@ -17,8 +17,18 @@ from truco_env.limits import clip
 from .base import SHIPPED_DIR, Agent, make_agent, register_agent
 
 BEST_FILE = os.path.join(SHIPPED_DIR, "best.json")
-#: The kinds the report measures and may choose (agents/policies holds their files).
+#: The kinds the report measures and may choose (agents/policies holds their files; a search plays one of them).
 CHOSEN_KINDS = ("heuristic", "ppo", "cfr")
+
+
+def _choosable(spec: str, preset: str) -> bool:
+    """A shipped agent of ``preset`` (``heuristic``, ``ppo:<preset>``, ``cfr:<preset>``), or one of its networks or
+    blueprints searching at play time (``search:ppo:<preset>[,OPTIONS]``, docs/search.md)."""
+    kind, _, arg = spec.partition(":")
+    if kind == "search":
+        inner = arg.partition(",")[0]
+        return inner.partition(":")[0] in ("ppo", "cfr") and _choosable(inner, preset)
+    return kind in CHOSEN_KINDS and arg.partition(",")[0] in ("", preset)
 
 
 def choices(path: str = BEST_FILE) -> dict[str, str]:
@@ -34,10 +44,9 @@ def choices(path: str = BEST_FILE) -> dict[str, str]:
         raise ValueError(f"{path}: not the report's choice of agents ({type(exc).__name__}: "
                          f"{clip(str(exc), 100)}); `truco report` writes it") from None
     for preset, spec in best.items():
-        kind, _, arg = str(spec).partition(":")
-        if kind not in CHOSEN_KINDS or arg.partition(",")[0] not in ("", preset):
+        if not _choosable(str(spec), str(preset)):
             raise ValueError(f"{path}: the choice for {clip(repr(preset))} is {clip(repr(spec))}; allowed: "
-                             f"heuristic, ppo:{clip(preset)} or cfr:{clip(preset)}")
+                             f"heuristic, ppo:{clip(preset)} or cfr:{clip(preset)}, or search: on one of the two")
     return dict(best)
 
 

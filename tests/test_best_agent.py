@@ -65,7 +65,11 @@ def test_the_choice_file_is_read_and_checked(tmp_path):
     assert resolve_best("paulista", str(path)) == "cfr:paulista"
     with pytest.raises(ValueError, match="no choice for that preset; presets with one: \\['argentine', 'paulista'\\]"):
         resolve_best("argentine-2v2", str(path))
+    path.write_text(json.dumps({"best": {"paulista": "search:ppo:paulista,worlds=16"}}))
+    assert resolve_best("paulista", str(path)) == "search:ppo:paulista,worlds=16"  # a searching row may be chosen
     for bad in ({"best": {"argentine": "exec:rm -rf /"}}, {"best": {"argentine": "ppo:/tmp/x.safetensors"}},
+                {"best": {"argentine": "search:exec:rm -rf /"}}, {"best": {"argentine": "search:ppo:/tmp/x"}},
+                {"best": {"argentine": "search:search:ppo:argentine"}}, {"best": {"argentine": "search:heuristic"}},
                 {"best": ["ppo:argentine"]}, {"rule": "no best"}):
         path.write_text(json.dumps(bad))
         with pytest.raises(ValueError, match="best.json"):

@@ -454,3 +454,57 @@ def test_the_committed_strength_report_is_remade_from_its_data_file_without_meas
         assert (tmp_path / "agents" / "policies" / name).read_bytes() == (committed / name).read_bytes(), name
     assert json.loads((tmp_path / "agents" / "policies" / "best.json").read_text()) == \
         json.loads((committed / "best.json").read_text())
+
+
+def test_a_searching_agent_joins_the_report_with_every_stage_of_a_shipped_one(tmp_path, monkeypatch):
+    """A preset of report.SEARCHED adds ``search:SPEC`` to its rows (issue 73 item 5): a best response trained
+    against the search itself, the gauntlet, the baselines and bluffing, each keyed on the search's own play; the
+    shipped agents before it meet it head to head; it gets no model card (it ships no file of its own). The
+    measurements are stood in for by the committed ppo:paulista row's figures (what is checked is what is asked)."""
+    from training.measure import report
+
+    committed = next(r for r in json.loads((ROOT / "docs" / "strength.json").read_text())["rows"]
+                     if r["agent"] == "ppo:paulista")
+    figures = {k: {f: v for f, v in committed[k].items() if f not in ("status", "settings", "measured")}
+               for k in ("exploit", "gauntlet", "bluffing")}
+    asked: list[tuple] = []
+
+    def exploit(recipe, matches, progress=True):
+        asked.append(("exploit", recipe.target))
+        return {**figures["exploit"], "status": "complete"}
+
+    def gauntlet(agent, preset, *args, **kwargs):
+        asked.append(("gauntlet", agent))
+        return figures["gauntlet"]
+
+    def tournament(agents, presets, matches, pairs=None, **kwargs):
+        asked.append(("tournament", tuple(pairs)))
+        return {"pairings": [{"agent_a": a, "agent_b": b, "matches": matches, "win_rate_a": 0.6, "ci_low": 0.58,
+                              "ci_high": 0.62} for a, b in pairs]}, {"seconds": 0.0}
+
+    def bluffing(agent, *args):
+        asked.append(("bluffing", agent))
+        return figures["bluffing"]
+
+    searching = "search:ppo:paulista"
+    monkeypatch.setattr(report, "SEARCHED", {"paulista": "ppo:paulista"})
+    monkeypatch.setattr(report, "strongest_exploit", exploit)
+    monkeypatch.setattr(report, "run_gauntlet", gauntlet)
+    monkeypatch.setattr(report, "run_tournament", tournament)
+    monkeypatch.setattr(report, "bluffing", bluffing)
+    monkeypatch.setattr(report, "write_model_cards", lambda rows, settings, folder, log: asked.append(
+        ("cards", tuple(r["agent"] for r in rows if report.model_card(r, rows, report.agent_metadata(r["agent"]),
+                                                                      settings)))))
+    _root_with_committed_data(tmp_path)
+    assert report.agents_of("paulista")[-1] == searching
+    assert main(["report", "--preset", "paulista", "--runs", str(tmp_path / "runs"), "--root", str(tmp_path),
+                 "--no-progress"]) == 0
+    assert ("exploit", searching) in asked and ("gauntlet", searching) in asked and ("bluffing", searching) in asked
+    assert ("tournament", ((searching, "heuristic"), (searching, "random"))) in asked
+    assert ("tournament", (("ppo:paulista", "cfr:paulista"), ("ppo:paulista", searching))) in asked
+    assert ("tournament", (("cfr:paulista", searching),)) in asked
+    assert searching not in next(a for a in asked if a[0] == "cards")[1]
+    data = json.loads((tmp_path / "docs" / "strength.json").read_text())
+    row = next(r for r in data["rows"] if r["agent"] == searching)
+    assert {"exploit", "gauntlet", "versus", "bluffing"} <= set(row) and row["exploit"]["status"] == "complete"
+    assert f"`{searching}`" in (tmp_path / "docs" / "strength.md").read_text()

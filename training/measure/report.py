@@ -15,6 +15,8 @@ the shipped ``ppo:<preset>`` policy), one command measures:
   response trained against the searching agent itself costs one to two hours per learner on two cores and moved
   the ABR win rate by less than its interval: docs/cfr.md keeps that measurement; ``truco exploit
   cfr:<preset>,search=200`` makes it again.);
+* for a preset of :data:`SEARCHED`, the same stages for its **searching agent** (``search:SPEC``): one more row,
+  met head to head by the shipped agents and choosable as ``best:`` like them (docs/search.md);
 * on the 1v1 presets, **bluffing**: over :data:`BLUFF_MATCHES` duplicate matches against the heuristic (the
   heuristic against itself for its own row), the share of the agent's truco-ladder calls made with a
   bottom-third hand and how often those calls won the hand (the behaviour statistics of
@@ -96,14 +98,22 @@ CARDS = Path("agents") / "policies"
 CHOICES = CARDS / "best.json"
 
 
+#: The presets whose searching agent (``search:SPEC``, docs/search.md: the preset's shipped agent named here
+#: thinking ahead at play time) the report covers, with every stage the shipped agents have. A preset joins when
+#: its search row has been measured: the best responses against a search play it at every decision of their
+#: training, some hours of two cores per preset (docs/research.md).
+SEARCHED: dict[str, str] = {}
+
+
 def agents_of(preset: str) -> list[str]:
-    """The agents the report covers on ``preset``: the heuristic, the shipped PPO policy and the shipped CFR
-    blueprint."""
+    """The agents the report covers on ``preset``: the heuristic, the shipped PPO policy, the shipped CFR
+    blueprint and, for a preset of :data:`SEARCHED`, the searching agent."""
     from agents.cfr import shipped_blueprints
     from agents.ppo import shipped_policies
 
     return (["heuristic"] + ([f"ppo:{preset}"] if preset in shipped_policies() else [])
-            + ([f"cfr:{preset}"] if preset in shipped_blueprints() else []))
+            + ([f"cfr:{preset}"] if preset in shipped_blueprints() else [])
+            + ([f"search:{SEARCHED[preset]}"] if preset in SEARCHED else []))
 
 
 def previous_policy(agent: str, preset: str) -> str | None:
