@@ -143,6 +143,10 @@ class SparseRows(NamedTuple):
     def __getitem__(self, rows: Any) -> SparseRows:  # type: ignore[override]
         return SparseRows(self.index[rows], self.value[rows])
 
+    def to(self, device: torch.device | str) -> SparseRows:
+        """The same rows on ``device`` (a trainer's update may run on a GPU)."""
+        return SparseRows(self.index.to(device), self.value.to(device))
+
 
 def linear(layer: nn.Linear, x: torch.Tensor | SparseRows | Ragged) -> torch.Tensor:
     """``layer(x)`` for a dense batch or sparse rows (a weighted sum of the weight's columns per row)."""

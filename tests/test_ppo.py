@@ -486,3 +486,61 @@ def test_every_shipped_policy_was_made_by_its_config(preset):
     config = load(PPOArgs, str(Path(__file__).resolve().parent.parent / "configs" / "ppo" / f"{preset}.yaml"))
     where = {"run_dir", "backend"}  # where its files went and how it collected: not what it learnt
     assert recorded.model_dump(exclude=where) == config.model_dump(exclude=where)
+
+
+# ------------------------------------------------------------------------------------------------ the device option
+
+
+def test_the_device_option_names_what_is_allowed_and_refuses_a_gpu_torch_does_not_see(tmp_path):
+    from training.learn.ppo import torch_device
+
+    for bad in ("tpu", "cuda:", "cuda:x", "CPU"):
+        with pytest.raises(ValueError, match="not one of auto, cpu, cuda, cuda:N"):
+            tiny(tmp_path, "run", device=bad)
+    assert torch_device("cpu") == torch.device("cpu")
+    assert torch_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
+    with pytest.raises(ValueError, match="torch sees .* GPU"):
+        torch_device("cuda:99")
+    with pytest.raises(ValueError, match="cuda:99"):
+        train_ppo(tiny(tmp_path, "gpu", device="cuda:99"), progress_bar=False)
+
+
+def test_the_device_is_no_part_of_the_recipe_and_a_run_resumes_on_another(tmp_path, monkeypatch):
+    """Where the update ran is not what was trained: the policy's config hash and a best response's cache key
+    leave it out, and a checkpoint resumes under another device value (here both on the CPU: the suite has no
+    GPU; the cross-device resume itself is the next test, where torch sees one)."""
+    from training.learn.best_response import BRArgs
+    from training.learn.ppo import config_hash
+    from training.measure.exploit import recipe_key
+
+    assert config_hash(tiny(tmp_path, "a", device="cpu")) == config_hash(tiny(tmp_path, "a", device="auto"))
+    assert recipe_key(BRArgs(preset="paulista", target="random", device="cpu")) == \
+        recipe_key(BRArgs(preset="paulista", target="random"))
+    whole = train_ppo(tiny(tmp_path, "whole", total_decisions=3000), progress_bar=False)
+    real_run = ppo.Backend.run
+    calls = {"n": 0}
+
+    def crash_on_second_update(self, *a, **k):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        return real_run(self, *a, **k)
+
+    monkeypatch.setattr(ppo.Backend, "run", crash_on_second_update)
+    with pytest.raises(KeyboardInterrupt):
+        train_ppo(tiny(tmp_path, "split", total_decisions=3000, device="auto"), progress_bar=False)
+    monkeypatch.setattr(ppo.Backend, "run", real_run)
+    split = train_ppo(tiny(tmp_path, "split", total_decisions=3000, device="cpu"), resume=True, progress_bar=False)
+    a, b = weights(whole), weights(split)
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="torch sees no GPU here (the suite is CPU-only)")
+def test_a_checkpoint_made_on_the_gpu_resumes_on_the_cpu_and_back(tmp_path):
+    half, rest = 1500, 3000
+    train_ppo(tiny(tmp_path, "gpu", total_decisions=half, device="cuda"), progress_bar=False)
+    on_cpu = train_ppo(tiny(tmp_path, "gpu", total_decisions=rest, device="cpu"), resume=True, progress_bar=False)
+    train_ppo(tiny(tmp_path, "cpu", total_decisions=half, device="cpu"), progress_bar=False)
+    on_gpu = train_ppo(tiny(tmp_path, "cpu", total_decisions=rest, device="cuda"), resume=True, progress_bar=False)
+    for path in (on_cpu, on_gpu):  # both finished, with every tensor on the CPU in the file
+        assert all(t.device.type == "cpu" and torch.isfinite(t).all() for t in weights(path).values())

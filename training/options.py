@@ -34,6 +34,17 @@ def _known_preset(value: str) -> str:
 PresetName = Annotated[str, AfterValidator(_known_preset)]
 
 
+def _device_name(value: str) -> str:
+    if value in ("auto", "cpu", "cuda") or (value.startswith("cuda:") and value[5:].isdigit()):
+        return value
+    raise ValueError(f"device {clip(repr(value))} is not one of auto, cpu, cuda, cuda:N")
+
+
+#: Where a learner's update runs: ``auto`` (the GPU when torch sees one, else the CPU), ``cpu``, ``cuda``,
+#: ``cuda:N`` (:func:`training.learn.ppo.torch_device` turns it into a torch device).
+DeviceName = Annotated[str, AfterValidator(_device_name)]
+
+
 class Options(BaseModel):
     """Base of every typed options class: unknown keys are errors, field docstrings are the documentation."""
 

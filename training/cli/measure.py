@@ -97,6 +97,9 @@ def _add_exploit(sub: argparse._SubParsersAction) -> None:
     exploit.add_argument("--seed", type=any_integer, default=0, help="seed of the whole run (default: 0)")
     exploit.add_argument("--workers", type=positive_int, default=2, metavar="N",
                          help="processes for collection and evaluation (default: 2; does not change results)")
+    exploit.add_argument("--device", default="auto", metavar="DEVICE",
+                         help="where the learner's update runs: auto (the GPU when torch sees one, else the CPU), "
+                              "cpu, cuda, cuda:N (default: auto)")
     exploit.add_argument("--matches", type=positive_int, default=2000, metavar="N",
                          help="duplicate matches of the final evaluation, even (default: 2000)")
     exploit.add_argument("--out", default=None, metavar="DIR",

@@ -45,7 +45,7 @@ from training.learn.ppo import (
     resumable,
     train_run,
 )
-from training.options import Options, PresetName
+from training.options import DeviceName, Options, PresetName
 
 #: The standard budget: learner decisions (see docs/strength.md for why decisions, not minutes).
 STANDARD_DECISIONS = 600_000
@@ -71,6 +71,8 @@ class BRArgs(Options):
     """Seeds the deals, the learner's initial weights and sampling, and the target's draws."""
     workers: PositiveInt = 2
     """Processes that run the collection partitions (does not change the result)."""
+    device: DeviceName = "auto"
+    """Where the learner's update runs (:attr:`training.learn.ppo.PPOArgs.device`); not part of the recipe's key."""
     partitions: PositiveInt = 2
     """Independent collection partitions, each with its own tables and seed."""
     tables: PositiveInt = 128
@@ -107,7 +109,7 @@ class BRArgs(Options):
             preset=self.preset, run_dir=run_dir, seed=self.seed, total_decisions=self.decisions,
             batch_decisions=self.batch_decisions, partitions=self.partitions,
             tables=min(self.tables, PROGRAM_TABLES) if programs else self.tables,
-            backend="local" if self.workers == 1 else "processes", hidden=self.hidden,
+            backend="local" if self.workers == 1 else "processes", device=self.device, hidden=self.hidden,
             learning_rate=self.learning_rate, update_epochs=self.update_epochs, minibatch_size=self.minibatch_size,
             clip_coef=self.clip_coef, ent_coef=self.ent_coef, vf_coef=self.vf_coef,
             max_grad_norm=self.max_grad_norm, gae_lambda=self.gae_lambda, shaping=self.shaping,

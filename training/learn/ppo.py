@@ -73,7 +73,7 @@ from agents.seats import TableSeats
 from training.atomic import TEMP_PREFIX, atomic_save_tensors
 from training.learn.selfplay import Backend, PartitionPlan, stored_rows
 from training.measure.evaluate import plays_program
-from training.options import Options, PresetName
+from training.options import DeviceName, Options, PresetName
 from training.outputs import hold
 from truco_env.actions import num_actions
 from truco_env.cards import NUM_CARDS
@@ -116,6 +116,10 @@ class PPOArgs(Options):
     """Matches played at once per partition."""
     backend: Literal["local", "processes", "ray"] = "local"
     """Where the partitions run: this process, one worker process per partition, or Ray actors."""
+    device: DeviceName = "auto"
+    """Where the update runs: ``auto`` (the GPU when torch sees one, else the CPU), ``cpu``, ``cuda``, ``cuda:N``.
+    Collection stays on the CPU (one row at a time per table, where a GPU's calls cost more than they give). Like
+    the backend, not part of the recipe: a checkpoint resumes on another device."""
     hidden: tuple[PositiveInt, ...] = (128, 128)
     """Hidden layer sizes of the policy network and of the critic."""
     tally_film: bool = False
@@ -323,13 +327,13 @@ def ppo_epochs(batch: dict[str, Any], policy_of: Any, value_of: Any, optimizer: 
     ``policy_of(minibatch)`` gives the logits and the policy's values, ``value_of(minibatch)`` the critic's and
     ``magnet_of(minibatch)``, when given, the magnet's logits. Returns the last minibatch's diagnostics and every
     minibatch's clip fraction."""
-    size = len(batch["actions"])
+    size, device = len(batch["actions"]), batch["actions"].device
     order = np.arange(size)
     clipfracs = []
     for _epoch in range(args.update_epochs):
         rng.shuffle(order)
         for start in range(0, size, args.minibatch_size):
-            mb = torch.from_numpy(order[start:start + args.minibatch_size])
+            mb = torch.from_numpy(order[start:start + args.minibatch_size]).to(device)
             part = {key: value[mb] for key, value in batch.items()}
             logits, values = policy_of(part)
             if magnet_of is not None:
@@ -385,7 +389,7 @@ class League:
     next_id: int = 0
 
     def add(self, net: PolicyNet, keep: int) -> None:
-        self.weights[self.next_id] = {k: v.detach().numpy().copy() for k, v in net.state_dict().items()}
+        self.weights[self.next_id] = {k: v.detach().cpu().numpy().copy() for k, v in net.state_dict().items()}
         self.next_id += 1
         if len(self.weights) > keep:  # keep the first (the weakest anchor) and the most recent
             ids = sorted(self.weights)
@@ -466,13 +470,15 @@ IMITATION_EPOCHS, IMITATION_MINIBATCH, IMITATION_LR = 20, 512, 1e-3
 def imitate(net: PolicyNet, data: dict[str, torch.Tensor], seed: int) -> float:
     """Cross-entropy on the heuristic's choices; returns the share of decisions where the net's top action is
     the heuristic's."""
+    device = next(net.parameters()).device
+    data = {key: value.to(device) for key, value in data.items()}
     optimizer = torch.optim.Adam(net.parameters(), lr=IMITATION_LR, eps=1e-5)
     rng = np.random.default_rng(np.random.SeedSequence([seed, 1 << 23]))
     order = np.arange(len(data["actions"]))
     for _ in range(IMITATION_EPOCHS):
         rng.shuffle(order)
         for start in range(0, len(order), IMITATION_MINIBATCH):
-            mb = torch.from_numpy(order[start:start + IMITATION_MINIBATCH])
+            mb = torch.from_numpy(order[start:start + IMITATION_MINIBATCH]).to(device)
             logits, _ = net(data["obs"][mb], data["masks"][mb])
             loss = nn.functional.cross_entropy(logits, data["actions"][mb])
             optimizer.zero_grad()
@@ -489,7 +495,7 @@ def imitate(net: PolicyNet, data: dict[str, torch.Tensor], seed: int) -> float:
 
 def config_hash(args: PPOArgs) -> str:
     """Provenance of a policy: a hash of every option except where its files went and how it was collected."""
-    options = args.model_dump(exclude={"run_dir", "backend"})
+    options = args.model_dump(exclude={"run_dir", "backend", "device"})
     return hashlib.sha256(json.dumps(options, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -574,7 +580,7 @@ def _recorded_options(path: str, meta: dict[str, Any]) -> PPOArgs:
 def _changed_option(saved: PPOArgs, args: PPOArgs) -> str | None:
     """The first option of ``args`` a run of ``saved`` did not have (where it runs aside), or None."""
     for name in PPOArgs.model_fields:
-        if name not in ("backend", "run_dir") and getattr(saved, name) != getattr(args, name):
+        if name not in ("backend", "run_dir", "device") and getattr(saved, name) != getattr(args, name):
             return name
     return None
 
@@ -757,15 +763,28 @@ def new_learner(args: PPOArgs) -> Learner:
     """Fresh weights and state, seeded from ``args.seed`` (the order of creation is part of the seeding)."""
     torch.manual_seed(int(np.random.SeedSequence([args.seed, 1 << 20]).generate_state(1)[0]))
     shapes = args.shapes
-    net = PolicyNet(**shapes, hidden=args.hidden, features=args.features, tally_film=args.tally_film)
-    critic = DealCritic(args.hidden, shapes["obs_size"])
+    device = torch_device(args.device)
+    net = PolicyNet(**shapes, hidden=args.hidden, features=args.features, tally_film=args.tally_film).to(device)
+    critic = DealCritic(args.hidden, shapes["obs_size"]).to(device)
     params = list(net.parameters()) + list(critic.parameters())
     optimizer = torch.optim.Adam(params, lr=args.learning_rate, eps=1e-5)
     rng = np.random.default_rng(np.random.SeedSequence([args.seed, 1 << 21]))
     # the magnet: a frozen copy of the policy the run starts from (after the warm start), or the checkpoint's
-    magnet_net = PolicyNet(**shapes, hidden=args.hidden, features=args.features, tally_film=args.tally_film) \
-        if args.magnet_coef > 0 and not args.magnet else None
+    magnet_net = PolicyNet(**shapes, hidden=args.hidden, features=args.features, tally_film=args.tally_film
+                           ).to(device) if args.magnet_coef > 0 and not args.magnet else None
     return Learner(net, critic, params, optimizer, rng, League(), magnet_net)
+
+
+def torch_device(name: str) -> torch.device:
+    """The torch device of a ``device`` option; ValueError when it names a GPU torch does not see."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name.startswith("cuda"):
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        index = int(name[5:]) if name.startswith("cuda:") else 0
+        if index >= count:
+            raise ValueError(f"device {name!r}: torch sees {count} GPU(s) here; use device=auto or device=cpu")
+    return torch.device(name)
 
 
 def start(args: PPOArgs, resume: bool) -> tuple[Learner, RunState]:
@@ -817,16 +836,18 @@ def learn(args: PPOArgs, learner: Learner, parts: list[dict[str, Any]]
     keys = ("masks", "actions", "logprobs", "traj", "rewards") + (("magnet_logits",) if args.magnet else ())
     arrays = {key: np.concatenate([p[key] for p in parts]) for key in keys}
     size = len(arrays["actions"])
+    device = next(net.parameters()).device
+    x_policy, x_critic = x_policy.to(device), x_critic.to(device)
     with torch.no_grad():
-        values = torch.cat([critic.from_inputs(x_critic[i:i + 8192]) for i in range(0, size, 8192)]).numpy()
+        values = torch.cat([critic.from_inputs(x_critic[i:i + 8192]) for i in range(0, size, 8192)]).cpu().numpy()
     adv = trajectory_advantages(arrays["traj"], arrays["rewards"], values, args.gae_lambda)
     returns = adv + values
-    batch = {"policy": x_policy, "critic": x_critic, "advantages": torch.from_numpy(adv),
-             "returns": torch.from_numpy(returns),
-             **{key: torch.from_numpy(arrays[key]) for key in ("masks", "actions", "logprobs")}}
+    batch = {"policy": x_policy, "critic": x_critic, "advantages": torch.from_numpy(adv).to(device),
+             "returns": torch.from_numpy(returns).to(device),
+             **{key: torch.from_numpy(arrays[key]).to(device) for key in ("masks", "actions", "logprobs")}}
     magnet_of: Any = None
     if args.magnet:  # a fixed agent's log-probabilities, stored with each decision
-        batch["magnet_logits"] = torch.from_numpy(arrays["magnet_logits"])
+        batch["magnet_logits"] = torch.from_numpy(arrays["magnet_logits"]).to(device)
         magnet_of = lambda mb: mb["magnet_logits"]
     elif learner.magnet_net is not None:
         magnet_net = learner.magnet_net

@@ -429,7 +429,7 @@ class Backend:
         """Collect ``tasks`` with the learner ``net`` and the league's ``snapshots`` (weights by id; each is sent
         to the workers once)."""
         arch = net.architecture()
-        weights = {k: v.detach().numpy() for k, v in net.state_dict().items()}
+        weights = {k: v.detach().cpu().numpy() for k, v in net.state_dict().items()}  # collection is on the CPU
         new = {sid: w for sid, w in snapshots.items() if sid not in self.sent}
         self.sent = set(snapshots)
         if self.kind == "local":
