@@ -456,22 +456,27 @@ def test_the_committed_strength_report_is_remade_from_its_data_file_without_meas
         json.loads((committed / "best.json").read_text())
 
 
-def test_a_searching_agent_joins_the_report_with_every_stage_of_a_shipped_one(tmp_path, monkeypatch):
-    """A preset of report.SEARCHED adds ``search:SPEC`` to its rows (issue 73 item 5): a best response trained
-    against the search itself, the gauntlet, the baselines and bluffing, each keyed on the search's own play; the
-    shipped agents before it meet it head to head; it gets no model card (it ships no file of its own). The
-    measurements are stood in for by the committed ppo:paulista row's figures (what is checked is what is asked)."""
+def _fake_measurements(monkeypatch, exploit_status: str = "complete") -> list:
+    """The report's measurements stood in for by the committed ppo:paulista row's figures; returns the list of
+    what was asked, in order."""
     from training.measure import report
 
     committed = next(r for r in json.loads((ROOT / "docs" / "strength.json").read_text())["rows"]
                      if r["agent"] == "ppo:paulista")
     figures = {k: {f: v for f, v in committed[k].items() if f not in ("status", "settings", "measured")}
                for k in ("exploit", "gauntlet", "bluffing")}
+    blueprint = next(r for r in json.loads((ROOT / "docs" / "strength.json").read_text())["rows"]
+                     if r["agent"] == "cfr:paulista")
+    figures["search"] = {f: v for f, v in blueprint["search"].items() if f not in ("status", "settings", "measured")}
     asked: list[tuple] = []
+
+    def search(agent, preset, exploiter, *args):
+        asked.append(("search", agent, exploiter))
+        return figures["search"]
 
     def exploit(recipe, matches, progress=True):
         asked.append(("exploit", recipe.target))
-        return {**figures["exploit"], "status": "complete"}
+        return {**figures["exploit"], "status": exploit_status}
 
     def gauntlet(agent, preset, *args, **kwargs):
         asked.append(("gauntlet", agent))
@@ -486,12 +491,26 @@ def test_a_searching_agent_joins_the_report_with_every_stage_of_a_shipped_one(tm
         asked.append(("bluffing", agent))
         return figures["bluffing"]
 
-    searching = "search:ppo:paulista"
     monkeypatch.setattr(report, "SEARCHED", {"paulista": "ppo:paulista"})
     monkeypatch.setattr(report, "strongest_exploit", exploit)
     monkeypatch.setattr(report, "run_gauntlet", gauntlet)
     monkeypatch.setattr(report, "run_tournament", tournament)
     monkeypatch.setattr(report, "bluffing", bluffing)
+    monkeypatch.setattr(report, "search_effect", search)
+    monkeypatch.setattr(report, "cached_exploit", lambda args, matches, progress=True: (
+        {**figures["exploit"], "seed": args.seed}, Path("runs") / f"learner-{args.seed}"))
+    return asked
+
+
+def test_a_searching_agent_joins_the_report_with_every_stage_of_a_shipped_one(tmp_path, monkeypatch):
+    """A preset of report.SEARCHED adds ``search:SPEC`` to its rows (issue 73 item 5): a best response trained
+    against the search itself, the gauntlet, the baselines and bluffing, each keyed on the search's own play; the
+    shipped agents before it meet it head to head; it gets no model card (it ships no file of its own). The
+    measurements are stood in for by the committed ppo:paulista row's figures (what is checked is what is asked)."""
+    from training.measure import report
+
+    searching = "search:ppo:paulista"
+    asked = _fake_measurements(monkeypatch)
     monkeypatch.setattr(report, "write_model_cards", lambda rows, settings, folder, log: asked.append(
         ("cards", tuple(r["agent"] for r in rows if report.model_card(r, rows, report.agent_metadata(r["agent"]),
                                                                       settings)))))
@@ -508,3 +527,80 @@ def test_a_searching_agent_joins_the_report_with_every_stage_of_a_shipped_one(tm
     row = next(r for r in data["rows"] if r["agent"] == searching)
     assert {"exploit", "gauntlet", "versus", "bluffing"} <= set(row) and row["exploit"]["status"] == "complete"
     assert f"`{searching}`" in (tmp_path / "docs" / "strength.md").read_text()
+
+
+class ObjectRef(int):
+    """A stand-in for Ray's reference to a task's result (the report knows one by its type's name)."""
+
+
+class InlineRay:
+    """Ray as the report's stage runner uses it, each task run at once in this process (the stand-ins for the
+    measurements are this process's), after the round trip through Ray's pickler that a task takes to a worker."""
+
+    def __init__(self):
+        from ray import cloudpickle
+
+        self.pickler, self.results, self.options = cloudpickle, {}, []
+
+    def remote(self, **options):
+        def task(function):
+            def remote(*args):
+                function_there, args_there = self.pickler.loads(self.pickler.dumps((function, args)))
+                ref = ObjectRef(len(self.results))
+                self.results[ref] = function_there(*(self.results[a] if isinstance(a, ObjectRef) else a
+                                                     for a in args_there))
+                self.options.append(options)
+                return ref
+            return type("Task", (), {"remote": staticmethod(remote)})
+        return task
+
+    def wait(self, refs, num_returns=1):
+        return refs[:num_returns], refs[num_returns:]
+
+    def get(self, ref):
+        return self.results[ref]
+
+
+def test_the_report_s_stages_as_ray_tasks_store_what_a_local_report_stores(tmp_path, monkeypatch, capsys):
+    """``truco report --backend ray`` (issue 75 item 3): every stage still to measure goes to Ray as a task (each
+    through Ray's pickler, one worker's cores each), the search stage after its exploit, a line as each finishes;
+    the data file holds what the local run stores; a stage that stops half-way is stored nowhere and the report
+    exits 130, the finished stages kept. (Tasks run in this process here: the real cluster is
+    tests/test_ray_cluster.py's, for tournaments and PPO.)"""
+    pytest.importorskip("ray")
+    from training import workers
+    from training.measure import report
+
+    def run(root, *extra):
+        _root_with_committed_data(root)
+        return main(["report", "--preset", "paulista", "--runs", str(root / "runs"), "--root", str(root),
+                     "--no-progress", *extra])
+
+    def rows(root):
+        return json.loads((root / "docs" / "strength.json").read_text())["rows"]
+
+    _fake_measurements(monkeypatch)
+    monkeypatch.setattr(report, "write_model_cards", lambda rows, settings, folder, log: None)
+    assert run(tmp_path / "local") == 0
+    capsys.readouterr()
+    inline = InlineRay()
+    monkeypatch.setattr(workers, "start_ray", lambda n: inline)
+    assert run(tmp_path / "ray", "--backend", "ray") == 0
+    err = capsys.readouterr().err
+    assert "paulista: search:ppo:paulista: exploit complete" in err and "stage(s) to go" in err
+    assert rows(tmp_path / "ray") == rows(tmp_path / "local")
+    # the two rivals stages that now meet the search, and the search row's four: six tasks of two cores
+    assert len(inline.options) == 6 and all(o == {"num_cpus": 2, "max_retries": 3} for o in inline.options)
+    # from nothing: every stage a task, the blueprint's search stage after its exploit stage, with its learner
+    asked = _fake_measurements(monkeypatch)
+    (tmp_path / "empty").mkdir()
+    assert main(["report", "--preset", "paulista", "--runs", str(tmp_path / "empty" / "runs"), "--root",
+                 str(tmp_path / "empty"), "--no-progress", "--backend", "ray"]) == 0
+    assert ("search", "cfr:paulista", f"ppo:{Path('runs') / 'learner-2'}/learner.safetensors,greedy") in asked
+    err = capsys.readouterr().err  # the learner the search faced is the exploit stage's strongest (seed 2)
+    assert err.index("paulista: cfr:paulista: exploit complete") < err.index("paulista: cfr:paulista: search complete")
+    assert err.count(" complete (") == 19  # four rows of four stages, two rivals stages, the blueprint's search
+    _fake_measurements(monkeypatch, exploit_status="interrupted")
+    assert run(tmp_path / "stopped", "--backend", "ray") == 130
+    folder = tmp_path / "stopped" / "runs" / "paulista" / "search_ppo_paulista"
+    assert not (folder / "exploit.json").exists() and (folder / "gauntlet.json").exists()

@@ -177,6 +177,9 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
                         help="duplicate matches per gauntlet opponent (default: 400)")
     report.add_argument("--seed", type=any_integer, default=0, help="seed of every stage (default: 0)")
     report.add_argument("--workers", type=positive_int, default=2, metavar="N", help="processes (default: 2)")
+    report.add_argument("--backend", choices=("local", "ray"), default="local",
+                        help="where the stages run: one after another here, or each a Ray task (RAY_ADDRESS joins a "
+                             "cluster; --runs must be a folder every node sees) (default: local)")
     report.add_argument("--no-progress", action="store_true", help="no progress bars")
     report.set_defaults(func=_cmd_report)
 

@@ -33,7 +33,7 @@ and copies the rest (an agent's stages are keyed by a hash of its file, so a ret
 afresh). A stage's result counts only when it is complete (``truco exploit`` marks an interrupted run), so a
 partial run never enters the report. One report at a time works on a preset's folder of ``--runs``: a second is
 refused while the first holds its lock (:func:`training.outputs.hold`), and reports of different presets run side
-by side.
+by side. With ``--backend ray`` the stages to measure are Ray tasks, all at once (:class:`StageRunner`).
 
 The report writes under ``--root`` (default: the current directory, the repository's root) in the repository's
 own layout (:data:`PAGE`, :data:`DATA`, :data:`FIGURE`, :data:`CARDS`, :data:`CHOICES`), so that the model
@@ -45,6 +45,8 @@ touches nothing of the repository. This module measures and writes; the page and
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import logging
 import os
 import platform
@@ -180,6 +182,81 @@ def measured_stage(path: Path, settings: dict[str, Any], run: Any, log: Any, kep
     return result
 
 
+class StageRunner:
+    """Where the report's stages run. ``local``: here, one after another, each stored as it finishes (a stage
+    that stopped half-way ends the report at once). ``ray``: each stage a Ray task (``RAY_ADDRESS`` as for
+    ``truco eval``), all of them at once, the search stage after the exploit stage it reads; a task lost with its
+    node is run again by Ray, and a stage is stored only when it finished (its journal and checkpoints let the
+    rerun go on), so a cluster stores what a local run stores. ``--runs`` must then be a folder every node sees."""
+
+    def __init__(self, backend: str = "local", workers: int = 1):
+        self.backend, self.workers = backend, workers
+        self.pending: dict[Any, tuple[str, str, str]] = {}  # Ray reference -> (preset, agent, stage)
+        if backend == "ray":
+            from training.workers import start_ray
+
+            self.ray = start_ray(workers)
+
+    def __reduce__(self) -> tuple[Any, tuple[()]]:
+        """A stage sent to a Ray worker takes its row's runner along (its closures hold the row): there it is a
+        local one, which runs what it is given where it is."""
+        return (StageRunner, ())
+
+    def stage(self, stage: ReportStage, where: tuple[str, str, str], log: Any) -> Any:
+        """The stage's result (local), or the reference to the task that makes it (ray)."""
+        if self.backend == "local":
+            result = run_stage(stage, log)
+            if result.get("status") != COMPLETE:
+                raise KeyboardInterrupt
+            return result
+        found = stage.stored()  # what is already measured is not sent anywhere
+        if found is not None:
+            log(f"  reuse {found[1]}")
+            return found[0]
+        ref = self.ray.remote(num_cpus=self.workers, max_retries=3)(run_stage).remote(stage)
+        self.pending[ref] = where
+        return ref
+
+    def after(self, where: tuple[str, str, str], function: Any, *args: Any) -> Any:
+        """``function(*args)`` once the stages among ``args`` are finished: at once (local), or as a task that Ray
+        starts when they are (ray)."""
+        if self.backend == "local":
+            return function(*args)
+        ref = self.ray.remote(num_cpus=self.workers, max_retries=3)(function).remote(*args)
+        self.pending[ref] = where
+        return ref
+
+    def finish(self, rows: list[dict[str, Any]], log: Any) -> list[dict[str, Any]]:
+        """The rows with every stage's result in place, a line as each stage finishes; KeyboardInterrupt when one
+        stopped half-way (what finished is stored)."""
+        if self.backend == "local":
+            return rows
+        results: dict[Any, Any] = {}
+        waiting = list(self.pending)
+        while waiting:
+            done, waiting = self.ray.wait(waiting, num_returns=1)
+            results[done[0]] = result = self.ray.get(done[0])
+            preset, agent, name = self.pending[done[0]]
+            log(f"{preset}: {agent}: {name} {result.get('status', 'stopped')} ({len(waiting)} stage(s) to go)")
+        self.pending.clear()
+        rows = [{k: results.get(v, v) if _is_ref(v) else v for k, v in row.items()} for row in rows]
+        if any(isinstance(v, dict) and v.get("status") not in (None, COMPLETE) for row in rows for v in row.values()):
+            raise KeyboardInterrupt
+        return rows
+
+
+def _is_ref(value: Any) -> bool:
+    return type(value).__name__ == "ObjectRef"
+
+
+def _search_stage(stages: AgentStages, recipe: BRArgs, exploit: dict[str, Any]) -> dict[str, Any]:
+    """:func:`_search` as a Ray task, once its exploit stage's task has finished; a stop half-way is its status."""
+    try:
+        return _search(stages, recipe, exploit)
+    except KeyboardInterrupt:
+        return {"status": "interrupted"}
+
+
 @dataclass(frozen=True)
 class AgentStages:
     """What the stages of one agent's row share: where they are kept, the key of the agent's file and code, the
@@ -195,10 +272,15 @@ class AgentStages:
     progress: bool
     log: Any
     stored: dict[str, Any]
+    runner: StageRunner | None = None
 
-    def stage(self, name: str, file: str, settings: dict[str, Any], run: Any, spec: Any) -> dict[str, Any]:
-        """The row's stage ``name``, kept in ``file`` of the agent's folder (:func:`measured_stage`)."""
-        return measured_stage(self.folder / file, settings, run, self.log, self.stored.get(name), spec)
+    def stage(self, name: str, file: str, settings: dict[str, Any], run: Any, spec: Any) -> Any:
+        """The row's stage ``name``, kept in ``file`` of the agent's folder (:func:`measured_stage`), run where
+        ``runner`` says (here when none)."""
+        if self.runner is None:
+            return measured_stage(self.folder / file, settings, run, self.log, self.stored.get(name), spec)
+        return self.runner.stage(ReportStage(self.folder / file, settings, run, self.stored.get(name), spec),
+                                 (self.preset, self.agent, name), self.log)
 
     def journal(self, name: str) -> MatchJournal:
         """Where one of the agent's tournaments notes each match as it is played, so a stopped report resumes it."""
@@ -214,15 +296,17 @@ class AgentStages:
 
 
 def measure(agent: str, preset: str, runs: Path, decisions: int, seed: int, workers: int, gauntlet_matches: int,
-            eval_matches: int, progress: bool, log: Any, stored: dict[str, Any] | None = None) -> dict[str, Any]:
+            eval_matches: int, progress: bool, log: Any, stored: dict[str, Any] | None = None,
+            runner: StageRunner | None = None) -> dict[str, Any]:
     """The agent's stages (each reused when already done, under ``runs`` or in ``stored``, the agent's row of the
-    report's data file)."""
+    report's data file), run where ``runner`` says: on Ray, the row holds the tasks' references until
+    :meth:`StageRunner.finish`."""
     file_hash = agent_file_hash(agent)
     # a stage is reused only while the agent's file and what today's code does are as they were when it was made
     same_file = {"agent_file": file_hash} if file_hash else {}
     same_file["code"] = {"play": play_fingerprint(agent, preset), "learner": learner_fingerprint(preset)}
     stages = AgentStages(agent, preset, runs / preset / safe_name(agent), same_file, seed, workers, eval_matches,
-                         progress, log, stored or {})
+                         progress, log, stored or {}, runner)
     # the strongest of ABR_LEARNERS best responses (seeds `seed` on) against the agent alone
     recipe = BRArgs(preset=preset, target=agent, decisions=decisions, seed=seed, workers=workers)
     exploit = stages.stage("exploit", "exploit.json",
@@ -254,7 +338,9 @@ def measure(agent: str, preset: str, runs: Path, decisions: int, seed: int, work
                                        lambda: bluffing(agent, preset, BLUFF_MATCHES, seed, workers, progress),
                                        STAGES["bluffing"])
         if agent.startswith("cfr:"):
-            row["search"] = _search(stages, recipe, exploit)
+            here = dataclasses.replace(stages, runner=None)  # within the task: its stage runs where it is
+            row["search"] = (_search(stages, recipe, exploit) if runner is None or not _is_ref(exploit) else
+                             runner.after((preset, agent, "search"), _search_stage, here, recipe, exploit))
     return row
 
 
@@ -423,13 +509,16 @@ def cli_main(args: Any) -> int:
         check_places(presets, root, runs)
         stored = stored_rows(root / DATA, page=True)
         kept = kept_rows(stored, presets, settings, root / DATA)
-        for preset in presets:
-            with hold(runs / preset, f"--runs {str(runs / preset)!r}", recursive=True):
+        runner = StageRunner(getattr(args, "backend", "local"), args.workers)
+        with contextlib.ExitStack() as held:
+            for preset in presets:
+                held.enter_context(hold(runs / preset, f"--runs {str(runs / preset)!r}", recursive=True))
                 for agent in agents_of(preset):
                     log(f"{preset}: {agent}")
                     rows.append(measure(agent, preset, runs, settings["decisions"], args.seed, args.workers,
                                         args.gauntlet_matches, args.matches, not args.no_progress, log,
-                                        stored.get((preset, agent))))
+                                        stored.get((preset, agent)), runner if runner.backend == "ray" else None))
+            rows = runner.finish(rows, log)
     except (ValueError, OSError) as exc:
         print(f"truco report: error: {exc}", file=sys.stderr)
         return 2
