@@ -133,3 +133,20 @@ def test_truco_eval_killed_mid_way_resumes_when_run_again(tmp_path, monkeypatch,
     results = json.loads((out / "results.json").read_text())
     assert json.dumps(results["pairings"], sort_keys=True) == json.dumps(json.loads(tournament())["pairings"],
                                                                           sort_keys=True)
+
+
+def test_a_garbled_journal_starts_afresh_and_a_folder_in_its_way_is_named(tmp_path, monkeypatch, capsys):
+    """What lies where the journal goes is never a traceback: bytes that are no text start the tournament afresh
+    (as a journal of anything else does); a folder there is one line naming it."""
+    from training.cli import main
+
+    path = tmp_path / "stage.jsonl"
+    path.write_bytes(b"\xff\xfe\x00 not a journal")
+    played = counting(monkeypatch)
+    assert tournament(MatchJournal(path, key="k")) == tournament()
+    assert len(played) == 2 * MATCHES and not path.exists()
+    out = tmp_path / "eval"
+    (tmp_path / ".eval.journal.jsonl").mkdir()
+    assert main(["eval", "--agents", *AGENTS, "--matches", "2", "--no-plots", "--no-progress", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and ".eval.journal.jsonl is in the way of the tournament's journal" in err[0]

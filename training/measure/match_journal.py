@@ -78,7 +78,12 @@ class MatchJournal:
         """The results already played of ``tasks`` (a prefix of them), the file cut back to exactly those and
         opened for the next ones."""
         header = self._header(tasks)
-        lines = self.path.read_text().split("\n") if self.path.exists() else []
+        if self.path.is_dir() or (self.path.exists() and not self.path.is_file()):
+            raise ValueError(f"{self.path} is in the way of the tournament's journal (it is no file): move it away")
+        try:
+            lines = self.path.read_bytes().decode("utf-8").split("\n") if self.path.exists() else []
+        except UnicodeDecodeError:  # no journal of ours: started afresh, like a journal of anything else
+            lines = []
         done: list[dict[str, Any]] = []
         if lines and lines[0] == header:
             for line, task in zip(lines[1:], tasks):
