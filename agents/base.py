@@ -158,6 +158,8 @@ def parse_spec(spec: str) -> tuple[str, str | None, dict[str, str]]:
                 if not eq or not key:
                     raise ValueError(f"agent spec {clip(repr(spec))}: expected key=value parameters, got "
                                      f"{clip(repr(item))}")
+                if key.strip() in params:
+                    raise ValueError(f"agent spec {clip(repr(spec))}: {clip(repr(key.strip()))} is given twice")
                 params[key.strip()] = value.strip()
         else:
             arg = rest

@@ -241,6 +241,8 @@ def split_spec(arg: str) -> tuple[str, dict[str, str]]:
     options: dict[str, str] = {}
     while parts and "=" in parts[-1] and parts[-1].partition("=")[0].strip() in DEFAULTS:
         key, _, value = parts.pop().partition("=")
+        if key.strip() in options:
+            raise ValueError(f"agent 'search': {key.strip()} is given twice")
         options[key.strip()] = value.strip()
     return ",".join(parts), options
 

@@ -267,6 +267,7 @@ def test_heuristic_spec_parameters():
     ("heuristic:bluff=1.5", r"bluff must be in \[0, 1\]"),
     ("heuristic:samples=2", "samples must be in"),
     ("heuristic:some/path.npz", "takes key=value parameters"),
+    ("heuristic:bluff=0.3,bluff=0.5", "'bluff' is given twice"),
     ("grandmaster", r"unknown agent kind 'grandmaster'; available: \[.*'heuristic'.*'random'"),
     ("", "non-empty string"),
 ])

@@ -74,6 +74,7 @@ def test_rollouts_price_folding_a_sure_hand_below_playing_it():
     ("search:ppo:argentine,worlds=0", "worlds must be an integer 1..4096"),
     ("search:ppo:argentine,margin=" + "9" * 5000, "margin a number 0..1"),
     ("search:search:ppo:argentine", "a search inside a search"),
+    ("search:ppo:argentine,worlds=32,worlds=2", "worlds is given twice"),
 ])
 def test_a_bad_search_spec_is_one_line(spec, words):
     with pytest.raises(ValueError) as failure:
