@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from agents import make_agent
 from training.cli import main
@@ -46,3 +47,12 @@ def test_a_start_that_is_no_network_is_one_line(tmp_path, capsys):
     assert main(["train", "distill", *TINY, "--set", "init=heuristic", "--run-dir", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err.strip()
     assert "is no network to start from" in err and "\n" not in err
+
+
+@pytest.mark.parametrize("teacher, words", [("search:random", "gives no action probabilities"),
+                                            ("search:ppo:paulista,worlds=99999", "worlds must be an integer")])
+def test_a_teacher_that_cannot_play_is_one_line_and_writes_nothing(tmp_path, capsys, teacher, words):
+    run = tmp_path / "r"
+    assert main(["train", "distill", *TINY, "--set", f"teacher={teacher}", "--run-dir", str(run)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert words in err and "\n" not in err and not run.exists()

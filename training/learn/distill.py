@@ -173,6 +173,7 @@ def train_distill(options: DistillArgs, progress: bool = True) -> dict[str, Any]
 
     if not options.teacher.startswith("search:"):
         raise ValueError(f"teacher {options.teacher[:80]!r} is no searching agent; give a search:SPEC")
+    make_agent(options.teacher)  # a teacher that cannot play is refused before anything is written
     start = make_agent(options.init)
     if not isinstance(getattr(start, "net", None), PolicyNet):
         raise ValueError(f"init {options.init!r} is no network to start from; give a ppo: policy")
