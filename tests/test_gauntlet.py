@@ -545,10 +545,15 @@ class InlineRay:
     def remote(self, **options):
         def task(function):
             def remote(*args):
+                from ray.exceptions import RayTaskError
+
                 function_there, args_there = self.pickler.loads(self.pickler.dumps((function, args)))
                 ref = ObjectRef(len(self.results))
-                self.results[ref] = function_there(*(self.results[a] if isinstance(a, ObjectRef) else a
-                                                     for a in args_there))
+                try:
+                    self.results[ref] = function_there(*(self.results[a] if isinstance(a, ObjectRef) else a
+                                                         for a in args_there))
+                except Exception as exc:  # noqa: BLE001  (Ray wraps whatever the task raised)
+                    self.results[ref] = RayTaskError(function.__name__, "traceback", exc)
                 self.options.append(options)
                 return ref
             return type("Task", (), {"remote": staticmethod(remote)})
@@ -557,7 +562,11 @@ class InlineRay:
     def wait(self, refs, num_returns=1):
         return refs[:num_returns], refs[num_returns:]
 
+    exceptions = pytest.importorskip("ray").exceptions
+
     def get(self, ref):
+        if isinstance(self.results[ref], BaseException):  # what Ray raises for a task that failed
+            raise self.results[ref]
         return self.results[ref]
 
 
@@ -600,6 +609,14 @@ def test_the_report_s_stages_as_ray_tasks_store_what_a_local_report_stores(tmp_p
     err = capsys.readouterr().err  # the learner the search faced is the exploit stage's strongest (seed 2)
     assert err.index("paulista: cfr:paulista: exploit complete") < err.index("paulista: cfr:paulista: search complete")
     assert err.count(" complete (") == 19  # four rows of four stages, two rivals stages, the blueprint's search
+    def broken(*args, **kwargs):
+        raise ValueError("the gauntlet's population file is unreadable")
+
+    monkeypatch.setattr(report, "run_gauntlet", broken)  # a task that fails says so in one line, as locally
+    assert run(tmp_path / "failed", "--backend", "ray") == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.strip().splitlines()[-1] == \
+        "truco report: error: the gauntlet's population file is unreadable"
     _fake_measurements(monkeypatch, exploit_status="interrupted")
     assert run(tmp_path / "stopped", "--backend", "ray") == 130
     folder = tmp_path / "stopped" / "runs" / "paulista" / "search_ppo_paulista"

@@ -226,6 +226,12 @@ class StageRunner:
         self.pending[ref] = where
         return ref
 
+    def _result(self, ref: Any, what: str) -> Any:
+        try:
+            return self.ray.get(ref)
+        except self.ray.exceptions.RayError as exc:  # RayTaskError (with the task's own), a lost worker or node
+            raise _task_failure(exc, what) from None
+
     def finish(self, rows: list[dict[str, Any]], log: Any) -> list[dict[str, Any]]:
         """The rows with every stage's result in place, a line as each stage finishes; KeyboardInterrupt when one
         stopped half-way (what finished is stored)."""
@@ -235,14 +241,24 @@ class StageRunner:
         waiting = list(self.pending)
         while waiting:
             done, waiting = self.ray.wait(waiting, num_returns=1)
-            results[done[0]] = result = self.ray.get(done[0])
             preset, agent, name = self.pending[done[0]]
+            results[done[0]] = result = self._result(done[0], f"{preset}: {agent}: {name}")
             log(f"{preset}: {agent}: {name} {result.get('status', 'stopped')} ({len(waiting)} stage(s) to go)")
         self.pending.clear()
         rows = [{k: results.get(v, v) if _is_ref(v) else v for k, v in row.items()} for row in rows]
         if any(isinstance(v, dict) and v.get("status") not in (None, COMPLETE) for row in rows for v in row.values()):
             raise KeyboardInterrupt
         return rows
+
+
+def _task_failure(exc: BaseException, what: str) -> BaseException:
+    """A stage task's failure as the local report would say it: its own error when it raised one of the errors
+    the command names in one line, else one line saying the task was lost (the finished stages are kept)."""
+    cause = getattr(exc, "cause", None)
+    if isinstance(cause, (ValueError, OSError)):
+        return cause
+    return ValueError(f"{what}: its Ray task failed ({type(exc).__name__}, after Ray's retries); the finished "
+                      "stages are kept: run the same command again")
 
 
 def _is_ref(value: Any) -> bool:
