@@ -27,7 +27,9 @@ def test_a_finished_stage_is_stored_with_its_key_and_date_and_reused_for_the_sam
     run, calls = counting_run([{"value": 1}, {"value": 2}])
     assert run_stage(Stage(path, {"seed": 0}, run))["value"] == 1
     stored = json.loads(path.read_text())
+    seconds = stored.pop("seconds")  # what the run took: a report's cost is the sum of its stages'
     assert stored == {"value": 1, "status": COMPLETE, "settings": {"seed": 0}, "measured": time.strftime("%Y-%m-%d")}
+    assert 0 <= seconds < 60
     assert run_stage(Stage(path, {"seed": 0}, run))["value"] == 1 and len(calls) == 1  # reused
     assert run_stage(Stage(path, {"seed": 1}, run))["value"] == 2 and len(calls) == 2  # another key: run again
     assert json.loads(path.read_text())["settings"] == {"seed": 1}

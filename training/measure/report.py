@@ -243,7 +243,8 @@ class StageRunner:
             done, waiting = self.ray.wait(waiting, num_returns=1)
             preset, agent, name = self.pending[done[0]]
             results[done[0]] = result = self._result(done[0], f"{preset}: {agent}: {name}")
-            log(f"{preset}: {agent}: {name} {result.get('status', 'stopped')} ({len(waiting)} stage(s) to go)")
+            took = f" in {result['seconds']:,.0f} s" if isinstance(result.get("seconds"), (int, float)) else ""
+            log(f"{preset}: {agent}: {name} {result.get('status', 'stopped')}{took} ({len(waiting)} stage(s) to go)")
         self.pending.clear()
         rows = [{k: results.get(v, v) if _is_ref(v) else v for k, v in row.items()} for row in rows]
         if any(isinstance(v, dict) and v.get("status") not in (None, COMPLETE) for row in rows for v in row.values()):

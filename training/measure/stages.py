@@ -73,9 +73,12 @@ class Stage:
         found = self.read()
         return (found, str(self.path)) if self.reusable(found) else None
 
-    def store(self, result: dict[str, Any]) -> dict[str, Any]:
-        """Keep a finished result, marked complete, with its key and the day it was measured; returns what is kept."""
-        kept = {**result, "status": COMPLETE, "settings": self.key, "measured": time.strftime("%Y-%m-%d")}
+    def store(self, result: dict[str, Any], seconds: float | None = None) -> dict[str, Any]:
+        """Keep a finished result, marked complete, with its key, the day it was measured and the seconds its run
+        took (the run that finished it: a stage resumed after a stop counts its last part); returns what is
+        kept."""
+        kept = {**result, "status": COMPLETE, "settings": self.key, "measured": time.strftime("%Y-%m-%d"),
+                **({"seconds": round(seconds, 1)} if seconds is not None else {})}
         atomic_write_json(self.path, kept, indent=1)
         return kept
 
@@ -90,7 +93,8 @@ def run_stage(stage: Stage, log: Callable[[str], Any] = lambda line: None) -> di
         log(f"  reuse {where}")
         return result
     log(f"  run   {stage.path.parent.name}/{stage.path.name}")
+    started = time.perf_counter()
     made = stage.run()
     if made.get("status", COMPLETE) != COMPLETE:
         return made
-    return stage.store(made)
+    return stage.store(made, time.perf_counter() - started)
