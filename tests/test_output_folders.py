@@ -396,3 +396,15 @@ def test_an_interrupted_cfr_run_names_its_checkpoint_and_the_command_that_contin
     assert main(["train", "cfr", "--config", str(config)]) == 0
     assert load_checkpoint(tmp_path / "ck.npz").iteration == 40
     assert not lock_path(tmp_path / "ck.npz").exists()
+
+
+@pytest.mark.parametrize("argv0, named", [("/usr/bin/truco", True), ("/x/training/cli/__main__.py", True),
+                                          ("/x/pytest", False)])
+def test_the_manifest_names_the_truco_command_however_it_was_started(tmp_path, monkeypatch, argv0, named):
+    """``python -m training.cli eval ...`` is ``truco eval ...`` where no script is installed: its manifest
+    names the command as the script's does (it recorded none)."""
+    from training.outputs import manifest
+
+    monkeypatch.setattr(sys, "argv", [argv0, "eval", "--agents", "heuristic", "random"])
+    command = manifest("eval", tmp_path)["command"]
+    assert command == ("truco eval --agents heuristic random" if named else None)

@@ -299,7 +299,10 @@ def manifest(kind: str, folder: Path, command: str | None = None, **extra: Any) 
     """What ``manifest.json`` says: the kind of output, the run (PID, start and end), the command and the files."""
     files = sorted(str(p.relative_to(folder)).replace(os.sep, "/") for p in folder.rglob("*") if p.is_file())
     if command is None:
-        command = " ".join(["truco", *sys.argv[1:]]) if Path(sys.argv[0]).name == "truco" else None
+        # the truco script, or python -m training.cli (the same command where no script is installed)
+        ran = Path(sys.argv[0])
+        command = " ".join(["truco", *sys.argv[1:]]) if ran.name == "truco" or ran.parts[-2:] == (
+            "cli", "__main__.py") else None
     return {"format": MANIFEST_FORMAT, "version": 1, "kind": kind, "command": command, "pid": os.getpid(),
             "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **extra, "files": files}
 
