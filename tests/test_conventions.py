@@ -290,3 +290,24 @@ def test_the_length_rule_sees_a_long_function_and_spares_a_kernel():
     plain = ast.parse(f"def f():\n{body}\n").body[0]
     kernel = ast.parse(f"@njit(cache=True)\ndef g():\n{body}\n").body[0]
     assert plain.end_lineno - plain.lineno + 1 > 80 and not _compiled(plain) and _compiled(kernel)
+
+
+def test_every_command_error_is_printed_through_one_line():
+    """An error line echoes a clipped, single-line piece of whatever the exception holds (truco_env.limits.one_line):
+    a raw ``{exc}`` could spill a stranger's multi-line text or a long path into the terminal."""
+    import re
+
+    raw = [f"{path.relative_to(ROOT)}:{number}" for path in library_files()
+           for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+           if re.search(r'error: \{(exc|err|error)\}', line)]
+    assert not raw, "print the error through one_line(...): " + ", ".join(raw)
+
+
+def test_one_line_collapses_clips_and_names_the_file_of_an_os_error():
+    from truco_env.limits import one_line
+
+    assert one_line(ValueError("first\nsecond\r\nthird")) == "first second third"
+    assert len(one_line(ValueError("x" * 5000))) == 601  # 600 and the ellipsis
+    error = FileNotFoundError(2, "No such file or directory", "/tmp/" + "deep/" * 100 + "f.json")
+    text = one_line(error)
+    assert text.endswith(": No such file or directory") and len(text) < 260 and "\n" not in text

@@ -61,6 +61,16 @@ def clip(text: Any, limit: int = MAX_ECHO) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
+def one_line(exc: BaseException, limit: int = 600) -> str:
+    """``exc`` as one line of ``limit`` characters at most (then an ellipsis), whatever it holds: the rule that an
+    error is one line and echoes only a clipped piece of what the user wrote (an OSError's file name included)."""
+    if isinstance(exc, OSError) and exc.filename is not None:
+        text = f"{clip(repr(str(exc.filename)), 200)}: {exc.strerror or type(exc).__name__}"
+    else:
+        text = str(exc)
+    return clip(" ".join(text.splitlines()), limit)
+
+
 def _where(where: str, problem: str) -> str:
     return f"{where}: {problem}" if where else problem
 

@@ -34,6 +34,7 @@ from typing import Any
 
 from training.cli import bench, bot, demo, diagnose, export, measure, play, replay, ship, train
 from training.cli.args import COMMAND_EXTRAS, EXTRAS, extra_for  # noqa: F401  (the tests and the docs name them here)
+from truco_env.limits import one_line
 
 #: The commands, one module each (or per group): each module's ``add(sub)`` adds its parser and handler; in the
 #: order ``truco --help`` lists them.
@@ -126,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"\n{_command_name(args)}: interrupted", file=sys.stderr)
         return 143 if terminated else 130
     except OSError as exc:  # a path the system refuses (too long, not a folder, no permission, ...): bad input
-        print(f"{_command_name(args)}: error: {exc}", file=sys.stderr)
+        print(f"{_command_name(args)}: error: {one_line(exc)}", file=sys.stderr)
         return 2
     except MemoryError as exc:  # an option that asks for more than this machine has (--set tables=10**12)
         detail = str(exc).splitlines()[0][:160] if str(exc) else "MemoryError"

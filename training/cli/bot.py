@@ -11,6 +11,8 @@ import argparse
 import json
 import sys
 
+from truco_env.limits import one_line
+
 
 def add(sub: argparse._SubParsersAction) -> None:
     """The ``bot`` command."""
@@ -38,7 +40,7 @@ def _cmd_bot(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     try:
         agent = make_agent(args.spec)
     except ValueError as exc:
-        print(f"truco bot: error: {exc}", file=sys.stderr)
+        print(f"truco bot: error: {one_line(exc)}", file=sys.stderr)
         return 2
     if agent.starts_program:
         print(f"truco bot: error: {args.spec!r} is an outside program already; truco bot serves this project's "

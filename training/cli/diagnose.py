@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from training.cli.args import any_integer, positive_int
+from truco_env.limits import one_line
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -73,7 +74,7 @@ def _cmd_leaks(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
     try:
         count, net, rate = leak_table(args.preset, *args.agents, args.matches, args.seed)
     except ValueError as err:
-        print(f"truco leaks: error: {err}", file=sys.stderr)
+        print(f"truco leaks: error: {one_line(err)}", file=sys.stderr)
         return 2
     m = args.matches
     print(f"{args.agents[0]} (A) vs {args.agents[1]} (B), {args.preset}, {m} duplicate matches: A wins {rate:.1%}")
@@ -92,7 +93,7 @@ def _cmd_probe(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
     try:
         result = answer_probe(args.policy, args.preset, args.opponent, args.answers, args.seed)
     except ValueError as err:  # a policy file that is missing or corrupt included
-        print(f"truco probe: error: {err}", file=sys.stderr)
+        print(f"truco probe: error: {one_line(err)}", file=sys.stderr)
         return 2
     print(json.dumps(result, indent=1))
     return 0

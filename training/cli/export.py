@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from training.cli.args import integer_in
+from truco_env.limits import one_line
 
 MAX_VECTORS = 1000  # test-vector positions per preset of one export (each holds a record and an observation)
 
@@ -72,7 +73,7 @@ def _cmd_export_ppo(args: argparse.Namespace, parser: argparse.ArgumentParser) -
         try:
             chosen = resolve_best(path[5:])
         except ValueError as exc:
-            print(f"truco export ppo: error: {exc}", file=sys.stderr)
+            print(f"truco export ppo: error: {one_line(exc)}", file=sys.stderr)
             return 2
         if not chosen.startswith("ppo:"):
             print(f"truco export ppo: error: {path} is {chosen}, not a PPO policy; `truco export cfr` writes a CFR "
@@ -99,7 +100,7 @@ def _cmd_export_ppo(args: argparse.Namespace, parser: argparse.ArgumentParser) -
                 write_test_vectors(model, str(tmp / os.path.basename(files[2])),
                                    list(meta.get("presets") or ["argentine"]), args.vectors_per_preset)
     except (PolicyFileError, ValueError, OSError) as exc:
-        print(f"truco export ppo: error: {exc}", file=sys.stderr)
+        print(f"truco export ppo: error: {one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"\ntruco export ppo: interrupted; nothing was written ({args.out} is as it was)", file=sys.stderr)
@@ -120,7 +121,7 @@ def _cmd_export_cfr(args: argparse.Namespace, parser: argparse.ArgumentParser) -
         with output_files([args.out], overwrite=args.overwrite) as tmp:
             summary = export_json(args.checkpoint, tmp / Path(args.out).name)
     except (ValueError, OSError) as exc:
-        print(f"truco export cfr: error: {exc}", file=sys.stderr)
+        print(f"truco export cfr: error: {one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"\ntruco export cfr: interrupted; nothing was written ({args.out} is as it was)", file=sys.stderr)

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from training.cli.args import any_integer, positive_int
+from truco_env.limits import one_line
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -95,7 +96,7 @@ def _cmd_play(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                           args.save, args.hands, allow_other_preset=args.allow_other_preset,
                           overwrite=args.overwrite)
     except ValueError as exc:
-        print(f"truco play: error: {exc}", file=sys.stderr)
+        print(f"truco play: error: {one_line(exc)}", file=sys.stderr)
         return 2
 
 
@@ -106,5 +107,5 @@ def _cmd_serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
         return serve(args.preset, args.opponent, args.port, args.host, args.records, args.cache, args.seed,
                      args.allow_other_preset, args.frontends)
     except ValueError as exc:
-        print(f"truco serve: error: {exc}", file=sys.stderr)
+        print(f"truco serve: error: {one_line(exc)}", file=sys.stderr)
         return 2

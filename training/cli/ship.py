@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from truco_env.limits import one_line
+
 
 def add(sub: argparse._SubParsersAction) -> None:
     """The ``ship`` command."""
@@ -38,7 +40,7 @@ def _cmd_ship(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     try:
         written = ([ship_blueprint(args.run)] if args.run.endswith((".yaml", ".yml")) else list(ship(args.run)))
     except (ValueError, PolicyFileError) as err:
-        print(f"truco ship: error: {err}", file=sys.stderr)
+        print(f"truco ship: error: {one_line(err)}", file=sys.stderr)
         return 2
     for path in written:
         print(f"wrote {path}")

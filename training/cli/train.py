@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from training.cli.args import extra_for
+from truco_env.limits import one_line
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -110,7 +111,7 @@ def _cmd_train_distill(args: argparse.Namespace, parser: argparse.ArgumentParser
         options = load(DistillArgs, args.config, args.set, run_dir=args.run_dir)
         train_distill(options, progress=not args.quiet)
     except (ValueError, PolicyFileError) as err:
-        print(f"truco train distill: error: {err}", file=sys.stderr)
+        print(f"truco train distill: error: {one_line(err)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("\ntruco train distill: interrupted; the finished chunks are kept: run the same command to go on",
@@ -136,7 +137,7 @@ def _cmd_train_ppo(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         refuse_gauntlet_opponents(options.scripted, options.eval_opponents)
         path = train_ppo(options, resume=args.resume, progress_bar=not args.quiet, overwrite=args.overwrite)
     except (ValueError, PolicyFileError) as err:
-        print(f"truco train ppo: error: {err}", file=sys.stderr)
+        print(f"truco train ppo: error: {one_line(err)}", file=sys.stderr)
         return 2
     except OSError as err:  # a full disk, a run dir that became unwritable (training.atomic: safetensors too)
         reason = getattr(err, "strerror", None) or " ".join(str(err).split())
@@ -179,10 +180,10 @@ def _cmd_train_cfr(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
                                      "progress": cfg.progress and not args.no_progress})
         train_cfr(cfg)
     except CheckpointError as exc:
-        print(f"truco train cfr: error: {exc}", file=sys.stderr)
+        print(f"truco train cfr: error: {one_line(exc)}", file=sys.stderr)
         return 2
     except ValueError as exc:
-        print(f"truco train cfr: error: {exc}", file=sys.stderr)
+        print(f"truco train cfr: error: {one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         import os

@@ -49,7 +49,7 @@ from training.options import Options, PresetName, build, parse_overrides, read_y
 from training.workers import ignore_sigint, spawn_pool
 from truco_env.config import PRESETS, TrucoConfig, make_config, unknown_preset
 from truco_env.engine import TrucoState
-from truco_env.limits import clip
+from truco_env.limits import clip, one_line
 from truco_env.turns import ask_agent, play_turns
 
 # ----------------------------------------------------------------------------------------------------------
@@ -550,7 +550,7 @@ def cli_main(args: Any) -> int:
             written = [out / p.relative_to(folder) for p in write_outputs(folder, summary, meta, plots=opts.plots)]
             written.append(out / MANIFEST)
     except ValueError as exc:
-        print(f"truco eval: error: {exc}", file=sys.stderr)
+        print(f"truco eval: error: {one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         kept = f" ({out} is as it was; the same command again resumes from the matches played)" if out is not None else ""

@@ -46,7 +46,7 @@ from training.measure.population import (  # noqa: F401
 from training.measure.statistics import Z95
 from training.measure.tournament_files import OKABE_ITO, display_name, write_outputs
 from training.outputs import output_folder
-from truco_env.limits import clip
+from truco_env.limits import clip, one_line
 
 
 def make_trained_opponents(preset: str, workers: int = 2, progress: bool = True) -> list[str]:
@@ -211,7 +211,7 @@ def cli_main(args: Any) -> int:
         result = run_gauntlet(args.agent, args.preset, args.matches, args.seed, args.workers, out,
                               progress=not args.no_progress, overwrite=args.overwrite)
     except (ValueError, OSError) as exc:
-        print(f"truco gauntlet: error: {exc}", file=sys.stderr)
+        print(f"truco gauntlet: error: {one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"\ntruco gauntlet: interrupted; nothing was written ({out} is as it was: its files are written "

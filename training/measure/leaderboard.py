@@ -42,7 +42,7 @@ from training.measure.exploit import agent_file_hash
 from training.measure.tournament_files import markdown_report, write_outputs
 from training.options import Options, PresetName
 from training.outputs import hold
-from truco_env.limits import clip, loads_json
+from truco_env.limits import clip, loads_json, one_line
 
 logger = logging.getLogger(__name__)
 
@@ -227,16 +227,6 @@ def run_leaderboard(config: LeaderboardConfig, out: Path, workers: int = 1, prog
                 "seed": config.seed, "leaderboard": True}
         write_outputs(out / "board", summary, meta)
     return summary
-
-
-def one_line(exc: BaseException, limit: int = 600) -> str:
-    """``exc`` as one line of at most ``limit`` characters, whatever it holds: the last guard of the rule that an
-    error echoes only a clipped piece of what the user wrote (an OSError's file name included)."""
-    if isinstance(exc, OSError) and exc.filename is not None:
-        text = f"{clip(repr(str(exc.filename)), 200)}: {exc.strerror or type(exc).__name__}"
-    else:
-        text = str(exc)
-    return clip(" ".join(text.splitlines()), limit)
 
 
 def cli_main(args: Any) -> int:

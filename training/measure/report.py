@@ -87,7 +87,7 @@ from training.measure.report_page import render, strength_figure
 from training.measure.stages import COMPLETE, Stage, run_stage, safe_name
 from training.outputs import hold
 from truco_env.config import make_config
-from truco_env.limits import clip
+from truco_env.limits import clip, one_line
 
 logger = logging.getLogger(__name__)
 
@@ -537,7 +537,7 @@ def cli_main(args: Any) -> int:
                                         stored.get((preset, agent)), runner if runner.backend == "ray" else None))
             rows = runner.finish(rows, log)
     except (ValueError, OSError) as exc:
-        print(f"truco report: error: {exc}", file=sys.stderr)
+        print(f"truco report: error: {one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"\ninterrupted: finished stages are kept under {runs}; run the same command to resume "
