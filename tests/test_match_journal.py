@@ -150,3 +150,52 @@ def test_a_garbled_journal_starts_afresh_and_a_folder_in_its_way_is_named(tmp_pa
     assert main(["eval", "--agents", *AGENTS, "--matches", "2", "--no-plots", "--no-progress", "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and ".eval.journal.jsonl is in the way of the tournament's journal" in err[0]
+
+
+def test_a_chunk_lost_on_ray_keeps_the_matches_before_it_and_the_rerun_goes_on(tmp_path, monkeypatch, capsys):
+    """``truco eval --backend ray``: each chunk's matches go to the journal as the chunk arrives; a chunk Ray
+    gives up on (a node lost more often than its retries) is one line, not Ray's traceback, and the same command
+    then plays only what is missing and ends as an uninterrupted run. (Ray stands in here: chunks run in this
+    process, the second one lost.)"""
+    exceptions = pytest.importorskip("ray").exceptions
+    from training import workers
+    from training.cli import main
+
+    class LosingRay:
+        def __init__(self, lose):
+            self.lose, self.calls, self.exceptions = lose, [], exceptions
+
+        def remote(self, **options):
+            def task(function):
+                def remote(chunk):
+                    self.calls.append(len(chunk))
+                    if len(self.calls) == self.lose:
+                        return exceptions.WorkerCrashedError()
+                    return "node-1", evaluate._run_chunk(chunk)
+                return type("Task", (), {"remote": staticmethod(remote)})
+            return task
+
+        def get(self, future):
+            if isinstance(future, BaseException):
+                raise future
+            return future
+
+    def command(folder, *backend):
+        return ["eval", "--agents", *AGENTS, "--preset", PRESET, "--matches", "32", "--seed", "3", "--workers", "1",
+                *backend, "--no-plots", "--no-progress", "--out", str(tmp_path / folder)]
+
+    out = tmp_path / "eval"
+    losing = LosingRay(lose=2)
+    monkeypatch.setattr(workers, "start_ray", lambda n: losing)
+    assert main(command("eval", "--backend", "ray")) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "lost on the Ray cluster" in err[0] and "Traceback" not in err[0]
+    first = losing.calls[0]
+    assert len((tmp_path / ".eval.journal.jsonl").read_text().splitlines()) == 1 + first
+    whole = LosingRay(lose=0)
+    monkeypatch.setattr(workers, "start_ray", lambda n: whole)
+    assert main(command("eval", "--backend", "ray")) == 0
+    assert sum(whole.calls) == 32 - first  # only what the journal did not hold
+    assert main(command("local")) == 0
+    pairings = [json.loads((folder / "results.json").read_text())["pairings"] for folder in (out, tmp_path / "local")]
+    assert pairings[0] == pairings[1]

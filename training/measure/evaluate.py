@@ -261,8 +261,8 @@ def play_tasks(tasks: list[Task], workers: int = 1, progress: bool = False,
     ``backend="local"`` uses this machine's processes; ``"ray"`` spreads the matches over a Ray cluster (the one
     ``RAY_ADDRESS`` points at, or a local instance with ``workers`` CPUs), and adds to ``nodes`` (when given) the
     id of every Ray node that played some of them. With a ``journal``, the matches it already holds are not
-    played again and each new result is added to it as it arrives (local backend; Ray's results are added when
-    all are in)."""
+    played again and each new result is added to it as it arrives (on Ray, a chunk's results as the chunk
+    arrives, in task order)."""
     if backend not in ("local", "ray"):
         raise ValueError(f"backend {backend!r} is not allowed; choose 'local' or 'ray'")
     if journal is None:
@@ -278,10 +278,7 @@ def _play(tasks: list[Task], workers: int, progress: bool, backend: str, played:
           nodes: set[str] | None = None) -> list[dict[str, Any]]:
     """Play ``tasks`` here or on Ray; ``played(task, result)`` hears of each result in task order."""
     if backend == "ray":
-        results = _play_tasks_on_ray(tasks, workers, progress, set() if nodes is None else nodes)
-        for task, result in zip(tasks, results):
-            played(task, result)
-        return results
+        return _play_tasks_on_ray(tasks, workers, progress, set() if nodes is None else nodes, played)
     from training.progress import progress_meter
 
     bar = progress_meter(len(tasks), "truco eval", "match", progress)
@@ -307,7 +304,11 @@ def _play(tasks: list[Task], workers: int, progress: bool, backend: str, played:
     return results
 
 
-def _play_tasks_on_ray(tasks: list[Task], workers: int, progress: bool, nodes: set[str]) -> list[dict[str, Any]]:
+def _play_tasks_on_ray(tasks: list[Task], workers: int, progress: bool, nodes: set[str],
+                       played: Any = lambda task, result: None) -> list[dict[str, Any]]:
+    """Chunks of matches as Ray tasks; ``played`` hears of each result in task order as its chunk arrives. A chunk
+    Ray gives up on (its worker or node lost more often than the retries) is a one-line ValueError: the results
+    heard of are kept by the caller's journal, and the same command resumes from them."""
     from training.progress import progress_meter
     from training.workers import start_ray
 
@@ -321,9 +322,19 @@ def _play_tasks_on_ray(tasks: list[Task], workers: int, progress: bool, nodes: s
     results: list[dict[str, Any]] = []
     bar = progress_meter(len(tasks), "truco eval (ray)", "match", progress)
     try:
-        for future in futures:  # in submission order, so results keep the task order
-            node, chunk_results = ray.get(future)
+        for chunk, future in zip(chunks, futures):  # in submission order, so results keep the task order
+            try:
+                node, chunk_results = ray.get(future)
+            except ray.exceptions.RayError as exc:
+                cause = getattr(exc, "cause", None)
+                if isinstance(cause, ValueError):  # a match that cannot be played, as it says locally
+                    raise cause from None
+                raise ValueError(f"a chunk of {len(chunk)} matches was lost on the Ray cluster ({type(exc).__name__}, "
+                                 f"after Ray's retries); the {len(results)} matches played before it are kept: run "
+                                 "the same command again to go on") from None
             nodes.add(node)
+            for task, result in zip(chunk, chunk_results):
+                played(task, result)
             results.extend(chunk_results)
             bar.update(len(chunk_results))
     finally:
