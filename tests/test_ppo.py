@@ -544,3 +544,37 @@ def test_a_checkpoint_made_on_the_gpu_resumes_on_the_cpu_and_back(tmp_path):
     on_gpu = train_ppo(tiny(tmp_path, "cpu", total_decisions=rest, device="cuda"), resume=True, progress_bar=False)
     for path in (on_cpu, on_gpu):  # both finished, with every tensor on the CPU in the file
         assert all(t.device.type == "cpu" and torch.isfinite(t).all() for t in weights(path).values())
+
+
+def test_a_collector_lost_on_ray_is_one_line_naming_the_resume(tmp_path, monkeypatch, capsys):
+    """PPO's Ray collectors are actors without restarts (docs/scaling.md): one lost with its node ends the run
+    with one line saying how to go on from the last checkpoint, not Ray's traceback. (Ray stands in here: the
+    first update's collection is lost.)"""
+    exceptions = pytest.importorskip("ray").exceptions
+    from training import workers
+    from training.cli import main
+
+    class LostActors:
+        exceptions = None
+
+        def remote(self, **options):
+            return lambda cls: type("Actor", (), {"remote": staticmethod(lambda: type("A", (), {
+                "run": type("M", (), {"remote": staticmethod(lambda *a: None)})})())})
+
+        def put(self, value):
+            return value
+
+        def get(self, refs):
+            raise exceptions.RayActorError()
+
+        def kill(self, actor):
+            pass
+
+    LostActors.exceptions = exceptions
+    monkeypatch.setattr(workers, "start_ray", lambda n: LostActors())
+    assert main(["train", "ppo", "--set", "preset=paulista", "--set", "total_decisions=1500", "--set", "tables=16",
+                 "--set", "batch_decisions=1500", "--set", "hidden=[32]", "--set", "eval_every=0",
+                 "--backend", "ray", "--run-dir", str(tmp_path / "run"), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("truco train ppo: error: a collection actor was lost on the Ray cluster (RayActorError)")
+    assert "--resume" in err[-1] and "Traceback" not in "\n".join(err)

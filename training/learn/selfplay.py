@@ -447,7 +447,13 @@ class Backend:
                 raise ValueError(failed.message)
         else:
             refs = [self.ray.put(x) for x in (arch, weights, new)]
-            per_worker = self.ray.get([a.run.remote(*refs, part) for a, part in zip(self.actors, mine, strict=True)])
+            try:
+                per_worker = self.ray.get([a.run.remote(*refs, part)
+                                           for a, part in zip(self.actors, mine, strict=True)])
+            except self.ray.exceptions.RayError as exc:  # a collector lost with its worker or node
+                raise ValueError(f"a collection actor was lost on the Ray cluster ({type(exc).__name__}); the last "
+                                 "checkpoint is whole: run again with --resume on a cluster with at least "
+                                 f"{self.workers} free CPUs") from None
         out: list[dict[str, Any]] = [{}] * len(tasks)
         for w, results in enumerate(per_worker):
             for k, result in enumerate(results):
