@@ -311,3 +311,13 @@ def test_one_line_collapses_clips_and_names_the_file_of_an_os_error():
     error = FileNotFoundError(2, "No such file or directory", "/tmp/" + "deep/" * 100 + "f.json")
     text = one_line(error)
     assert text.endswith(": No such file or directory") and len(text) < 260 and "\n" not in text
+
+
+def test_modules_are_imported_under_their_own_names():
+    """``from truco_env import cards`` then ``cards.deck(...)``: a module renamed to one letter at import (``as C``)
+    is a second name for it that a reader must learn file by file (issue 74 item 5)."""
+    aliased = [f"{path.relative_to(ROOT)}:{node.lineno} {alias.name} as {alias.asname}"
+               for path in library_files() for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+               if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names
+               if alias.asname is not None and len(alias.asname) == 1]
+    assert not aliased, "import modules under their names:\n" + "\n".join(aliased)
