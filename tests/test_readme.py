@@ -2,8 +2,9 @@
 
 A newcomer copies the blocks one after the other; a block that fails as written (a folder the block before filled,
 a renamed option, a file that moved) must fail here first. Cheap commands run exactly as written. Long ones run
-as written plus the options of :data:`BUDGETS` that make them tiny (appended, so the README's own options are all
-still parsed and used); a command this test does not know fails the test until it is listed, so a new long
+as written plus the options of :data:`BUDGETS` that make them tiny and keep them in one process (appended, so the
+README's own options are all still parsed and used; worker processes would each start torch again, which cost
+the whole suite about a minute); a command this test does not know fails the test until it is listed, so a new long
 command cannot slip in unmeasured. The set-up and test scripts are the two commands that are not run here: the
 suite is what ``scripts/test.sh`` runs, and the demo it sets up runs as ``truco demo --quick``.
 """
@@ -27,15 +28,15 @@ TRUCO = Path(sys.executable).with_name("truco")
 BUDGETS = {
     "truco train ppo --config": ["--set", "total_decisions=2000", "--set", "batch_decisions=1000", "--set",
                                  "tables=8", "--set", "imitation_decisions=200", "--set", "eval_every=0",
-                                 "--quiet"],
+                                 "--set", "backend=local", "--quiet"],
     "truco train cfr --config configs/cfr_argentine_mini.yaml": ["--set", "iterations=3", "--no-progress"],
     "truco train cfr --config": ["--set", "iterations=40", "--set", "eval={opponent: heuristic, matches: 2, workers: 1}",
                                  "--no-progress"],
-    "truco eval": ["--matches", "4", "--no-plots", "--no-progress"],
-    "truco gauntlet": ["--matches", "2"],
-    "truco exploit": ["--budget-decisions", "2000", "--matches", "2", "--no-progress"],
+    "truco eval": ["--matches", "4", "--workers", "1", "--no-plots", "--no-progress"],
+    "truco gauntlet": ["--matches", "2", "--workers", "1"],
+    "truco exploit": ["--budget-decisions", "2000", "--matches", "2", "--workers", "1", "--no-progress"],
     "truco report": ["--preset", "paulista-2v2", "--budget-decisions", "2000", "--matches", "2",
-                     "--gauntlet-matches", "2", "--no-progress", "--root", "runs/tiny"],
+                     "--gauntlet-matches", "2", "--workers", "1", "--no-progress", "--root", "runs/tiny"],
 }
 #: Commands that run as written.
 CHEAP = ("truco train ppo --help", "truco export ppo", "truco play", "truco replay")
