@@ -78,7 +78,7 @@ def test_the_core_dependencies_are_the_engine_and_the_environments():
     extras = project["optional-dependencies"]
     assert {"train", "eval", "play", "export", "ray", "spiel", "all", "dev"} <= set(extras)
     assert any("torch" in dep for dep in extras["train"]) and not any("torch" in dep for dep in extras["eval"])
-    assert "truco-rl[all]" in extras["dev"]
+    assert "truco-rl[all,rllib]" in extras["dev"]  # the tests run every command and the RLlib example
     # the CLI's one-line error for a missing module names an extra: it must be one pyproject.toml defines
     from training.cli import COMMAND_EXTRAS, EXTRAS
 
