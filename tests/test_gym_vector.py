@@ -1,5 +1,7 @@
 """The Gymnasium vector env on the compiled engine (truco_env.gym_vector) and the SKIP action it rests on."""
 
+import gc
+
 import gymnasium
 import numpy as np
 import pytest
@@ -103,6 +105,14 @@ def test_bad_arguments_are_one_line_errors():
     envs.reset(seed=0)
     with pytest.raises(ValueError, match="2 integer action ids"):
         envs.step(np.zeros(3, dtype=np.int64))
+
+
+@pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
+def test_a_refused_construction_leaves_nothing_to_fail_at_collection():
+    """gymnasium's ``VectorEnv.__del__`` closes the instance, also one whose construction was refused."""
+    with pytest.raises(ValueError, match="team must be"):
+        TrucoVectorEnv("argentine", num_envs=2, team=2)
+    gc.collect()
 
 
 def test_a_cleanrl_style_masked_ppo_loop_trains_on_it():

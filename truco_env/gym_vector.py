@@ -95,7 +95,9 @@ class TrucoVectorEnv(gymnasium.vector.VectorEnv):
         return self._mask.astype(bool)
 
     def close(self, **kwargs: Any) -> None:
-        self.env.close()
+        # gymnasium's ``__del__`` calls this on an instance whose construction was refused before ``env`` existed
+        if hasattr(self, "env"):
+            self.env.close()
 
     # -- internals ------------------------------------------------------------------------------------------
 
