@@ -48,7 +48,6 @@ from numba import njit
 
 import truco_env.cards
 from truco_env import _kernel
-from truco_env.actions import CALL_BASE
 from truco_env.config import PRESETS, TrucoConfig
 from truco_env.encoding import observation_size
 from truco_env.fast import config_array, options_array
@@ -57,11 +56,6 @@ from .cfr.search import HandRoot, root_from_info_string
 
 #: The share of uniform over the legal actions mixed into the model's probability of each observed action.
 FLOOR = 0.05
-#: Tempers of the model of the *other team* between which a search that reads its opponents (``search:...,adapt=1``)
-#: weighs, by how well each explains their actions, apart for their cards and their calls and answers: a temper
-#: ``t`` plays action ``a`` with probability proportional to ``p(a) ** t`` (1: the model as it is, first; 0: an
-#: opponent whose actions say nothing of its cards; 2: one whose actions say more than the agent's would).
-TEMPERS = (1.0, 0.0, 0.5, 2.0)
 #: Rounds of ``candidates`` proposed deals a belief may draw to find ``candidates`` that agree with the view.
 ROUNDS = 8
 #: How far an observation value of a world may lie from the real one and still agree (float32 rounding of the
@@ -229,10 +223,6 @@ class Worlds:
     cards: np.ndarray  # [worlds, seats * hand size], seat-major
     states: np.ndarray  # [worlds, K.STATE_SIZE]
     weights: np.ndarray  # [worlds], summing to 1
-    #: [worlds, len(TEMPERS), len(TEMPERS)]: each world's weight, not normalized, with the other team's cards and
-    #: calls modelled at each pair of tempers ([:, 0, 0], the model as it is, is ``weights`` before normalizing);
-    #: their sums over the worlds weigh the tempers
-    by_temper: np.ndarray
 
 
 def new_worlds(root: HandRoot, rules: Rules, cards: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -386,7 +376,7 @@ def weighing(root: HandRoot, rules: Rules, modelled: bool, cards: np.ndarray) ->
     k = len(cards)
     states = new_worlds(root, rules, cards, np.random.default_rng(k))
     alive = np.ones(k, dtype=np.bool_)
-    by_temper = np.ones((k, len(TEMPERS), len(TEMPERS)), dtype=np.float64)
+    weights = np.ones(k, dtype=np.float64)
     obs = np.tile(rules.template, (k, 1))
     masks = np.zeros((k, len(root.mask)), dtype=np.int8)
     for seat, action in root.history:
@@ -395,33 +385,12 @@ def weighing(root: HandRoot, rules: Rules, modelled: bool, cards: np.ndarray) ->
         alive[:] = False
         alive[rows] = True
         if seat != root.seat and modelled and rows.size:
-            probs = (yield obs[rows], masks[rows])
-            legal = masks[rows].sum(1, keepdims=True)
-            if seat % 2 == root.seat % 2:  # a partner is the agent itself
-                likely = (1 - FLOOR) * probs[:, action, None] + FLOOR / legal
-                by_temper[rows] *= likely[:, :, None]
-            else:
-                likely = (1 - FLOOR) * tempered(probs, masks[rows], action) + FLOOR / legal
-                by_temper[rows] *= likely[:, :, None] if action < CALL_BASE else likely[:, None, :]
+            probs = (yield obs[rows], masks[rows])[:, action]
+            weights[rows] *= (1 - FLOOR) * probs + FLOOR / masks[rows].sum(1)
         _apply_action(states, rules.cfg, alive, action)
-    keep = np.flatnonzero(_agree(states, rules, alive, root) & (by_temper[:, 0, 0] > 0))
-    weights = by_temper[keep, 0, 0]
-    total = weights.sum()
-    return Worlds(cards[keep], states[keep], weights / total if total > 0 else weights, by_temper[keep])
-
-
-def tempered(probs: np.ndarray, masks: np.ndarray, action: int) -> np.ndarray:
-    """[rows, len(TEMPERS)]: the probability of ``action`` under the model ``probs`` [rows, actions] at each of
-    :data:`TEMPERS`, over the legal actions of ``masks``."""
-    out = np.empty((len(probs), len(TEMPERS)))
-    legal = masks > 0
-    for i, temper in enumerate(TEMPERS):
-        if temper == 1.0:
-            out[:, i] = probs[:, action]  # as the model gives it, to the bit
-            continue
-        powered = np.where(legal, np.power(np.where(legal, probs, 1.0), temper), 0.0)
-        out[:, i] = powered[:, action] / np.maximum(powered.sum(1), np.finfo(float).tiny)
-    return out
+    keep = np.flatnonzero(_agree(states, rules, alive, root) & (weights > 0))
+    total = weights[keep].sum()
+    return Worlds(cards[keep], states[keep], weights[keep] / total if total > 0 else weights[keep])
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """SearchAgent: ``search:SPEC``, any agent that thinks ahead at play time (single-agent search with beliefs, after
 SPARTA, Lerer et al. 2020).
 
-Spec: ``search:SPEC[,worlds=W][,margin=M][,on=KINDS][,adapt=0|1]`` where ``SPEC`` is any agent spec whose mixed strategy can be
+Spec: ``search:SPEC[,worlds=W][,margin=M][,on=KINDS]`` where ``SPEC`` is any agent spec whose mixed strategy can be
 read (``ppo:``, ``onnx:``, ``cfr:``, ``best:``); the trailing options are the search's own:
 
 * ``worlds`` (32): deals played forward per decision, drawn from the belief;
@@ -10,10 +10,7 @@ read (``ppo:``, ``onnx:``, ``cfr:``, ``best:``); the trailing options are the se
 * ``on`` (``cards``): the kinds of decision searched, joined by ``+`` (``cards``: which card; ``bets``: a call,
   raise or fold in the play phase; ``answers``: answering a call; ``onze``: play or run; ``signals``: with señas,
   whether and what to signal). The default is the one kind whose search did not lose to opponents unlike the
-  agent (:data:`DEFAULTS`);
-* ``adapt`` (0): 1 reads the other team from the match (:class:`OpponentReading`, a pilot): how sharply their
-  cards and their calls follow the model, in the belief and the rollouts, weighed by how well each temper
-  explains their actions so far.
+  agent (:data:`DEFAULTS`).
 
 At a decision, the agent first asks ``SPEC`` what it would do. Then:
 
@@ -49,17 +46,7 @@ from truco_env.actions import CALL_BASE
 from truco_env.limits import MAX_ECHO, clip
 
 from .base import MAX_PATH_ECHO, Agent, echo, make_agent, number_in, register_agent
-from .belief import (
-    TEMPERS,
-    Plan,
-    Rules,
-    hand_view,
-    policy_model,
-    rules_of,
-    run_plan,
-    run_plans,
-    sampling,
-)
+from .belief import Plan, Rules, hand_view, policy_model, rules_of, run_plan, run_plans, sampling
 
 SEARCH_KINDS = ("cards", "bets", "answers", "onze", "signals")
 #: Deals proposed to the belief per decision (those that disagree with the view are dropped before weighing).
@@ -69,7 +56,7 @@ MAX_STEPS = 64
 #: ``on=cards`` by measurement (docs/research.md, "Thinking ahead at play time"): searched, the answers and the bets
 #: price calls against an opponent that answers like the agent and lose against those who do not; the card search
 #: is level with its blueprint against the heuristic and random over 2,000 matches and beats it head to head.
-DEFAULTS = {"worlds": 32, "margin": 0.02, "on": "cards", "adapt": 0}
+DEFAULTS = {"worlds": 32, "margin": 0.02, "on": "cards"}
 #: Tables whose searches share network calls (:meth:`SearchAgent.act_together`): on one CPU core a call costs its
 #: rows, and past a few tables the calls' arrays outgrow the caches (docs/research.md: 1.4x at 8 tables, 1.0x at
 #: 32, 0.7x at 128).
@@ -91,14 +78,13 @@ class SearchAgent(Agent):
     """``agent``'s action, or a better one that a look-ahead over its belief finds (module docstring)."""
 
     def __init__(self, agent: Agent, worlds: int = DEFAULTS["worlds"], margin: float = DEFAULTS["margin"],
-                 on: frozenset[str] = frozenset(DEFAULTS["on"].split("+")), adapt: bool = bool(DEFAULTS["adapt"])):
+                 on: frozenset[str] = frozenset(DEFAULTS["on"].split("+"))):
         self.agent = agent
         self.model = policy_model(agent)
         if self.model is None:
             raise ValueError(f"agent 'search': {clip(repr(agent.spec), MAX_PATH_ECHO)} gives no action "
                              "probabilities to search with; search a policy or a blueprint (ppo:, onnx:, cfr:, best:)")
-        self.worlds, self.margin, self.on, self.adapt = worlds, margin, on, adapt
-        self._read = OpponentReading()
+        self.worlds, self.margin, self.on = worlds, margin, on
         self.presets = agent.presets
         self.wants = frozenset(agent.wants) | {"info_state_string"}
         self._rng = np.random.default_rng()
@@ -110,7 +96,6 @@ class SearchAgent(Agent):
 
     def reset(self, seat: int | None = None) -> None:
         self.agent.reset(seat)
-        self._read = OpponentReading()
 
     def act(self, observation: dict[str, Any]) -> int:
         return run_plan(self._decide(observation), self.model)
@@ -156,9 +141,8 @@ class SearchAgent(Agent):
         if len(worlds.weights) == 0:
             return own
         self.search_stats["searched"] += 1
-        weights, tempers = self._read.weigh(root, worlds) if self.adapt else (worlds.weights, None)
-        drawn = self._rng.choice(len(weights), size=self.worlds, p=weights)
-        values = yield from rolling_out(worlds.states[drawn], actions, rules, root.seat, self._rng, tempers)
+        drawn = self._rng.choice(len(worlds.weights), size=self.worlds, p=worlds.weights)
+        values = yield from rolling_out(worlds.states[drawn], actions, rules, root.seat, self._rng)
         best = int(np.argmax(values))
         if values[best] > values[actions.index(own)] + self.margin:
             self.search_stats["overruled"] += 1
@@ -166,49 +150,15 @@ class SearchAgent(Agent):
         return own
 
 
-class OpponentReading:
-    """What a searching seat has read of the other team in this match (``adapt=1``, a pilot): how well each pair
-    of :data:`~agents.belief.TEMPERS` (for their cards, for their calls and answers) explained their actions in the
-    hands before this one, as log evidence. Why: the search's model of every seat is the agent itself, and an
-    opponent unlike it (one that calls at random, or only with strong hands) is read as if its calls meant what
-    the agent's would. The tempers are weighed by Bayes' rule from the other team's own actions; the model stays
-    the agent's own."""
-
-    def __init__(self) -> None:
-        size = (len(TEMPERS), len(TEMPERS))
-        self.before = np.zeros(size)  # log evidence of the hands before this one (a uniform prior)
-        self.this_hand = np.zeros(size)
-        self.hand: tuple[int, ...] | None = None
-
-    def weigh(self, root, worlds) -> tuple[np.ndarray, tuple[float, float]]:
-        """The worlds' weights averaged over the tempers by what was read before this hand, and the tempers the
-        rollouts give the other team's cards and calls (their means, weighed by everything read, this hand
-        included)."""
-        key = (root.dealer, *root.score)
-        if key != self.hand:  # a new hand: the last reading of the one before counts from now on
-            self.before += self.this_hand
-            self.hand = key
-        totals = worlds.by_temper.sum(0)
-        with np.errstate(divide="ignore"):
-            self.this_hand = np.log(totals) - np.log(totals.max())
-        prior = np.exp(self.before - self.before.max())
-        weights = np.einsum("wij,ij->w", worlds.by_temper, prior)
-        posterior = prior * totals / totals.max()
-        posterior /= posterior.sum()
-        tempers = np.asarray(TEMPERS)
-        return weights / weights.sum(), (float(posterior.sum(1) @ tempers), float(posterior.sum(0) @ tempers))
-
-
 def rollout_values(states: np.ndarray, actions: list[int], rules: Rules, model, seat: int,
-                   rng: np.random.Generator, tempers: tuple[float, float] | None = None) -> np.ndarray:
+                   rng: np.random.Generator) -> np.ndarray:
     """The mean match-win probability for ``seat``'s team of taking each of ``actions`` in each world of
-    ``states`` [worlds, state] and playing the hand out with ``model`` at every seat, the other team's cards and
-    calls at ``tempers`` (module docstring, 2-3; :class:`OpponentReading`)."""
-    return run_plan(rolling_out(states, actions, rules, seat, rng, tempers), model)
+    ``states`` [worlds, state] and playing the hand out with ``model`` at every seat (module docstring, 2-3)."""
+    return run_plan(rolling_out(states, actions, rules, seat, rng), model)
 
 
-def rolling_out(states: np.ndarray, actions: list[int], rules: Rules, seat: int, rng: np.random.Generator,
-                tempers: tuple[float, float] | None = None) -> Plan[np.ndarray]:
+def rolling_out(states: np.ndarray, actions: list[int], rules: Rules, seat: int, rng: np.random.Generator
+                ) -> Plan[np.ndarray]:
     """:func:`rollout_values` as a :data:`~agents.belief.Plan`: one request per step of the rollouts."""
     worlds, count = len(states), len(actions)
     rows = np.repeat(states, count, axis=0)  # row w * count + i: world w, action i
@@ -223,9 +173,6 @@ def rolling_out(states: np.ndarray, actions: list[int], rules: Rules, seat: int,
             break
         at = np.flatnonzero(live)
         probs = np.where(masks[at] > 0, (yield obs[at], masks[at]), 0.0)
-        if tempers is not None:
-            other = rows[at, _kernel.S_ACTOR] % 2 != seat % 2
-            probs[other] = temper(probs[other], masks[at][other] > 0, tempers)
         cdf = np.cumsum(probs, axis=1)
         pick = (cdf < (draws[at, step] * cdf[:, -1])[:, None]).sum(1)
         chosen = np.full(len(rows), -1, dtype=np.int64)
@@ -233,14 +180,6 @@ def rolling_out(states: np.ndarray, actions: list[int], rules: Rules, seat: int,
         _apply_rows(rows, rules.cfg, chosen)
     equity = equity_table(rules)
     return _values(rows, seat % 2, rules.config.target_score, equity).reshape(worlds, count).mean(0)
-
-
-def temper(probs: np.ndarray, legal: np.ndarray, tempers: tuple[float, float]) -> np.ndarray:
-    """``probs`` [rows, actions] with the cards raised to ``tempers[0]`` and the calls and answers to
-    ``tempers[1]``, over the ``legal`` actions, renormalized."""
-    power = np.where(np.arange(probs.shape[1]) < CALL_BASE, tempers[0], tempers[1])
-    powered = np.where(legal, np.power(np.where(legal, probs, 1.0), power), 0.0)
-    return powered / np.maximum(powered.sum(1, keepdims=True), np.finfo(float).tiny)
 
 
 _EQUITY: dict[tuple[int, str], np.ndarray] = {}
@@ -309,7 +248,7 @@ def split_spec(arg: str) -> tuple[str, dict[str, str]]:
 
 
 def _factory(arg: str | None, params: dict[str, str]) -> Agent:
-    usage = "search:SPEC[,worlds=W][,margin=M][,on=KINDS][,adapt=0|1], e.g. search:ppo:paulista,worlds=32"
+    usage = "search:SPEC[,worlds=W][,margin=M][,on=KINDS], e.g. search:ppo:paulista,worlds=32"
     if not arg:
         raise ValueError(f"agent 'search' needs an agent to search with: {usage}")
     inner, options = split_spec(arg)
@@ -318,10 +257,9 @@ def _factory(arg: str | None, params: dict[str, str]) -> Agent:
     try:
         worlds = number_in(1, 4096, int)(options.get("worlds", str(DEFAULTS["worlds"])))
         margin = number_in(0.0, 1.0)(options.get("margin", str(DEFAULTS["margin"])))
-        adapt = number_in(0, 1, int)(options.get("adapt", str(DEFAULTS["adapt"])))
     except ValueError as exc:
-        raise ValueError(f"agent 'search': worlds must be an integer 1..4096, margin a number 0..1 and adapt 0 or "
-                         f"1, got {echo(str(exc))}") from None
+        raise ValueError(f"agent 'search': worlds must be an integer 1..4096 and margin a number 0..1, got "
+                         f"{echo(str(exc))}") from None
     on = frozenset(kind.strip() for kind in options.get("on", DEFAULTS["on"]).split("+"))
     unknown = sorted(on - set(SEARCH_KINDS))
     if unknown:
@@ -329,7 +267,7 @@ def _factory(arg: str | None, params: dict[str, str]) -> Agent:
         raise ValueError(f"agent 'search': unknown decision kinds [{names}]; choose from {list(SEARCH_KINDS)}")
     if inner.partition(":")[0] == "search":
         raise ValueError("agent 'search': a search inside a search is not supported; search the agent itself")
-    return SearchAgent(make_agent(inner), worlds=worlds, margin=margin, on=on, adapt=bool(adapt))
+    return SearchAgent(make_agent(inner), worlds=worlds, margin=margin, on=on)
 
 
 register_agent("search", _factory)

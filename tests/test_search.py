@@ -147,34 +147,3 @@ def test_tables_searched_together_decide_as_each_alone():
     assert list(together) == alone
     assert sum(agent.search_stats["searched"] for agent in together_agents) >= 6
     assert [a.search_stats for a in together_agents] == [a.search_stats for a in alone_agents]
-
-
-def test_tempers_run_from_uninformative_to_sharper_than_the_model():
-    from agents.belief import TEMPERS, tempered
-
-    probs = np.array([[0.7, 0.2, 0.1, 0.0]])
-    masks = np.array([[1, 1, 0, 1]], dtype=np.int8)
-    at = {t: tempered(probs, masks, 0)[0, i] for i, t in enumerate(TEMPERS)}
-    assert at[1.0] == 0.7  # the model as it gives it
-    assert at[0.0] == pytest.approx(1 / 3)  # uniform over the three legal actions
-    assert at[0.5] < at[2.0] and at[2.0] == pytest.approx(0.49 / 0.53)
-
-
-def test_a_reading_of_the_opponents_follows_the_tempers_that_explain_them():
-    """Hand after hand, worlds in which the calls are best explained at temper 0 (an opponent whose calls say
-    nothing) move the rollouts' calls temper toward 0, and the weights toward those worlds."""
-    from types import SimpleNamespace
-
-    from agents.belief import TEMPERS
-    from agents.search import OpponentReading
-
-    reading = OpponentReading()
-    by_temper = np.ones((2, len(TEMPERS), len(TEMPERS)))
-    by_temper[0, :, TEMPERS.index(0.0)] = 4.0  # world 0 is likelier where the calls say nothing
-    worlds = SimpleNamespace(by_temper=by_temper)
-    first_weights, first = reading.weigh(SimpleNamespace(dealer=0, score=(0, 0)), worlds)
-    assert first_weights[0] > first_weights[1]
-    for hand in range(1, 4):
-        weights, tempers = reading.weigh(SimpleNamespace(dealer=hand % 2, score=(hand, 0)), worlds)
-    assert tempers[1] < first[1] < 1.0 and tempers[0] == pytest.approx(np.mean(TEMPERS))
-    assert weights[0] > first_weights[0]
