@@ -177,6 +177,70 @@ def flor_of(cards: list[int] | tuple[int, ...]) -> int | None:
     return 20 + sum(ENVIDO_RANK_VALUE[rank_of(c)] for c in cards)
 
 
+# ----------------------------------------------------------------------------------------------------------
+# Uruguayan Truco: the muestra and its piezas (docs/rules_uruguayan_draft.md §8.2-8.4; the family is not in the
+# engine yet, these tables are what it will look up)
+
+#: The ranks of the piezas of the muestra's suit, strongest first; the 12 stands in for the muestra's own rank.
+PIEZA_RANKS = ("2", "4", "5", "11", "10")
+#: Reduced (envido and flor) value of each pieza rank: with the 20 of a pair, 30, 29, 28, 27, 27.
+PIEZA_VALUE = {"2": 10, "4": 9, "5": 8, "11": 7, "10": 7}
+
+
+def piezas(muestra: int) -> tuple[int, ...]:
+    """The five pieza cards of the hand whose muestra is ``muestra``, strongest first: the 2, 4, 5, 11 and 10 of
+    its suit, the 12 of that suit in the place of the muestra itself when it is one of them."""
+    suit = suit_of(muestra)
+    twelve = card_id(SPANISH_RANKS.index("12"), suit)
+    return tuple(twelve if card == muestra else card
+                 for card in (card_id(SPANISH_RANKS.index(rank), suit) for rank in PIEZA_RANKS))
+
+
+def uruguayan_strength(muestra: int) -> tuple[int, ...]:
+    """Strength of every card index for a hand with this muestra (docs/rules_uruguayan_draft.md §8.2): the
+    piezas 19 down to 15, the matas and the rest as in Argentine Truco (14 down to 1)."""
+    table = list(ARGENTINE_STRENGTH)
+    for place, card in enumerate(piezas(muestra)):
+        table[card] = 19 - place
+    return tuple(table)
+
+
+def uruguayan_value(card: int, muestra: int) -> int:
+    """A card's reduced envido and flor value: a pieza its :data:`PIEZA_VALUE` (the 12 standing in, that of the
+    rank it stands for), any other card as in Argentine Truco."""
+    pieces = piezas(muestra)
+    if card in pieces:
+        return PIEZA_VALUE[PIEZA_RANKS[pieces.index(card)]]
+    return ENVIDO_RANK_VALUE[rank_of(card)]
+
+
+def uruguayan_envido_of(cards: list[int] | tuple[int, ...], muestra: int) -> int:
+    """Envido points (§8.3): 20 + the two values of the best pair of cards that go together (of one suit, or
+    with a pieza, which goes with any suit); with no such pair, the best single value."""
+    pieces = set(piezas(muestra))
+    values = [uruguayan_value(c, muestra) for c in cards]
+    best = max((20 + v if c in pieces else v for c, v in zip(cards, values, strict=True)), default=0)
+    for i in range(len(cards)):
+        for j in range(i + 1, len(cards)):
+            if suit_of(cards[i]) == suit_of(cards[j]) or cards[i] in pieces or cards[j] in pieces:
+                best = max(best, 20 + values[i] + values[j])
+    return best
+
+
+def uruguayan_flor_of(cards: list[int] | tuple[int, ...], muestra: int, plain_base: int = 20) -> int | None:
+    """Flor value (§8.4) when the three cards are a flor (of one suit, or a pieza and two of one suit, or two
+    piezas or more), else None: 20 + the three values; ``plain_base`` in the place of that 20 for a flor without a
+    pieza (the field ``plain_flor_base``)."""
+    if len(cards) != 3:
+        return None
+    pieces = set(piezas(muestra))
+    others = [c for c in cards if c not in pieces]
+    if len({suit_of(c) for c in others}) > 1:
+        return None
+    base = plain_base if len(others) == 3 else 20
+    return base + sum(uruguayan_value(c, muestra) for c in cards)
+
+
 # Text conveniences for tests, documentation and user interfaces.
 
 def envido_points(hand: list[str]) -> int:
