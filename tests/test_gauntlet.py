@@ -475,7 +475,7 @@ def _fake_measurements(monkeypatch, exploit_status: str = "complete") -> list:
         asked.append(("search", agent, exploiter))
         return figures["search"]
 
-    def exploit(recipe, matches, progress=True):
+    def exploit(recipe, matches, root, progress=True):
         asked.append(("exploit", recipe.target))
         return {**figures["exploit"], "status": exploit_status}
 
@@ -498,7 +498,7 @@ def _fake_measurements(monkeypatch, exploit_status: str = "complete") -> list:
     monkeypatch.setattr(report, "run_tournament", tournament)
     monkeypatch.setattr(report, "bluffing", bluffing)
     monkeypatch.setattr(report, "search_effect", search)
-    monkeypatch.setattr(report, "cached_exploit", lambda args, matches, progress=True: (
+    monkeypatch.setattr(report, "cached_exploit", lambda args, matches, root, progress=True: (
         {**figures["exploit"], "seed": args.seed}, Path("runs") / f"learner-{args.seed}"))
     return asked
 
@@ -622,3 +622,22 @@ def test_the_report_s_stages_as_ray_tasks_store_what_a_local_report_stores(tmp_p
     assert run(tmp_path / "stopped", "--backend", "ray") == 130
     folder = tmp_path / "stopped" / "runs" / "paulista" / "search_ppo_paulista"
     assert not (folder / "exploit.json").exists() and (folder / "gauntlet.json").exists()
+
+
+def test_a_reports_best_responses_are_kept_beside_its_runs_where_every_node_sees_them(tmp_path, monkeypatch):
+    """The learners a report trains go to ``exploit/`` beside ``--runs`` (``runs/exploit`` for the default
+    ``runs/report``, as before), not to the working folder of whichever node runs the stage."""
+    from training.measure import report
+
+    class Trained(Exception):
+        pass
+
+    def strongest(recipe, matches, root, progress):
+        raise Trained(root)
+
+    monkeypatch.setattr(report, "strongest_exploit", strongest)
+    runs = tmp_path / "shared" / "report"
+    with pytest.raises(Trained) as trained:
+        report.measure("heuristic", "argentine", runs, 1000, 0, 1, 2, 2, False, lambda line: None)
+    assert trained.value.args[0] == tmp_path / "shared" / "exploit"
+    assert report.learner_cache(Path("runs/report")) == Path("runs/exploit")

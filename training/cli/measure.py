@@ -168,7 +168,9 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
                         help="the folder the report is written into, laid out as the repository (DIR/docs/, "
                              "DIR/agents/policies/) and read back from (DIR/docs/strength.json) "
                              "(default: the current directory: run it from the repository's root)")
-    report.add_argument("--runs", default="runs/report", metavar="DIR", help="stage files (default: runs/report)")
+    report.add_argument("--runs", default="runs/report", metavar="DIR",
+                        help="stage files; the best responses are kept in exploit/ beside it (default: runs/report, "
+                             "so runs/exploit)")
     report.add_argument("--budget-decisions", type=positive_int, default=None, metavar="N",
                         help="ABR budget in learner decisions (default: the standard budget)")
     report.add_argument("--matches", type=positive_int, default=2000, metavar="N",

@@ -277,11 +277,13 @@ def _search_stage(stages: AgentStages, recipe: BRArgs, exploit: dict[str, Any]) 
 @dataclass(frozen=True)
 class AgentStages:
     """What the stages of one agent's row share: where they are kept, the key of the agent's file and code, the
-    row already in the data file, and how its tournaments are played; each stage then says only what is its own."""
+    row already in the data file, and how its tournaments are played; each stage then says only what is its own.
+    ``learners``: where the best responses are kept (:func:`learner_cache`)."""
 
     agent: str
     preset: str
     folder: Path
+    learners: Path
     same_file: dict[str, Any]
     seed: int
     workers: int
@@ -312,6 +314,13 @@ class AgentStages:
                 for r in summary["pairings"]}
 
 
+def learner_cache(runs: Path) -> Path:
+    """Where a report kept under ``runs`` keeps its best responses: ``exploit`` beside it (``runs/exploit`` for the
+    default ``runs/report``, the folder ``truco exploit`` and the gauntlet share), so that on a cluster the
+    learners are on the folder every node sees, as the stages are, and not in each node's working folder."""
+    return runs.parent / "exploit"
+
+
 def measure(agent: str, preset: str, runs: Path, decisions: int, seed: int, workers: int, gauntlet_matches: int,
             eval_matches: int, progress: bool, log: Any, stored: dict[str, Any] | None = None,
             runner: StageRunner | None = None) -> dict[str, Any]:
@@ -322,14 +331,15 @@ def measure(agent: str, preset: str, runs: Path, decisions: int, seed: int, work
     # a stage is reused only while the agent's file and what today's code does are as they were when it was made
     same_file = {"agent_file": file_hash} if file_hash else {}
     same_file["code"] = {"play": play_fingerprint(agent, preset), "learner": learner_fingerprint(preset)}
-    stages = AgentStages(agent, preset, runs / preset / safe_name(agent), same_file, seed, workers, eval_matches,
-                         progress, log, stored or {}, runner)
+    stages = AgentStages(agent, preset, runs / preset / safe_name(agent), learner_cache(runs), same_file, seed,
+                         workers, eval_matches, progress, log, stored or {}, runner)
     # the strongest of ABR_LEARNERS best responses (seeds `seed` on) against the agent alone
     recipe = BRArgs(preset=preset, target=agent, decisions=decisions, seed=seed, workers=workers)
     exploit = stages.stage("exploit", "exploit.json",
                            {"recipe": recipe_key(recipe), "matches": eval_matches, "learners": ABR_LEARNERS,
                             **same_file},
-                           lambda: {**strongest_exploit(recipe, eval_matches, progress=progress),
+                           lambda: {**strongest_exploit(recipe, eval_matches, root=stages.learners,
+                                                        progress=progress),
                                     "machine": machine_words()}, STAGES["exploit"])
     held_out = {o.name: play_fingerprint(o.spec_for(preset), preset) for o in OPPONENTS}  # they may change too
     gauntlet = stages.stage("gauntlet", "gauntlet.json",
@@ -376,11 +386,12 @@ def _versus(stages: AgentStages) -> dict[str, Any]:
 
 def _search(stages: AgentStages, recipe: BRArgs, exploit: dict[str, Any]) -> dict[str, Any]:
     """The play-time search stage of a blueprint: against the heuristic and against its strongest ABR learner
-    (under runs/exploit, trained again if it is only in the data file)."""
+    (under the report's learners, trained again if it is only in the data file)."""
 
     def run() -> dict[str, Any]:
         strongest = recipe.model_copy(update={"seed": exploit["seed"]})
-        learner = cached_exploit(strongest, stages.matches, progress=stages.progress)[1] / "learner.safetensors"
+        learner = cached_exploit(strongest, stages.matches, root=stages.learners,
+                                 progress=stages.progress)[1] / "learner.safetensors"
         return search_effect(stages.agent, stages.preset, f"ppo:{learner},greedy", stages.matches, stages.seed,
                              stages.workers, stages.progress, stages.journal)
 
