@@ -55,7 +55,8 @@ CANDIDATES = 256
 MAX_STEPS = 64
 #: ``on=cards`` by measurement (docs/research.md, "Thinking ahead at play time"): searched, the answers and the bets
 #: price calls against an opponent that answers like the agent and lose against those who do not; the card search
-#: is level with its blueprint against the heuristic and random over 2,000 matches and beats it head to head.
+#: is level with its blueprint against the heuristic and random over 2,000 matches and beats it head to head. 32
+#: worlds and a margin of 0.02 by measurement too (docs/research.md, "The search's budget and margin").
 DEFAULTS = {"worlds": 32, "margin": 0.02, "on": "cards"}
 #: Tables whose searches share network calls (:meth:`SearchAgent.act_together`): on one CPU core a call costs its
 #: rows, and past a few tables the calls' arrays outgrow the caches (docs/research.md: 1.4x at 8 tables, 1.0x at
