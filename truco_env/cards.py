@@ -216,7 +216,8 @@ def uruguayan_value(card: int, muestra: int) -> int:
 
 def uruguayan_envido_of(cards: list[int] | tuple[int, ...], muestra: int) -> int:
     """Envido points (§8.3): 20 + the two values of the best pair of cards that go together (of one suit, or
-    with a pieza, which goes with any suit); with no such pair, the best single value."""
+    with a pieza, which goes with any suit); with no such pair, the best single value, a lone pieza's counting
+    the 20 too (a one-card research hand)."""
     pieces = set(piezas(muestra))
     values = [uruguayan_value(c, muestra) for c in cards]
     best = max((20 + v if c in pieces else v for c, v in zip(cards, values, strict=True)), default=0)
