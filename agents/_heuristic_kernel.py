@@ -80,8 +80,8 @@ _OPTIONS = ("single_hand", "deck=clean", "all_tricks_tied=mao_team", "all_tricks
 (O_SINGLE, O_CLEAN, O_TIED_MAO, O_TIED_DEALER, O_PARTNER_TIE, O_LEAD_FIRST, O_LEAD_NEXT, O_FLOR, O_ENV_TIE_MANO,
  O_FALTA_WHOLE, O_FALTA_MALAS, O_MALAS) = range(len(_OPTIONS))
 T_OPT = len(_FIELDS)  # option bit index of each _OPTIONS entry
-T_STR = T_OPT + len(_OPTIONS)  # 11 x 40 strengths: argentine, then paulista by manilha rank
-T_WIN = T_STR + 11 * NC  # 4 x 4 x 27: hand_winner by (hand size, results so far, results coded base 3)
+T_STR = T_OPT + len(_OPTIONS)  # STRENGTH rows x 40: argentine, paulista by manilha rank, uruguayan by muestra
+T_WIN = T_STR + len(STRENGTH) * NC  # 4 x 4 x 27: hand_winner by (hand size, results so far, results coded base 3)
 T_SET = T_WIN + 4 * 4 * 27  # random.sample's threshold by k
 T_SENA = T_SET + len(SAMPLE_SETSIZE)  # señas: the card mask each card gesture names (6), then the good envido
 T_NDECKS = T_SENA + 7

@@ -25,6 +25,7 @@ from truco_env.config import (
     FIELD_NAMES,
     PAULISTA_ONLY,
     SENAS_FIELDS,
+    URUGUAYAN_ONLY,
     TrucoConfig,
 )
 from truco_env.encoding import (
@@ -32,7 +33,9 @@ from truco_env.encoding import (
     OBS_OFFSETS,
     OBSERVATION_FIELDS,
     OBSERVATION_SIZE,
+    OBSERVATION_SIZE_URUGUAYAN,
     SENAS_SIZE,
+    URUGUAYAN_OFFSETS,
 )
 from truco_env.records import replay_record
 from truco_env.vector import VectorEnv
@@ -41,7 +44,7 @@ CASES = 300
 SLOW_CASES = 5000
 ILLEGAL_RATE = 0.01  # per decision: most matches end by the rules, a few by a forfeit or see a refused action
 TARGETS = (1, 2, 3, 5, 9, 12, 15, 30, 33)  # 33: the observation's target field is clipped to 1
-BOOLS = tuple(f.name for f in dataclasses.fields(TrucoConfig) if f.type == "bool")
+BOOLS = tuple(f.name for f in dataclasses.fields(TrucoConfig) if f.type == "bool" or f.name == "flor")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -52,7 +55,7 @@ def draw_rules(rng: random.Random, preset: str) -> dict:
     """Overrides for ``preset``: each field of its family drawn with probability 1/2 from its valid values
     (fields of the other family keep their defaults, as the config requires); valid by construction."""
     base = PRESETS[preset]
-    foreign = set(PAULISTA_ONLY if base.family == cards.ARGENTINE else ARGENTINE_ONLY)
+    foreign = set(PAULISTA_ONLY if base.family == cards.ARGENTINE else ARGENTINE_ONLY) | set(URUGUAYAN_ONLY)
     drawn: dict = {}
 
     def value(name):
@@ -77,6 +80,7 @@ def draw_rules(rng: random.Random, preset: str) -> dict:
         "senas": lambda: value("num_players") > 2 and rng.random() < 0.5,
         "sena_catch": lambda: rng.choice((0.0, 0.25, 0.7, 1.0)),
         "sena_code": lambda: rng.choice(CHOICES["sena_code"]),
+        "plain_flor_base": lambda: rng.choice((0, 20)),
     }
     assert set(draws) | {"family"} == set(FIELD_NAMES), "a rules field the fuzzer does not draw"
     for name, draw in draws.items():
@@ -105,15 +109,19 @@ def draw_rules(rng: random.Random, preset: str) -> dict:
 
 ONE_HOT = [name for name, _, meaning in OBSERVATION_FIELDS if meaning.startswith("one-hot")]
 FLAGS = np.ones(OBSERVATION_SIZE + SENAS_SIZE, dtype=bool)  # the señas block holds flags only
+FLAGS_URUGUAYAN = np.ones(OBSERVATION_SIZE_URUGUAYAN, dtype=bool)  # ... and the Uruguayan block, but its target
 for _name in FRACTION_FIELDS:
-    FLAGS[slice(*OBS_OFFSETS[_name])] = False
+    for _flags, _offsets in ((FLAGS, OBS_OFFSETS), (FLAGS_URUGUAYAN, {**OBS_OFFSETS, **URUGUAYAN_OFFSETS})):
+        if _name in _offsets:
+            _flags[slice(*_offsets[_name])] = False
 
 
 def check_observation(obs: np.ndarray) -> None:
     """The ranges of truco_env/encoding.py: all in [0, 1], flags 0 or 1, one-hot fields at most one 1."""
-    assert obs.dtype == np.float32 and obs.shape in ((OBSERVATION_SIZE,), (OBSERVATION_SIZE + SENAS_SIZE,))
+    assert obs.dtype == np.float32 and obs.shape in ((OBSERVATION_SIZE,), (OBSERVATION_SIZE + SENAS_SIZE,),
+                                                     (OBSERVATION_SIZE_URUGUAYAN,))
     assert np.isfinite(obs).all() and obs.min() >= 0.0 and obs.max() <= 1.0
-    flags = obs[FLAGS[:len(obs)]]
+    flags = obs[FLAGS_URUGUAYAN if len(obs) == OBSERVATION_SIZE_URUGUAYAN else FLAGS[:len(obs)]]
     assert ((flags == 0.0) | (flags == 1.0)).all(), "a flag field holds a fraction"
     for name in ONE_HOT:
         assert obs[slice(*OBS_OFFSETS[name])].sum() <= 1.0, f"one-hot field {name} has several ones"
@@ -215,7 +223,8 @@ def test_the_fuzzer_draws_every_rules_field_and_only_valid_configs():
     for _ in range(400):
         for name, value in draw_rules(rng, rng.choice(sorted(PRESETS))).items():
             seen.setdefault(name, set()).add(json.dumps(value, sort_keys=True))
-    assert set(seen) | {"family"} == set(FIELD_NAMES)
+    # the Uruguayan-only fields wait for the family's presets (tests/test_uruguayan_engine.py checks them meanwhile)
+    assert set(seen) | {"family"} | set(URUGUAYAN_ONLY) == set(FIELD_NAMES)
     assert all(len(values) >= 2 for name, values in seen.items() if name != "pica_pica")
 
 

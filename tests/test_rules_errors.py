@@ -4,7 +4,7 @@ is allowed, and never change the state."""
 import pytest
 
 from truco_env import PRESETS, TrucoConfig, TrucoState, make_config
-from truco_env.config import FIELD_NAMES, SENAS_FIELDS
+from truco_env.config import FIELD_NAMES, SENAS_FIELDS, URUGUAYAN_ONLY
 
 ARG_DEAL = [["7c", "6c", "3e"], ["2o", "1b", "4b"]]
 PAU_DEAL = [["5c", "3h", "Ks"], ["2c", "Qd", "6h"]]
@@ -48,9 +48,13 @@ def test_bad_config_names_the_problem(preset, overrides, words):
 
 
 def test_config_defaults_and_round_trip():
-    for name, cfg in PRESETS.items():
-        assert set(cfg.to_dict()) == set(FIELD_NAMES) - (set() if cfg.senas else set(SENAS_FIELDS))
+    uruguayan = TrucoConfig(family="uruguayan", num_players=4)
+    for name, cfg in [*PRESETS.items(), ("uruguayan", uruguayan)]:
+        left_out = (set() if cfg.senas else set(SENAS_FIELDS)) | (
+            set() if cfg.family == "uruguayan" else set(URUGUAYAN_ONLY))
+        assert set(cfg.to_dict()) == set(FIELD_NAMES) - left_out, name
         assert TrucoConfig.from_dict(cfg.to_dict()) == cfg, name
+    assert (uruguayan.target_score, uruguayan.flor, uruguayan.falta_envido) == (40, True, "malas_match")
     assert make_config("argentine").target_score == 30 and make_config("argentine").malas_buenas is True
     assert make_config("argentine", target_score=15).malas_buenas is False
     assert make_config("argentine", target_score=15, malas_buenas=True).malas_buenas is True

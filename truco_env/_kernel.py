@@ -2,8 +2,8 @@
 
 Why a second implementation: training needs millions of decisions a second, which the readable engine (one
 Python object per match, action names as strings) cannot give. This module re-states the same rules with
-integer cards, precomputed tables (strength per family and manilha rank, the hand-decided table, envido and
-flor points computed once per deal) and no allocation per step, compiled with numba. The readable engine stays
+integer cards, precomputed tables (strength per family and manilha rank or muestra, the hand-decided table,
+envido and flor points computed once per deal) and no allocation per step, compiled with numba. The readable engine stays
 the reference: ``tests/test_fast_engine.py`` plays thousands of seeded matches through both and demands
 identical records, legal sets and observations.
 
@@ -63,7 +63,10 @@ C_MANILHA_OF = 89  # 40 slots: manilha rank index for each vira card (-1 if not 
 C_SENAS = 129  # señas on
 C_SENA_CATCH = 130  # sena_catch as a threshold on 30 random bits (round(sena_catch * 2**30))
 C_SENA_TABLE = 131  # sena_code == "table"
-CFG_SIZE = 132
+C_PLAIN_FLOR_BASE = 132  # Uruguayan: what a flor without a pieza adds to its three values
+C_ENV_SCALE = 133  # the observation's scale of envido points (truco_env.encoding.ENVIDO_SCALE)
+C_FLOR_SCALE = 134  # ... and of flor points (FLOR_SCALE)
+CFG_SIZE = 135
 
 # ------------------------------------------------------------------------------------------- state layout
 _state_fields = [
@@ -98,11 +101,28 @@ STATE_SIZE = _pos
 # ----------------------------------------------------------------------------------------------- tables
 
 
-def _strength_tables() -> np.ndarray:
-    from .cards import ARGENTINE_STRENGTH, NUM_RANKS, PAULISTA_STRENGTH
+#: The first STRENGTH row of the Uruguayan family: its row is this plus the muestra's card index.
+URUGUAYAN_ROW = 11
 
-    rows = [ARGENTINE_STRENGTH] + [PAULISTA_STRENGTH[m] for m in range(NUM_RANKS)]
+
+def _strength_tables() -> np.ndarray:
+    """Row 0 Argentine, 1.. Paulista by manilha rank, ``URUGUAYAN_ROW``.. Uruguayan by muestra."""
+    from .cards import ARGENTINE_STRENGTH, NUM_RANKS, PAULISTA_STRENGTH, URUGUAYAN_STRENGTH
+
+    rows = [ARGENTINE_STRENGTH] + [PAULISTA_STRENGTH[m] for m in range(NUM_RANKS)] + list(URUGUAYAN_STRENGTH)
+    assert len(rows) == URUGUAYAN_ROW + len(URUGUAYAN_STRENGTH)
     return np.array(rows, dtype=np.int32)
+
+
+def _uruguayan_tables() -> tuple[np.ndarray, np.ndarray]:
+    """UY_VALUE[muestra, card]: a card's reduced envido and flor value; UY_PIEZA[muestra, card]: 1 for a pieza."""
+    from .cards import NUM_CARDS, piezas, uruguayan_value
+
+    value = np.array([[uruguayan_value(c, m) for c in range(NUM_CARDS)] for m in range(NUM_CARDS)], dtype=np.int32)
+    pieza = np.zeros((NUM_CARDS, NUM_CARDS), dtype=np.int32)
+    for m in range(NUM_CARDS):
+        pieza[m, list(piezas(m))] = 1
+    return value, pieza
 
 
 def _decided_tables() -> np.ndarray:
@@ -121,6 +141,7 @@ def _decided_tables() -> np.ndarray:
 
 STRENGTH = _strength_tables()
 DECIDED = _decided_tables()
+UY_VALUE, UY_PIEZA = _uruguayan_tables()
 ENVIDO_RANK_VALUE = np.array([1, 2, 3, 4, 5, 6, 7, 0, 0, 0], dtype=np.int32)
 
 # --------------------------------------------------------------------------------------- small helpers
@@ -146,6 +167,44 @@ def _envido_of(st, seat, hand_size):
                 # the two best values of a suit: with three of a suit the best pair wins anyway
                 best = max(best, 20 + vi + vj)
     return best
+
+
+@njit(cache=True)
+def _uy_envido_of(st, seat, hand_size, muestra):
+    """cards.uruguayan_envido_of: the best pair that goes together (one suit, or a pieza in it), else the best
+    single value (a lone pieza's with the 20)."""
+    best = 0
+    base = S_DEALT + 3 * seat
+    for i in range(hand_size):
+        ci = st[base + i]
+        vi = UY_VALUE[muestra, ci]
+        best = max(best, vi + 20 * UY_PIEZA[muestra, ci])
+        for j in range(i + 1, hand_size):
+            cj = st[base + j]
+            if (ci & 3) == (cj & 3) or UY_PIEZA[muestra, ci] or UY_PIEZA[muestra, cj]:
+                best = max(best, 20 + vi + UY_VALUE[muestra, cj])
+    return best
+
+
+@njit(cache=True)
+def _uy_flor_of(st, seat, hand_size, muestra, plain_base):
+    """cards.uruguayan_flor_of: the cards that are not piezas all of one suit; 20 (``plain_base`` with no pieza)
+    plus the three values."""
+    if hand_size != 3:
+        return -1
+    base = S_DEALT + 3 * seat
+    suit = -1
+    others = 0
+    total = 0
+    for i in range(3):
+        c = st[base + i]
+        total += UY_VALUE[muestra, c]
+        if not UY_PIEZA[muestra, c]:
+            others += 1
+            if suit >= 0 and (c & 3) != suit:
+                return -1
+            suit = c & 3
+    return total + (plain_base if others == 3 else 20)
 
 
 @njit(cache=True)
@@ -379,12 +438,18 @@ def deal(st, cfg, cards, vira):
         for i in range(3):
             st[S_DEALT + 3 * s + i] = cards[s * hs + i] if (s < n and i < hs) else -1
     st[S_VIRA] = vira
-    if cfg[C_FAMILY] == 0:
+    family = cfg[C_FAMILY]
+    if family == 0:
         st[S_STR_ROW] = 0
-    else:
+    elif family == 1:
         st[S_STR_ROW] = 1 + cfg[C_MANILHA_OF + vira]
+    else:
+        st[S_STR_ROW] = URUGUAYAN_ROW + vira
     for s in range(6):
-        if s < n:
+        if s < n and family == 2:
+            st[S_ENV_VAL + s] = _uy_envido_of(st, s, hs, vira)
+            st[S_FLOR_VAL + s] = _uy_flor_of(st, s, hs, vira, cfg[C_PLAIN_FLOR_BASE])
+        elif s < n:
             st[S_ENV_VAL + s] = _envido_of(st, s, hs)
             st[S_FLOR_VAL + s] = _flor_of(st, s, hs)
         else:
@@ -815,7 +880,7 @@ def _finish_trick(st, cfg):
 @njit(cache=True)
 def _all_tricks_tied(st, cfg):
     winner = -1
-    if cfg[C_FAMILY] == 0:
+    if cfg[C_FAMILY] != 1:
         winner = _team(st[S_MANO])
     else:
         rule = cfg[C_ALL_TIED]
@@ -924,7 +989,7 @@ def _may_raise(st, cfg, team, pending):
 
 @njit(cache=True)
 def _can_open_envido(st, cfg, seat):
-    if (cfg[C_FAMILY] != 0 or st[S_EOPENED] or st[S_EDONE] or st[S_FDECLARED] or st[S_TRICK_INDEX] != 0):
+    if (cfg[C_FAMILY] == 1 or st[S_EOPENED] or st[S_EDONE] or st[S_FDECLARED] or st[S_TRICK_INDEX] != 0):
         return False
     if st[S_LEVEL] > 0 and not cfg[C_ENV_AFTER_TRUCO]:
         return False
@@ -981,7 +1046,7 @@ def legal_mask(st, cfg, mask):
             mask[A_REAL] = 1
             mask[A_FALTA] = 1
             count += 3
-        if cfg[C_FAMILY] == 0 or (cfg[C_PMAZO] and st[S_SPECIAL] != MAO_DE_FERRO):
+        if cfg[C_FAMILY] != 1 or (cfg[C_PMAZO] and st[S_SPECIAL] != MAO_DE_FERRO):
             mask[A_MAZO] = 1
             count += 1
         if cfg[C_SENAS] and st[S_NSEATS] > 2 and st[S_SIGNAL + seat] == 0 and not _has_played(st, seat):
@@ -1049,13 +1114,20 @@ O_FAMILY, O_NUM_PLAYERS, O_HAND_SIZE, O_OPTIONS, O_TALLY = 1031, 1033, 1036, 103
 OBS_SIZE = 1086
 O_SENAS_SEEN, O_SENA_CAUGHT_BY, O_SENA_CODE = 1086, 1134, 1140  # truco_env.encoding.SENAS_OFFSETS
 OBS_SIZE_SENAS = 1141
+O_UY_FLAG, O_PIEZAS, O_UY_OPTIONS, O_UY_TARGET = 1086, 1087, 1127, 1128  # truco_env.encoding.URUGUAYAN_OFFSETS
+OBS_SIZE_UY = 1129
 TALLY_SCALE = 20.0
 
 
 @njit(cache=True)
 def encode_static(cfg, options, out):
     """The fields fixed by the rules (family, players, hand size, options): written once per buffer."""
-    out[O_FAMILY + cfg[C_FAMILY]] = 1.0
+    if cfg[C_FAMILY] == 2:
+        out[O_UY_FLAG] = 1.0
+        out[O_UY_OPTIONS] = 1.0 if cfg[C_PLAIN_FLOR_BASE] == 0 else 0.0
+        out[O_UY_TARGET] = min(cfg[C_TARGET] / 40.0, 1.0)
+    else:
+        out[O_FAMILY + cfg[C_FAMILY]] = 1.0
     n = cfg[C_N]
     out[O_NUM_PLAYERS + (0 if n == 2 else (1 if n == 4 else 2))] = 1.0
     out[O_HAND_SIZE + cfg[C_HAND_SIZE] - 1] = 1.0
@@ -1107,7 +1179,11 @@ def encode_obs(st, cfg, viewer, out):
     vira = st[S_VIRA]
     if vira >= 0:
         out[O_VIRA + vira] = 1.0
-        out[O_MANILHA + cfg[C_MANILHA_OF + vira]] = 1.0
+        if cfg[C_FAMILY] == 1:
+            out[O_MANILHA + cfg[C_MANILHA_OF + vira]] = 1.0
+        else:  # the Uruguayan block: what the muestra makes of the deck
+            for c in range(40):
+                out[O_PIEZAS + c] = UY_PIEZA[vira, c]
     level = st[S_LEVEL]
     out[O_LEVEL + level] = 1.0
     out[O_HAND_VALUE] = _hand_value(st, cfg) / 12.0
@@ -1132,7 +1208,7 @@ def encode_obs(st, cfg, viewer, out):
             out[O_ESHOWN + 3 * rel + 2] = 1.0
         else:
             out[O_ESHOWN + 3 * rel] = 1.0
-            out[O_ESHOWN + 3 * rel + 1] = value / 33.0
+            out[O_ESHOWN + 3 * rel + 1] = value / cfg[C_ENV_SCALE]
     for i in range(min(st[S_FCALLS_N], 3)):
         seat = st[S_FCALLS + 2 * i]
         call = st[S_FCALLS + 2 * i + 1]
@@ -1151,12 +1227,12 @@ def encode_obs(st, cfg, viewer, out):
             out[O_FSHOWN + 3 * rel + 2] = 1.0
         else:
             out[O_FSHOWN + 3 * rel] = 1.0
-            out[O_FSHOWN + 3 * rel + 1] = value / 38.0
-    if cfg[C_FAMILY] == 0:
-        out[O_OWN_POINTS] = st[S_ENV_VAL + viewer] / 33.0
+            out[O_FSHOWN + 3 * rel + 1] = value / cfg[C_FLOR_SCALE]
+    if cfg[C_FAMILY] != 1:
+        out[O_OWN_POINTS] = st[S_ENV_VAL + viewer] / cfg[C_ENV_SCALE]
         flor = st[S_FLOR_VAL + viewer]
         if cfg[C_FLOR] and flor >= 0:
-            out[O_OWN_POINTS + 1] = flor / 38.0
+            out[O_OWN_POINTS + 1] = flor / cfg[C_FLOR_SCALE]
     target = cfg[C_TARGET]
     out[O_SCORE] = min(st[S_SCORE + team] / target, 1.0)
     out[O_SCORE + 1] = min(st[S_SCORE + 1 - team] / target, 1.0)
@@ -1334,7 +1410,7 @@ def _rng_deal(st, cfg, rng, i):
     for k in range(hs * n):
         seat = (mano + k) % n
         cards[seat * hs + k // n] = deck[k]
-    vira = deck[hs * n] if cfg[C_FAMILY] == 1 else -1
+    vira = deck[hs * n] if cfg[C_FAMILY] != 0 else -1
     deal(st, cfg, cards, vira)
     if cfg[C_SENAS]:  # who would catch each seat's signal: one draw per signaller and opponent, every deal
         for seat in range(n):
@@ -1492,6 +1568,6 @@ def deal_from_words(st, cfg, words, mask, ids):
     for k in range(hs * n):
         seat = (mano + k) % n
         cards[seat * hs + k // n] = deck[k]
-    vira = deck[hs * n] if cfg[C_FAMILY] == 1 else -1
+    vira = deck[hs * n] if cfg[C_FAMILY] != 0 else -1
     deal(st, cfg, cards, vira)
     return legal_ids(st, cfg, mask, ids)

@@ -1,7 +1,9 @@
-"""Cards of both Truco families: text forms, the shared 40-card index, strength and envido/flor tables.
+"""Cards of the three Truco families: text forms, the shared 40-card index, strength and envido/flor tables.
 
 Why one index for two decks: a single observation layout and a single action space can then serve every
-preset, so one network can play Argentine Truco and Truco Paulista alike (docs/rules.md §1.2).
+preset, so one network can play Argentine, Uruguayan and Paulista Truco alike (docs/rules.md §1.2). Uruguayan
+Truco plays the Spanish deck of the Argentine game; only its strength and its envido values move with the
+muestra.
 
 The index is ``rank_index * 4 + suit_index`` where
 
@@ -19,7 +21,12 @@ from .limits import clip
 
 ARGENTINE = "argentine"
 PAULISTA = "paulista"
-FAMILIES = (ARGENTINE, PAULISTA)
+URUGUAYAN = "uruguayan"
+FAMILIES = (ARGENTINE, PAULISTA, URUGUAYAN)  # the order of the config's family codes (0, 1, 2)
+#: Families with the envido, the flor and the Argentine ladder (the Uruguayan game is the Argentine one with a muestra).
+ENVIDO_FAMILIES = (ARGENTINE, URUGUAYAN)
+#: Families that turn a card after the deal (the Paulista vira, the Uruguayan muestra; records call both ``vira``).
+TURNED_CARD_FAMILIES = (PAULISTA, URUGUAYAN)
 
 NUM_RANKS = 10
 NUM_SUITS = 4
@@ -30,8 +37,8 @@ FRENCH_RANKS = ("A", "2", "3", "4", "5", "6", "7", "Q", "J", "K")
 SPANISH_SUITS = ("e", "b", "o", "c")  # espadas, bastos, oros, copas
 FRENCH_SUITS = ("s", "c", "d", "h")  # espadas (spades), paus (clubs), ouros (diamonds), copas (hearts)
 
-RANKS = {ARGENTINE: SPANISH_RANKS, PAULISTA: FRENCH_RANKS}
-SUITS = {ARGENTINE: SPANISH_SUITS, PAULISTA: FRENCH_SUITS}
+RANKS = {ARGENTINE: SPANISH_RANKS, PAULISTA: FRENCH_RANKS, URUGUAYAN: SPANISH_RANKS}
+SUITS = {ARGENTINE: SPANISH_SUITS, PAULISTA: FRENCH_SUITS, URUGUAYAN: SPANISH_SUITS}
 
 SUIT_SPADES, SUIT_CLUBS, SUIT_DIAMONDS, SUIT_HEARTS = 0, 1, 2, 3
 
@@ -76,7 +83,7 @@ _PARSERS = _build_parsers()
 def parse_card(text: object, family: str) -> int:
     """Card index of ``text`` in the deck of ``family``; ValueError naming the card and the allowed form."""
     if not isinstance(text, str) or text not in _PARSERS[family]:
-        if family == ARGENTINE:
+        if family != PAULISTA:
             allowed = "Spanish deck <rank><suit>, ranks 1-7 10 11 12, suits e b o c (e.g. '1e', '12o')"
         else:
             allowed = "French deck <rank><suit>, ranks 4 5 6 7 Q J K A 2 3, suits d s h c (e.g. '4c', 'Qd')"
@@ -88,7 +95,7 @@ def deck(family: str, paulista_deck: str = "dirty", ranks: tuple[str, ...] | Non
     """The card indices of the deck in a canonical order (the order shuffled by the deal procedure);
     ``ranks`` keeps only those ranks (research variants)."""
     if ranks is None:
-        ranks = SPANISH_RANKS if family == ARGENTINE else PAULISTA_DECK_RANKS[paulista_deck]
+        ranks = PAULISTA_DECK_RANKS[paulista_deck] if family == PAULISTA else SPANISH_RANKS
     rank_indices = sorted(RANKS[family].index(r) for r in ranks)
     return tuple(card_id(r, s) for r in rank_indices for s in range(NUM_SUITS))
 
@@ -142,9 +149,11 @@ PAULISTA_STRENGTH = tuple(_paulista_strength(m) for m in range(NUM_RANKS))
 
 def strength_table(family: str, vira: int | None = None, paulista_deck: str = "dirty",
                    ranks: tuple[str, ...] | None = None) -> tuple[int, ...]:
-    """Strength of every card index for one hand (Paulista depends on the vira)."""
+    """Strength of every card index for one hand (Paulista depends on the vira, Uruguayan on the muestra)."""
     if family == ARGENTINE:
         return ARGENTINE_STRENGTH
+    if family == URUGUAYAN:
+        return URUGUAYAN_STRENGTH[vira]
     return PAULISTA_STRENGTH[manilha_rank_index(vira, paulista_deck, ranks)]
 
 
@@ -178,8 +187,7 @@ def flor_of(cards: list[int] | tuple[int, ...]) -> int | None:
 
 
 # ----------------------------------------------------------------------------------------------------------
-# Uruguayan Truco: the muestra and its piezas (docs/rules_uruguayan_draft.md §8.2-8.4; the family is not in the
-# engine yet, these tables are what it will look up)
+# Uruguayan Truco: the muestra and its piezas (docs/rules_uruguayan_draft.md §8.2-8.4)
 
 #: The ranks of the piezas of the muestra's suit, strongest first; the 12 stands in for the muestra's own rank.
 PIEZA_RANKS = ("2", "4", "5", "11", "10")
@@ -203,6 +211,10 @@ def uruguayan_strength(muestra: int) -> tuple[int, ...]:
     for place, card in enumerate(piezas(muestra)):
         table[card] = 19 - place
     return tuple(table)
+
+
+#: Strength tables indexed by the muestra's card index.
+URUGUAYAN_STRENGTH = tuple(uruguayan_strength(m) for m in range(NUM_CARDS))
 
 
 def uruguayan_value(card: int, muestra: int) -> int:
@@ -242,6 +254,15 @@ def uruguayan_flor_of(cards: list[int] | tuple[int, ...], muestra: int, plain_ba
     return base + sum(uruguayan_value(c, muestra) for c in cards)
 
 
+def hand_points(family: str, cards: list[int] | tuple[int, ...], vira: int | None,
+                plain_flor_base: int = 20) -> tuple[int, int | None]:
+    """A hand's envido points and flor value (None: no flor) in the envido families; the one place the engine
+    asks, so that the Argentine and the Uruguayan readings cannot be mixed up."""
+    if family == URUGUAYAN:
+        return uruguayan_envido_of(cards, vira), uruguayan_flor_of(cards, vira, plain_flor_base)
+    return envido_of(cards), flor_of(cards)
+
+
 # Text conveniences for tests, documentation and user interfaces.
 
 def envido_points(hand: list[str]) -> int:
@@ -260,6 +281,6 @@ def manilha_rank(vira: str, deck: str = "dirty") -> str:
 
 
 def trick_strength(card: str, family: str, vira: str | None = None, deck: str = "dirty") -> int:
-    """Strength of one card given as text (1..14), for tests and user interfaces."""
-    vira_id = parse_card(vira, PAULISTA) if family == PAULISTA else None
+    """Strength of one card given as text (1..14; Uruguayan piezas 15..19), for tests and user interfaces."""
+    vira_id = parse_card(vira, family) if family in TURNED_CARD_FAMILIES else None
     return strength_table(family, vira_id, deck)[parse_card(card, family)]

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import cards
-from .cards import ARGENTINE, FAMILIES, PAULISTA
+from .cards import ARGENTINE, ENVIDO_FAMILIES, FAMILIES, PAULISTA, URUGUAYAN
 from .limits import clip
 
 DEFAULT_FLOR_VALUES = {
@@ -46,11 +46,20 @@ CHOICES = {
 
 MAX_TARGET = 1000  # far above any real match; keeps scores in records small
 
+#: Fields of the envido families (Argentine and Uruguayan): a Paulista config keeps their defaults.
 ARGENTINE_ONLY = (
     "malas_buenas", "falta_envido", "envido_tie", "envido_openers", "envido_after_truco_accepted",
     "envido_primero", "envido_primero_after_played", "flor", "flor_values", "mazo_first_trick_bonus", "pica_pica",
     "senas", "sena_catch", "sena_code",
 )
+#: Fields of Uruguayan Truco alone (docs/rules_uruguayan_draft.md §8.9).
+URUGUAYAN_ONLY = ("plain_flor_base",)
+#: Family defaults of the fields whose default depends on the family (None in the dataclass resolves to these).
+FAMILY_DEFAULTS = {
+    "target_score": {ARGENTINE: 30, PAULISTA: 12, URUGUAYAN: 40},
+    "flor": {ARGENTINE: False, PAULISTA: False, URUGUAYAN: True},
+    "falta_envido": {ARGENTINE: "leader_needs", PAULISTA: "leader_needs", URUGUAYAN: "malas_match"},
+}
 #: The señas fields: a record or a ``to_dict`` leaves them out while ``senas`` is off (they must then keep their
 #: defaults), so every game without signals has the record it had before they existed.
 SENAS_FIELDS = ("senas", "sena_catch", "sena_code")
@@ -66,7 +75,7 @@ class TrucoConfig:
 
     family: str = ARGENTINE
     num_players: int = 2
-    target_score: int | None = None  # None: 30 for argentine, 12 for paulista
+    target_score: int | None = None  # None: 30 for argentine, 12 for paulista, 40 for uruguayan
     deal_rotation: str = "with_play"
     responder: str = "next_opponent"
     lead_after_tie: str = "same_leader"
@@ -74,13 +83,13 @@ class TrucoConfig:
     end_match_immediately: bool = True
     # Argentine
     malas_buenas: bool | None = None  # None: on iff target_score is even
-    falta_envido: str = "leader_needs"
+    falta_envido: str | None = None  # None: "leader_needs", in uruguayan "malas_match"
     envido_tie: str = "closest_to_mano"
     envido_openers: str = "any"
     envido_after_truco_accepted: bool = False
     envido_primero: bool = True
     envido_primero_after_played: bool = True
-    flor: bool = False
+    flor: bool | None = None  # None: off, in uruguayan on
     flor_values: dict = field(default_factory=lambda: dict(DEFAULT_FLOR_VALUES))
     mazo_first_trick_bonus: bool = False
     pica_pica: bool = False
@@ -100,12 +109,18 @@ class TrucoConfig:
     forbid_useless_raise: bool = False
     covered_card: bool = False
     paulista_mazo: bool = False
+    # Uruguayan
+    plain_flor_base: int = 20  # what a flor without a pieza adds to its three values (pytruco's reading: 0)
     # Research variants (small games solvable exactly; docs/rules.md §5.3)
     deck_ranks: tuple | None = None  # None: the family's whole deck; else the ranks kept, e.g. ("1", "7", "3")
     hand_size: int = 3  # cards dealt to each player, 1..3 (= number of tricks)
     single_hand: bool = False  # the match is one hand; its winner is the team that scored more in it
 
     def __post_init__(self) -> None:
+        if self.family in FAMILIES:
+            for name, defaults in FAMILY_DEFAULTS.items():
+                if getattr(self, name) is None:
+                    object.__setattr__(self, name, defaults[self.family])
         for name, allowed in CHOICES.items():
             value = getattr(self, name)
             if value not in allowed:
@@ -117,9 +132,8 @@ class TrucoConfig:
         if type(self.num_players) is not int or self.num_players not in (2, 4, 6):
             raise ValueError(f"config field 'num_players' = {clip(repr(self.num_players))} is not allowed; choose 2, 4 or 6")
         if self.family == PAULISTA and self.num_players == 6:
-            raise ValueError("config field 'num_players' = 6 is only for the argentine family; paulista allows 2 or 4")
-        if self.target_score is None:
-            object.__setattr__(self, "target_score", 30 if self.family == ARGENTINE else 12)
+            raise ValueError("config field 'num_players' = 6 is only for the argentine and uruguayan families; "
+                             "paulista allows 2 or 4")
         if (not isinstance(self.target_score, int) or isinstance(self.target_score, bool)
                 or not 1 <= self.target_score <= MAX_TARGET):
             raise ValueError(f"config field 'target_score' must be an integer > 0 and <= {MAX_TARGET}, "
@@ -163,14 +177,14 @@ class TrucoConfig:
             raise ValueError(f"config field 'hand_size' = {clip(repr(self.hand_size))} is not allowed; choose 1, 2 or 3")
         if self.deck_ranks is None:
             return
-        family_ranks = (cards.SPANISH_RANKS if self.family == ARGENTINE else cards.PAULISTA_DECK_RANKS[self.deck])
+        family_ranks = (cards.PAULISTA_DECK_RANKS[self.deck] if self.family == PAULISTA else cards.SPANISH_RANKS)
         ranks = self.deck_ranks
         if (not isinstance(ranks, (list, tuple)) or not ranks or not all(isinstance(r, str) for r in ranks)
                 or len(set(ranks)) != len(ranks)
                 or any(r not in family_ranks for r in ranks)):
             raise ValueError(f"config field 'deck_ranks' = {clip(repr(ranks))} is not allowed; give distinct ranks from "
                              f"{list(family_ranks)}")
-        needed = self.hand_size * self.num_players + (1 if self.family == PAULISTA else 0)
+        needed = self.hand_size * self.num_players + (1 if self.family in cards.TURNED_CARD_FAMILIES else 0)
         if 4 * len(ranks) < needed:
             raise ValueError(f"config field 'deck_ranks' = {list(ranks)} gives {4 * len(ranks)} cards; "
                              f"this game deals {needed}")
@@ -178,21 +192,32 @@ class TrucoConfig:
         object.__setattr__(self, "deck_ranks", tuple(r for r in family_ranks if r in ranks))
 
     def _check_other_family_defaults(self) -> None:
-        foreign = PAULISTA_ONLY if self.family == ARGENTINE else ARGENTINE_ONLY
+        owners = {name: (PAULISTA,) for name in PAULISTA_ONLY}
+        owners.update({name: ENVIDO_FAMILIES for name in ARGENTINE_ONLY})
+        owners.update({name: (URUGUAYAN,) for name in URUGUAYAN_ONLY})
+        # señas are specified with the Argentine signal table only (docs/rules.md §3.13), not yet for Uruguayan Truco
+        owners.update({name: (ARGENTINE,) for name in SENAS_FIELDS})
         defaults = TrucoConfig.__new__(TrucoConfig)  # raw defaults without validation
         for f in dataclasses.fields(self):
             default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
             object.__setattr__(defaults, f.name, default)
-        for name in foreign:
+        for name, families in owners.items():
+            if self.family in families:
+                continue
             value = getattr(self, name)
             default = getattr(defaults, name)
             if name == "malas_buenas":
                 default = self.target_score % 2 == 0
+            elif name in FAMILY_DEFAULTS:
+                default = FAMILY_DEFAULTS[name][self.family]
             if value != default:
-                other = PAULISTA if self.family == ARGENTINE else ARGENTINE
                 raise ValueError(
-                    f"config field {clip(repr(name))} applies only to the {other} family, not to {clip(repr(self.family))} "
+                    f"config field {clip(repr(name))} applies only to the {' and '.join(families)} "
+                    f"{'family' if len(families) == 1 else 'families'}, not to {clip(repr(self.family))} "
                     f"(leave it at its default {clip(repr(default))})")
+        if type(self.plain_flor_base) is not int or self.plain_flor_base not in (0, 20):
+            raise ValueError(f"config field 'plain_flor_base' = {clip(repr(self.plain_flor_base))} is not allowed; "
+                             f"choose 20 (a flor without a pieza is 20 + its three values) or 0 (pytruco's reading)")
 
     # ------------------------------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -202,6 +227,9 @@ class TrucoConfig:
         out["deck_ranks"] = None if self.deck_ranks is None else list(self.deck_ranks)
         if not self.senas:
             for name in SENAS_FIELDS:
+                del out[name]
+        if self.family != URUGUAYAN:  # so that the records of the other families stay as they were
+            for name in URUGUAYAN_ONLY:
                 del out[name]
         return out
 

@@ -1,8 +1,9 @@
 """Observation, information-state and mask encoders: one flat layout for every preset.
 
-Why one layout: a single network (and a single exported ONNX model) can play every preset of both families, 1v1 to
-3v3. The layout is a list of named fields (``OBSERVATION_FIELDS``); ``docs/observation.md`` is generated from it, so
-the documentation cannot drift from the code. Seats are always *relative* to the observing seat (0 = itself,
+Why one layout: a single network (and a single exported ONNX model) can play every preset of the three families,
+1v1 to 3v3 (Uruguayan Truco appends a block of its own, as señas do). The layout is a list of named fields
+(``OBSERVATION_FIELDS``); ``docs/observation.md`` is generated from it, so the documentation cannot drift from the
+code. Seats are always *relative* to the observing seat (0 = itself,
 1 = the next seat in playing order, ...), and teams are "own" / "opponent".
 
 Nothing hidden from the observer is encoded: its own cards (none in a blind mão de ferro), cards on the table
@@ -69,7 +70,7 @@ OBSERVATION_FIELDS = (
     ("trick_results", MAX_TRICKS * 3, "per finished trick: [won by own team, won by opponents, tied]"),
     ("trick_index", MAX_TRICKS, "one-hot: the trick being played"),
     ("trick_leader", MAX_SEATS, "one-hot relative seat that led the current trick"),
-    ("vira", cards.NUM_CARDS, "one-hot vira card (Paulista)"),
+    ("vira", cards.NUM_CARDS, "one-hot vira card (Paulista; the muestra in Uruguayan)"),
     ("manilha_rank", cards.NUM_RANKS, "one-hot manilha rank index (Paulista)"),
     ("truco_level", MAX_LEVEL + 1, "one-hot accepted ladder level 0..4"),
     ("hand_value", 1, "current value of the hand / 12"),
@@ -79,13 +80,15 @@ OBSERVATION_FIELDS = (
     ("envido_calls", ENVIDO_CALL_SLOTS * 5,
      "per call of the hand's envido chain: [envido, real_envido, falta_envido, by own team, by opponents]"),
     ("envido_status", len(ENVIDO_STATUS), "one-hot " + "/".join(ENVIDO_STATUS)),
-    ("envido_shown", MAX_SEATS * 3, "per relative seat: [announced, announced points / 33, said son buenas]"),
+    ("envido_shown", MAX_SEATS * 3,
+     "per relative seat: [announced, announced points / 33 (Uruguayan: / 39), said son buenas]"),
     ("flor_calls", FLOR_CALL_SLOTS * 5,
      "per call of the flor phase: [flor, contraflor, contraflor_al_resto, by own team, by opponents]"),
     ("flor_status", len(FLOR_STATUS), "one-hot " + "/".join(FLOR_STATUS)),
     ("flor_holders", MAX_SEATS, "relative seats known to hold a flor (public once a flor is declared; own always)"),
-    ("flor_shown", MAX_SEATS * 3, "per relative seat: [announced, flor points / 38, said son buenas]"),
-    ("own_points", 2, "own envido points / 33, own flor points / 38 (0 without flor rule or flor)"),
+    ("flor_shown", MAX_SEATS * 3, "per relative seat: [announced, flor points / 38 (Uruguayan: / 47), said son buenas]"),
+    ("own_points", 2, ("own envido points / 33, own flor points / 38 (0 without flor rule or flor; Uruguayan: / 39, "
+                       "/ 47)")),
     ("score", 2, "[own team, opponents] score / target (clipped to 1)"),
     ("target", 1, "target score / 30 (clipped to 1)"),
     ("mano", MAX_SEATS, "one-hot relative seat of the hand's mano / mão"),
@@ -94,7 +97,7 @@ OBSERVATION_FIELDS = (
     ("participants", MAX_SEATS, "relative seats playing this hand (a pair in a pica-pica duel)"),
     ("phase", len(PHASES), "one-hot decision: " + "/".join(PHASES)),
     ("special_hand", 3, "[mão de onze, mão de ferro, cards blind]"),
-    ("family", 2, "one-hot argentine/paulista"),
+    ("family", 2, "one-hot argentine/paulista (all zero in Uruguayan: its block says so)"),
     ("num_players", 3, "one-hot 2/4/6 players"),
     ("hand_size", 3, "one-hot 1/2/3 cards dealt (3 except in research variants)"),
     ("options", len(OPTION_BITS), "rule options that change play (docs/observation.md lists them)"),
@@ -108,7 +111,8 @@ OBSERVATION_FIELDS = (
 #: field holds 0/1 flags, and a field whose meaning starts with "one-hot" has at most one 1 (all zero where it does
 #: not apply). Why stated here: a network's input scaling rests on it, and the fuzz test (tests/test_fuzz.py)
 #: checks every observation it meets against it.
-FRACTION_FIELDS = ("hand_value", "envido_shown", "flor_shown", "own_points", "score", "target", "match_tally")
+FRACTION_FIELDS = ("hand_value", "envido_shown", "flor_shown", "own_points", "score", "target", "match_tally",
+                   "uruguayan_target")
 
 
 def _offsets(fields):
@@ -135,8 +139,32 @@ OBSERVATION_SIZE_SENAS = OBSERVATION_SIZE + SENAS_SIZE  # what a network made fo
 SENAS_OFFSETS = {name: (OBSERVATION_SIZE + a, OBSERVATION_SIZE + b) for name, (a, b) in _SENAS_OFFSETS.items()}
 
 
+#: Fields appended after ``OBSERVATION_FIELDS`` only in Uruguayan Truco. Why a block of its own, as for señas: the
+#: observations of the other families stay value for value, and the policies trained on them play on.
+URUGUAYAN_FIELDS = (
+    ("uruguayan", 1, "the game is Uruguayan Truco (the third family's flag)"),
+    ("piezas", cards.NUM_CARDS, "the hand's five piezas (card index): what the muestra makes of the deck"),
+    ("uruguayan_options", 1, "plain_flor_base = 0 (a flor without a pieza counts its three values only)"),
+    ("uruguayan_target", 1, "target score / 40 (clipped to 1): the common `target` stops at 30, this game's is 40"),
+)
+_URUGUAYAN_OFFSETS, URUGUAYAN_SIZE = _offsets(URUGUAYAN_FIELDS)
+OBSERVATION_SIZE_URUGUAYAN = OBSERVATION_SIZE + URUGUAYAN_SIZE  # what a network made for Uruguayan Truco reads
+URUGUAYAN_OFFSETS = {name: (OBSERVATION_SIZE + a, OBSERVATION_SIZE + b) for name, (a, b) in _URUGUAYAN_OFFSETS.items()}
+#: Scales of envido and flor points in the observation (the family's largest value, so that fractions stay <= 1).
+ENVIDO_SCALE = {cards.ARGENTINE: 33, cards.PAULISTA: 33, cards.URUGUAYAN: 39}
+FLOR_SCALE = {cards.ARGENTINE: 38, cards.PAULISTA: 38, cards.URUGUAYAN: 47}
+
+
+def point_scales(config: TrucoConfig) -> tuple[int, int]:
+    """The envido and flor scales of ``config``'s observation."""
+    return ENVIDO_SCALE[config.family], FLOR_SCALE[config.family]
+
+
 def observation_size(config: TrucoConfig) -> int:
-    """The observation's length for ``config``: ``OBSERVATION_SIZE``, and the señas block after it where on."""
+    """The observation's length for ``config``: ``OBSERVATION_SIZE``, and the señas or the Uruguayan block after it
+    where they apply (señas are not specified for Uruguayan Truco, so the two never meet)."""
+    if config.family == cards.URUGUAYAN:
+        return OBSERVATION_SIZE_URUGUAYAN
     return OBSERVATION_SIZE + (SENAS_SIZE if config.senas else 0)
 #: Observation size of every layout version; each version only appends, so an older policy reads a prefix.
 OBSERVATION_SIZES = {1: OBS_OFFSETS["match_tally"][0], 2: OBSERVATION_SIZE}
@@ -151,7 +179,7 @@ def information_state_size(config: TrucoConfig) -> int:
 
 
 def _view(obs: np.ndarray, name: str) -> np.ndarray:
-    start, end = OBS_OFFSETS[name] if name in OBS_OFFSETS else SENAS_OFFSETS[name]
+    start, end = OBS_OFFSETS.get(name) or SENAS_OFFSETS.get(name) or URUGUAYAN_OFFSETS[name]
     return obs[start:end]
 
 
@@ -179,6 +207,8 @@ def encode_observation(state: TrucoState, viewer: int, out: np.ndarray | None = 
     _encode_match(obs, state, viewer)
     if state.config.senas:
         _encode_senas(obs, state, viewer)
+    if state.config.family == cards.URUGUAYAN:
+        _encode_uruguayan(obs, state)
     return obs
 
 
@@ -221,7 +251,8 @@ def _encode_cards(obs: np.ndarray, state: TrucoState, viewer: int) -> None:
 
     if state.vira is not None:
         _view(obs, "vira")[state.vira] = 1.0
-        _view(obs, "manilha_rank")[cards.manilha_rank_index(state.vira, cfg.deck, cfg.deck_ranks)] = 1.0
+        if cfg.family == cards.PAULISTA:
+            _view(obs, "manilha_rank")[cards.manilha_rank_index(state.vira, cfg.deck, cfg.deck_ranks)] = 1.0
 
 
 def _encode_betting(obs: np.ndarray, state: TrucoState, viewer: int) -> None:
@@ -243,20 +274,20 @@ def _encode_betting(obs: np.ndarray, state: TrucoState, viewer: int) -> None:
     _encode_calls(_view(obs, "envido_calls"), state.envido_calls, ("envido", "real_envido", "falta_envido"),
                   ENVIDO_CALL_SLOTS, state, team)
     _view(obs, "envido_status")[ENVIDO_STATUS.index(state.envido_status)] = 1.0
-    _encode_shown(_view(obs, "envido_shown"), state.envido_announcements, viewer, n, 33.0)
+    envido_scale, flor_scale = point_scales(cfg)
+    _encode_shown(_view(obs, "envido_shown"), state.envido_announcements, viewer, n, envido_scale)
     _encode_calls(_view(obs, "flor_calls"), state.flor_calls, FLOR_CALL_NAMES, FLOR_CALL_SLOTS, state, team)
     _view(obs, "flor_status")[FLOR_STATUS.index(state.flor_status)] = 1.0
     holders = _view(obs, "flor_holders")
     for seat in state.flor_holders:
         if seat == viewer or state.flor_status != "none":
             holders[_rel(seat, viewer, n)] = 1.0
-    _encode_shown(_view(obs, "flor_shown"), state.flor_announcements, viewer, n, 38.0)
+    _encode_shown(_view(obs, "flor_shown"), state.flor_announcements, viewer, n, flor_scale)
     own = _view(obs, "own_points")
-    if cfg.family == cards.ARGENTINE:
-        dealt = state.dealt_cards(viewer)
-        own[0] = cards.envido_of(dealt) / 33.0
-        flor = cards.flor_of(dealt) if cfg.flor else None
-        own[1] = 0.0 if flor is None else flor / 38.0
+    if cfg.family in cards.ENVIDO_FAMILIES:
+        envido, flor = cards.hand_points(cfg.family, state.dealt_cards(viewer), state.vira, cfg.plain_flor_base)
+        own[0] = envido / envido_scale
+        own[1] = flor / flor_scale if cfg.flor and flor is not None else 0.0
 
 
 def _encode_match(obs: np.ndarray, state: TrucoState, viewer: int) -> None:
@@ -282,7 +313,8 @@ def _encode_match(obs: np.ndarray, state: TrucoState, viewer: int) -> None:
     special[0] = float(state.special_hand == MAO_DE_ONZE)
     special[1] = float(state.special_hand == MAO_DE_FERRO)
     special[2] = float(blind)
-    _view(obs, "family")[cards.FAMILIES.index(cfg.family)] = 1.0
+    if cfg.family != cards.URUGUAYAN:
+        _view(obs, "family")[cards.FAMILIES.index(cfg.family)] = 1.0
     _view(obs, "num_players")[(2, 4, 6).index(n)] = 1.0
     _view(obs, "hand_size")[cfg.hand_size - 1] = 1.0
     _view(obs, "options")[:] = options_vector(cfg)
@@ -307,6 +339,15 @@ def _encode_senas(obs: np.ndarray, state: TrucoState, viewer: int) -> None:
         for other in state.catches[viewer]:
             caught[_rel(other, viewer, n)] = 1.0
     _view(obs, "sena_code")[0] = float(state.config.sena_code == "table")
+
+
+def _encode_uruguayan(obs: np.ndarray, state: TrucoState) -> None:
+    """The Uruguayan block: the family's flag, the hand's piezas, its options."""
+    _view(obs, "uruguayan")[0] = 1.0
+    if state.vira is not None:
+        _view(obs, "piezas")[list(cards.piezas(state.vira))] = 1.0
+    _view(obs, "uruguayan_options")[0] = float(state.config.plain_flor_base == 0)
+    _view(obs, "uruguayan_target")[0] = min(state.target / 40.0, 1.0)
 
 
 def tally_decisions(obs: np.ndarray, row: int) -> np.ndarray:
@@ -457,13 +498,23 @@ def observation_markdown() -> str:
               "| field | offset | size | meaning |", "|---|---|---|---|"]
     for name, size, meaning in SENAS_FIELDS:
         lines.append(f"| `{name}` | {SENAS_OFFSETS[name][0]} | {size} | {meaning} |")
+    lines += ["", "## Uruguayan Truco", "",
+              (f"Only in the Uruguayan family ([rules_uruguayan_draft.md](rules_uruguayan_draft.md)) the observation "
+               f"has {URUGUAYAN_SIZE} more values after the common ones, {OBSERVATION_SIZE_URUGUAYAN} in all; there "
+               "`vira` holds the muestra, `manilha_rank` and `family` stay zero, and envido and flor points are "
+               f"scaled by the family's largest values ({ENVIDO_SCALE['uruguayan']} and {FLOR_SCALE['uruguayan']}). "
+               "Señas are not specified for this family, so the two blocks never meet."), "",
+              "| field | offset | size | meaning |", "|---|---|---|---|"]
+    for name, size, meaning in URUGUAYAN_FIELDS:
+        lines.append(f"| `{name}` | {URUGUAYAN_OFFSETS[name][0]} | {size} | {meaning} |")
     return "\n".join(lines)
 
 
 OBSERVATION_DOC_HEADER = """# Observation layout (version {version})
 
 `env.observe(agent)["observation"]` is a float32 vector of {size} values in [0, 1], the same layout for every
-preset (both families, 2, 4 and 6 players); a game with señas appends {senas} more ([below](#señas)).
+preset (every family, 2, 4 and 6 players); a game with señas appends {senas} more ([below](#señas)), a game of
+Uruguayan Truco {uruguayan} ([below](#uruguayan-truco)).
 It is drawn from the observing seat: "relative seat" 0 is the observer, 1 the next seat in playing order, and so
 on; "own team" is the observer's team. Fields that a preset
 does not use stay zero (no vira in Argentine Truco, seats 2-5 in 1v1).
@@ -500,7 +551,7 @@ own_score, their_score = obs["observation"][start:end] * target   # target = env
 
 if __name__ == "__main__":
     print(OBSERVATION_DOC_HEADER.format(version=OBSERVATION_VERSION, size=OBSERVATION_SIZE, senas=SENAS_SIZE,
-                                        actions=NUM_ACTIONS,
+                                        uruguayan=URUGUAYAN_SIZE, actions=NUM_ACTIONS,
                                         info=INFO_STATE_SIZE, slots=HISTORY_SLOTS,
                                         fractions=", ".join(f"`{f}`" for f in FRACTION_FIELDS))
           + observation_markdown())

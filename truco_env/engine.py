@@ -1,9 +1,10 @@
-"""The rules engine: one match of Argentine Truco or Truco Paulista as a state with legal actions and transitions.
+"""The rules engine: one match of Argentine, Uruguayan or Paulista Truco as a state with legal actions and transitions.
 
-This is the readable reference implementation of ``docs/rules.md``. Both families run through the same mechanism
-(deal, tricks and ties, the bet ladder, crediting, match end); what differs (deck, card strength, vira and
-manilhas, ladder names and values, envido and flor, mão de onze/ferro) is read from the config and the tables
-of :mod:`truco_env.cards`. It imports neither numpy, PettingZoo nor torch, so every layer above can use it.
+This is the readable reference implementation of ``docs/rules.md``. The three families run through the same
+mechanism (deal, tricks and ties, the bet ladder, crediting, match end); what differs (deck, card strength, vira
+and manilhas, the Uruguayan muestra and piezas, ladder names and values, envido and flor, mão de onze/ferro) is
+read from the config and the tables of :mod:`truco_env.cards`; Uruguayan Truco is the Argentine game with a
+muestra (docs/rules_uruguayan_draft.md). It imports neither numpy, PettingZoo nor torch, so every layer above can use it.
 
 Usage::
 
@@ -44,8 +45,9 @@ PLAY, TRUCO, ENVIDO, FLOR_DECLARE, FLOR_CONTEST, ONZE, OVER = (
     "play", "truco", "envido", "flor_declare", "flor_contest", "onze", "over")
 
 #: The bet ladder of each family: call names for levels 1.., and the hand value at levels 0.. (docs/rules.md §2.7).
-LADDER_CALLS = {cards.ARGENTINE: ("truco", "retruco", "vale_cuatro"), cards.PAULISTA: ("truco", "seis", "nove", "doze")}
-LADDER_VALUES = {cards.ARGENTINE: (1, 2, 3, 4), cards.PAULISTA: (1, 3, 6, 9, 12)}
+LADDER_CALLS = {cards.ARGENTINE: ("truco", "retruco", "vale_cuatro"), cards.PAULISTA: ("truco", "seis", "nove", "doze"),
+                cards.URUGUAYAN: ("truco", "retruco", "vale_cuatro")}
+LADDER_VALUES = {cards.ARGENTINE: (1, 2, 3, 4), cards.PAULISTA: (1, 3, 6, 9, 12), cards.URUGUAYAN: (1, 2, 3, 4)}
 
 ENVIDO_CALLS = ("envido", "real_envido", "falta_envido")
 ENVIDO_VALUE = {"envido": 2, "real_envido": 3}
@@ -172,7 +174,8 @@ class TrucoState:
     def new(cls, config: TrucoConfig, seed: int | None = None, deal: dict | None = None,
             score: list[int] | tuple[int, int] | None = None) -> TrucoState:
         """A new match. ``deal`` may fix the first hand (``{"hands", "vira", "dealer"}``, any subset of keys
-        with ``hands`` needing ``vira`` in Paulista); ``score`` the starting score. Bad input raises ValueError."""
+        with ``hands`` needing ``vira`` in Paulista and Uruguayan); ``score`` the starting score. Bad input raises
+        ValueError."""
         seed = check_new_match(config, seed)
         self = cls.__new__(cls)
         self.config = config
@@ -469,7 +472,7 @@ class TrucoState:
         chain = self._envido_chain
         if action == "quiero":
             winner_seat, self.envido_announcements = self._showdown(
-                {s: cards.envido_of(self._dealt[s]) for s in self._seats})
+                {s: self._envido_points[s] for s in self._seats})
             winner = self.team_of(winner_seat)
             if "falta_envido" in chain:
                 points = self._falta(winner)
@@ -519,7 +522,7 @@ class TrucoState:
         """docs/rules.md §3.3: trick 1, once per hand, before an accepted truco, by the turn holder before his card
         or (envido va primero) by the responder to a pending first-trick ``truco``."""
         cfg = self.config
-        if (self.family != cards.ARGENTINE or self._envido_opened or self._envido_done or self._flor_declared
+        if (self.family not in cards.ENVIDO_FAMILIES or self._envido_opened or self._envido_done or self._flor_declared
                 or self._trick_index != 0):
             return False
         if self._level > 0 and not cfg.envido_after_truco_accepted:
@@ -578,7 +581,7 @@ class TrucoState:
         count = len(self._flor_holders)
         if action == "quiero":
             winner_seat, self.flor_announcements = self._showdown(
-                {s: cards.flor_of(self._dealt[s]) for s in self._flor_holders})
+                {s: self._flor_points[s] for s in self._flor_holders})
             winner = self.team_of(winner_seat)
             if "contraflor_al_resto" in chain:
                 points = self._falta(winner) + values["resto_bonus_per_flor"] * count
@@ -666,7 +669,7 @@ class TrucoState:
             self._end_hand()
 
     def _all_tricks_tied(self) -> None:
-        if self.family == cards.ARGENTINE:
+        if self.family in cards.ENVIDO_FAMILIES:
             winner = self.team_of(self.mano)
         else:
             rule = self.config.all_tricks_tied
@@ -739,7 +742,7 @@ class TrucoState:
                 legal.append(self._ladder_calls[self._level])
         if self._can_open_envido(seat):
             legal.extend(ENVIDO_CALLS)
-        if family == cards.ARGENTINE or (cfg.paulista_mazo and self._special != MAO_DE_FERRO):
+        if family != cards.PAULISTA or (cfg.paulista_mazo and self._special != MAO_DE_FERRO):
             legal.append("mazo")
         if self._may_signal(seat):
             legal.extend(actions.SENA_ACTIONS)
@@ -858,7 +861,7 @@ class TrucoState:
             dealt = cfg.hand_size * n
             for k in range(dealt):
                 hands[(mano + k) % n].append(deck[k])
-            vira = deck[dealt] if self.family == cards.PAULISTA else None
+            vira = deck[dealt] if self.family in cards.TURNED_CARD_FAMILIES else None
         if cfg.senas and catches is None:
             catches = senas.draw_catches(self.seed, self._deal_number, n, cfg.sena_catch)
         self._catches = catches if cfg.senas else None
@@ -866,6 +869,9 @@ class TrucoState:
         self._dealt = [tuple(h) for h in hands]
         self.vira = vira
         self._strength = cards.strength_table(self.family, vira, cfg.deck, cfg.deck_ranks)
+        points = [cards.hand_points(self.family, hand, vira, cfg.plain_flor_base) for hand in self._dealt]
+        self._envido_points = [envido for envido, _ in points]  # never mutated: clones share them
+        self._flor_points = [flor for _, flor in points]
         if self._is_pica_pica_deal():
             pairs = [((mano + i) % n, (mano + i + 3) % n) for i in range(3)]
             self._pica_queue = pairs[1:]
@@ -902,7 +908,7 @@ class TrucoState:
         self.envido_status = "none"  # ... | "void" (cancelled by a flor)
         self.flor_calls: list[tuple[int, str]] = []
         self.flor_status = "none"  # ... | "uncontested"
-        self._flor_holders = ([s for s in self._hand_order if cards.flor_of(self._dealt[s]) is not None]
+        self._flor_holders = ([s for s in self._hand_order if self._flor_points[s] is not None]
                               if self.config.flor else [])
         self._flor_declared = False
         self._flor_chain: list[str] = []
@@ -988,7 +994,7 @@ def parse_next_deal(deal: Any, config: TrucoConfig) -> dict:
         raise ValueError("force_next_deal: the next dealer follows the rotation; give only 'hands' and 'vira'")
     parsed = _parse_deal(deal, config)
     if "hands" not in parsed:
-        raise ValueError("force_next_deal needs 'hands' (and 'vira' in Paulista)")
+        raise ValueError("force_next_deal needs 'hands' (and 'vira' in Paulista and Uruguayan)")
     return parsed
 
 
@@ -1040,7 +1046,7 @@ def _parse_deal(deal: Any, config: TrucoConfig) -> dict:
     if not isinstance(hands, (list, tuple)) or len(hands) != n:
         raise ValueError(f"deal 'hands' must be a list of {n} hands (one per seat), got {clip(repr(hands))}")
     legal_cards = set(cards.deck(family, config.deck, config.deck_ranks))
-    deck_name = "Spanish 40-card" if family == cards.ARGENTINE else f"{config.deck} {family}"
+    deck_name = f"{config.deck} {family}" if family == cards.PAULISTA else "Spanish 40-card"
     if config.deck_ranks is not None:
         deck_name = f"reduced ({', '.join(config.deck_ranks)})"
     seen: dict[int, str] = {}
@@ -1065,7 +1071,8 @@ def _parse_deal(deal: Any, config: TrucoConfig) -> dict:
         out["vira"] = None
     else:
         if vira_text is None:
-            raise ValueError("deal: paulista needs a 'vira' card beside the hands")
+            turned = "the muestra as its 'vira'" if family == cards.URUGUAYAN else "a 'vira' card"
+            raise ValueError(f"deal: {family} needs {turned} beside the hands")
         vira = cards.parse_card(vira_text, family)
         if vira not in legal_cards:
             raise ValueError(f"deal: vira {clip(repr(vira_text))} is not in the {deck_name} deck of this config")

@@ -22,7 +22,14 @@ import truco_env.cards
 
 from . import _kernel, senas
 from .actions import _IDS, _NAMES, CALL_BASE, CALLS, num_actions
-from .cards import ARGENTINE, NUM_CARDS, PAULISTA, card_text, manilha_rank_index
+from .cards import (
+    FAMILIES,
+    NUM_CARDS,
+    PAULISTA,
+    TURNED_CARD_FAMILIES,
+    card_text,
+    manilha_rank_index,
+)
 from .config import DEFAULT_FLOR_VALUES, TrucoConfig
 from .engine import (
     LADDER_CALLS,
@@ -42,7 +49,10 @@ def config_array(config: TrucoConfig) -> np.ndarray:
     """The rules as the int32 vector the kernel reads (layout: ``truco_env._kernel.C_*``)."""
     c = config
     cfg = np.zeros(_kernel.CFG_SIZE, dtype=np.int32)
-    family = 0 if c.family == ARGENTINE else 1
+    from .encoding import point_scales
+
+    family = FAMILIES.index(c.family)
+    envido_scale, flor_scale = point_scales(c)
     values = {
         _kernel.C_FAMILY: family, _kernel.C_N: c.num_players, _kernel.C_TARGET: c.target_score,
         _kernel.C_ROT: int(c.deal_rotation == "against_play"), _kernel.C_RESPONDER: int(c.responder == "team_pie"),
@@ -61,7 +71,8 @@ def config_array(config: TrucoConfig) -> np.ndarray:
         _kernel.C_FERRO_BLIND: int(c.mao_de_ferro_blind), _kernel.C_FORBID_USELESS: int(c.forbid_useless_raise),
         _kernel.C_COVERED: int(c.covered_card), _kernel.C_PMAZO: int(c.paulista_mazo), _kernel.C_HAND_SIZE: c.hand_size,
         _kernel.C_SINGLE: int(c.single_hand), _kernel.C_SENAS: int(c.senas), _kernel.C_SENA_CATCH: round(c.sena_catch * 2 ** 30),
-        _kernel.C_SENA_TABLE: int(c.sena_code == "table"),
+        _kernel.C_SENA_TABLE: int(c.sena_code == "table"), _kernel.C_PLAIN_FLOR_BASE: c.plain_flor_base,
+        _kernel.C_ENV_SCALE: envido_scale, _kernel.C_FLOR_SCALE: flor_scale,
     }
     for index, value in values.items():
         cfg[index] = value
@@ -204,7 +215,7 @@ class FastState:
         hands: list[list[int]] = [[] for _ in range(n)]
         for k in range(hs * n):
             hands[(mano + k) % n].append(deck[k])
-        return hands, (deck[hs * n] if self.family == PAULISTA else None)
+        return hands, (deck[hs * n] if self.family in TURNED_CARD_FAMILIES else None)
 
     def _open_hand(self) -> None:
         st = self._st

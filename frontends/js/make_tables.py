@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from truco_env import actions, cards, engine
-from truco_env.config import CHOICES, PRESETS, TrucoConfig
+from truco_env.config import CHOICES, FAMILY_DEFAULTS, PRESETS, TrucoConfig
 from truco_env.encoding import (
     ENVIDO_CALL_SLOTS,
     ENVIDO_STATUS,
@@ -42,7 +42,8 @@ OUT = Path(__file__).resolve().parent / "truco_tables.json"
 
 
 def _defaults() -> dict:
-    """Every config field's default before resolution (``target_score`` and ``malas_buenas`` stay null)."""
+    """Every config field's default before resolution (``malas_buenas`` and the fields of ``family_defaults`` stay
+    null)."""
     out = {}
     for f in dataclasses.fields(TrucoConfig):
         value = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
@@ -102,7 +103,7 @@ def tables() -> dict:
         },
         "config": {
             "defaults": _defaults(),
-            "default_target": {family: TrucoConfig(family=family).target_score for family in cards.FAMILIES},
+            "family_defaults": {name: dict(values) for name, values in FAMILY_DEFAULTS.items()},
             "choices": {name: list(values) for name, values in CHOICES.items()},
             "presets": {name: config.to_dict() for name, config in PRESETS.items()},
         },

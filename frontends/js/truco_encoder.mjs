@@ -87,10 +87,13 @@ export class TrucoEncoder {
     if (!rules || typeof rules !== "object") fail("view.rules must be the record's rules object or a preset name");
     for (const key of Object.keys(rules)) if (!(key in cfg.defaults)) fail(`unknown config field ${JSON.stringify(key)}`);
     const out = { ...cfg.defaults, ...rules, flor_values: { ...cfg.defaults.flor_values, ...(rules.flor_values || {}) } };
+    if (out.family === "uruguayan") fail("the uruguayan family is not in the JavaScript encoder yet");
+    for (const [name, byFamily] of Object.entries(cfg.family_defaults)) {
+      if (out[name] == null && out.family in byFamily) out[name] = byFamily[out.family];
+    }
     for (const [name, allowed] of Object.entries(cfg.choices)) {
       if (!allowed.includes(out[name])) fail(`config field ${name} = ${JSON.stringify(out[name])}; choose one of ${allowed}`);
     }
-    if (out.target_score == null) out.target_score = cfg.default_target[out.family];
     if (out.malas_buenas == null) out.malas_buenas = out.target_score % 2 === 0;
     return out;
   }

@@ -1,0 +1,162 @@
+"""Uruguayan Truco in the engine (docs/rules_uruguayan_draft.md): the muestra turned after the deal, its piezas in
+the tricks, the envido and the flor; the compiled kernel plays it exactly as the reference engine does; its
+observation appends a block of its own and leaves every other family's as it was."""
+
+import random
+
+import numpy as np
+import pytest
+from test_fast_engine import play_both
+from test_fuzz import check_observation
+
+from truco_env import PRESETS, TrucoConfig, TrucoState, cards
+from truco_env.encoding import (
+    OBS_OFFSETS,
+    OBSERVATION_SIZE,
+    OBSERVATION_SIZE_SENAS,
+    URUGUAYAN_OFFSETS,
+    encode_observation,
+    observation_size,
+)
+from truco_env.fast import FastState
+
+
+def uruguayan(**fields):
+    return TrucoConfig(family="uruguayan", **fields)
+
+
+def card(text):
+    return cards.parse_card(text, "uruguayan")
+
+
+def play(state, *names):
+    for name in names:
+        assert name in state.legal_actions(), (name, state.legal_actions())
+        state.apply(name)
+    return state
+
+
+@pytest.mark.parametrize("fields", [
+    {}, {"num_players": 4}, {"num_players": 6}, {"flor": False}, {"plain_flor_base": 0, "num_players": 4},
+    {"num_players": 6, "pica_pica": True}, {"target_score": 15, "falta_envido": "leader_needs"},
+    {"deck_ranks": ("1", "2", "3", "4", "5", "7"), "num_players": 4},
+], ids=lambda f: ",".join(f"{k}={v}" for k, v in f.items()) or "defaults")
+def test_the_kernel_plays_uruguayan_truco_as_the_reference_engine(fields):
+    """Records (every legal set included), actors, scores and every seat's observation agree step by step."""
+    config = uruguayan(**fields)
+    decisions = sum(play_both(config, seed, check_obs=seed < 10) for seed in range(150))
+    assert decisions > 150 * 4
+
+
+def test_a_deal_turns_a_muestra_outside_every_hand():
+    for n in (2, 4, 6):
+        for seed in range(20):
+            state = TrucoState.new(uruguayan(num_players=n), seed=seed)
+            dealt = {c for seat in range(n) for c in state.dealt_cards(seat)}
+            assert state.vira is not None and state.vira not in dealt and len(dealt) == 3 * n
+            record_deal = state.match_record()["hands"][0]["deal"]
+            assert record_deal["vira"] == cards.card_text(state.vira, "uruguayan")
+
+
+def test_a_pieza_beats_the_matas_and_the_twelve_stands_in_for_a_turned_pieza():
+    # muestra 4c: the 4 is out of play, the 12 of copas takes its place (second pieza, above the 5)
+    state = TrucoState.new(uruguayan(), deal={"hands": [["12c", "4e", "6o"], ["1e", "5c", "6b"]], "vira": "4c",
+                                               "dealer": 1})
+    play(state, "play:12c", "play:5c")  # 12c (as the 4 of the muestra) beats 5c
+    assert state.trick_results == [0]
+    play(state, "play:4e", "play:1e")  # an ordinary 4 loses to the first mata
+    assert state.trick_results == [0, 1]
+    # muestra 3e: the 12 of espadas is an ordinary 12; the 10 of espadas is the lowest pieza, above 1e
+    state = TrucoState.new(uruguayan(), deal={"hands": [["10e", "12e", "6o"], ["1e", "11o", "6b"]], "vira": "3e",
+                                               "dealer": 1})
+    play(state, "play:10e", "play:1e")
+    assert state.trick_results == [0]
+    play(state, "play:12e", "play:11o")  # the 12 beats the 11: two tricks, the hand to seat 0's team
+    assert state.score == (1, 0) and state.hand_index == 1
+
+
+@pytest.mark.parametrize("hand,muestra,envido", [
+    (["2c", "7e", "3o"], "4c", 37), (["12c", "6b", "1o"], "4c", 35), (["11c", "10b", "12o"], "4c", 27),
+    (["7e", "6e", "3c"], "4c", 33), (["5o", "4o", "3b"], "4c", 29), (["1e", "1b", "7o"], "4c", 7),
+    (["12e", "6o", "1b"], "3e", 6), (["4o", "5c", "6c"], "3e", 31),
+])
+def test_the_envido_counts_the_piezas(hand, muestra, envido):
+    """The worked examples of docs/rules_uruguayan_draft.md §8.3, as the showdown of an accepted envido shows them."""
+    other = [c for c in ("6e", "7b", "10o", "11b", "12b", "1c") if c not in hand and c != muestra
+             and card(c) not in cards.piezas(card(muestra))][:3]
+    state = TrucoState.new(uruguayan(flor=False), deal={"hands": [hand, other], "vira": muestra, "dealer": 1})
+    play(state, "envido", "quiero")
+    shown = dict(state.envido_announcements)
+    assert shown[0] == envido or (shown[0] is None and shown[1] >= envido)
+    assert cards.uruguayan_envido_of([card(c) for c in hand], card(muestra)) == envido
+
+
+@pytest.mark.parametrize("hand,value,plain", [
+    (["2c", "12c", "5c"], 47, 47), (["2c", "5c", "7o"], 45, 45), (["11c", "6o", "3o"], 36, 36),
+    (["7e", "6e", "5e"], 38, 18), (["11o", "10o", "12o"], 20, 0),
+])
+def test_a_flor_with_piezas_is_declared_and_scored(hand, value, plain):
+    """§8.4: three of a suit, two piezas, or a pieza and two of one suit make a flor; ``plain_flor_base`` is the 20
+    of a flor without a pieza. An uncontested flor scores its 3 at once."""
+    for base, expected in ((20, value), (0, plain)):
+        config = uruguayan(plain_flor_base=base)
+        state = TrucoState.new(config, deal={"hands": [hand, ["1e", "6b", "7c"]], "vira": "4c", "dealer": 1})
+        assert state.phase == "flor_declare" and state.legal_actions() == ["flor"]
+        assert state._flor_points[0] == expected
+        play(state, "flor")
+        assert state.score == (3, 0)
+    state = TrucoState.new(uruguayan(), deal={"hands": [["2c", "7e", "6o"], ["1e", "6b", "7c"]], "vira": "4c",
+                                               "dealer": 1})
+    assert state.phase == "play"  # one pieza, two suits: an envido hand, no flor
+
+
+def test_a_forced_deal_needs_its_muestra_apart_from_the_hands():
+    hands = [["2c", "7e", "3o"], ["1e", "1b", "7o"]]
+    with pytest.raises(ValueError, match="uruguayan needs the muestra as its 'vira'"):
+        TrucoState.new(uruguayan(), deal={"hands": hands})
+    with pytest.raises(ValueError, match="the vira '7e' is also in a hand"):
+        TrucoState.new(uruguayan(), deal={"hands": hands, "vira": "7e"})
+    with pytest.raises(ValueError, match="Spanish deck"):
+        TrucoState.new(uruguayan(), deal={"hands": hands, "vira": "Qs"})
+
+
+def test_config_defaults_and_the_fields_of_other_families():
+    config = uruguayan()
+    assert (config.target_score, config.flor, config.falta_envido, config.malas_buenas) == (40, True, "malas_match", True)
+    assert TrucoConfig.from_dict(config.to_dict()) == config and config.to_dict()["plain_flor_base"] == 20
+    assert "plain_flor_base" not in PRESETS["argentine"].to_dict()  # the other families' records are unchanged
+    for fields, words in [({"family": "argentine", "plain_flor_base": 0}, "applies only to the uruguayan family"),
+                          ({"plain_flor_base": 7}, "choose 20"), ({"plain_flor_base": False}, "choose 20"),
+                          ({"num_players": 4, "senas": True}, "applies only to the argentine family"),
+                          ({"mao_de_onze": False}, "applies only to the paulista family")]:
+        with pytest.raises(ValueError, match=words):
+            TrucoConfig(**{"family": "uruguayan", **fields})
+    assert TrucoConfig(family="argentine").flor is False and TrucoConfig(family="paulista").target_score == 12
+
+
+def test_the_observation_appends_the_uruguayan_block_and_leaves_the_others_as_they_were():
+    assert {name: observation_size(c) for name, c in PRESETS.items()} == {
+        name: OBSERVATION_SIZE_SENAS if c.senas else OBSERVATION_SIZE for name, c in PRESETS.items()}
+    config = uruguayan(num_players=4, plain_flor_base=0)
+    rng = random.Random(5)
+    for seed in range(10):
+        state = TrucoState.new(config, seed=seed)
+        fast = FastState.new(config, seed=seed)
+        buffer = fast.observation_buffer()
+        while not state.is_over:
+            for viewer in range(4):
+                obs = encode_observation(state, viewer)
+                assert obs.shape == (observation_size(config),)
+                check_observation(obs)  # fractions at most 1, flags 0 or 1, one-hot fields at most one 1
+                assert obs[slice(*URUGUAYAN_OFFSETS["uruguayan_target"])][0] == 1.0
+                a, b = URUGUAYAN_OFFSETS["piezas"]
+                assert set(np.flatnonzero(obs[a:b])) == set(cards.piezas(state.vira))
+                assert obs[slice(*URUGUAYAN_OFFSETS["uruguayan"])][0] == 1.0
+                assert obs[slice(*URUGUAYAN_OFFSETS["uruguayan_options"])][0] == 1.0
+                assert not obs[slice(*OBS_OFFSETS["family"])].any()
+                assert not obs[slice(*OBS_OFFSETS["manilha_rank"])].any()
+                assert obs[slice(*OBS_OFFSETS["vira"])][state.vira] == 1.0
+                assert np.array_equal(fast.encode_observation(viewer, buffer), obs)
+            action = rng.choice(state.legal_actions())
+            state.apply(action)
+            fast.apply(action)
