@@ -24,11 +24,20 @@ from numba import njit
 import truco_env.actions
 import truco_env.cards
 from truco_env import senas
-from truco_env._kernel import DECIDED, STRENGTH
+from truco_env._kernel import DECIDED, STRENGTH, URUGUAYAN_ROW, UY_PIEZA, UY_VALUE
 from truco_env.actions import CALL_BASE, COVER_BASE, NUM_ACTIONS_SENAS, SENA_BASE, SLOT_BASE
 from truco_env.cards import FAMILIES, NUM_CARDS, NUM_RANKS
 from truco_env.config import PRESETS
-from truco_env.encoding import MAX_SEATS, MAX_TRICKS, OBS_OFFSETS, SENAS_OFFSETS
+from truco_env.encoding import (
+    ENVIDO_SCALE,
+    FLOR_SCALE,
+    MAX_SEATS,
+    MAX_TRICKS,
+    OBS_OFFSETS,
+    OBSERVATION_SIZE_URUGUAYAN,
+    SENAS_OFFSETS,
+    URUGUAYAN_OFFSETS,
+)
 
 from .mersenne import SAMPLE_SETSIZE, mt_randbelow, mt_random, mt_sample
 from .view import OPTION_KEYS
@@ -69,10 +78,14 @@ _FIELDS = ("hand", "partner_cards", "table", "covered", "trick_results", "trick_
            "manilha_rank", "truco_level", "hand_value", "pending_truco", "pending_truco_by", "envido_calls",
            "envido_status", "envido_shown", "flor_calls", "flor_status", "flor_holders", "own_points", "score",
            "target", "mano", "dealer", "participants", "phase", "family", "num_players", "hand_size", "options",
-           "senas_seen", "sena_code")
+           "senas_seen", "sena_code", "uruguayan", "uruguayan_options", "uruguayan_target")
 (L_HAND, L_PARTNER, L_TABLE, L_COVERED, L_RESULTS, L_TI, L_LEADER, L_VIRA, L_MANILHA, L_LEVEL, L_HV, L_PENDING,
  L_PBY, L_ECALLS, L_ESTATUS, L_ESHOWN, L_FCALLS, L_FSTATUS, L_FHOLD, L_OWNPTS, L_SCORE, L_TARGET, L_MANO,
- L_DEALER, L_PART, L_PHASE, L_FAMILY, L_NP, L_HS, L_OPTIONS, L_SENAS_SEEN, L_SENA_CODE) = range(len(_FIELDS))
+ L_DEALER, L_PART, L_PHASE, L_FAMILY, L_NP, L_HS, L_OPTIONS, L_SENAS_SEEN, L_SENA_CODE, L_UY, L_UY_OPTIONS,
+ L_UY_TARGET) = range(len(_FIELDS))
+ARG_ENVIDO_SCALE, ARG_FLOR_SCALE = float(ENVIDO_SCALE["argentine"]), float(FLOR_SCALE["argentine"])
+UY_ENVIDO_SCALE, UY_FLOR_SCALE = float(ENVIDO_SCALE["uruguayan"]), float(FLOR_SCALE["uruguayan"])
+UY_SIZE = OBSERVATION_SIZE_URUGUAYAN  # an observation of this length with the Uruguayan flag is that family's
 #: Options the decisions read, as slots of ``vw[V_OPT:]``.
 _OPTIONS = ("single_hand", "deck=clean", "all_tricks_tied=mao_team", "all_tricks_tied=dealer_team",
             "partner_tie_wins_trick", "lead_after_tie=first_tied_card", "lead_after_tie=next_after_leader", "flor",
@@ -90,7 +103,7 @@ T_DECKS = T_NDECKS + 1  # rows (family, players, hand size, card mask) of the on
 
 def tables() -> np.ndarray:
     """``tab``: everything the kernel looks up, from the modules that own it."""
-    offsets = {**OBS_OFFSETS, **SENAS_OFFSETS}
+    offsets = {**OBS_OFFSETS, **SENAS_OFFSETS, **URUGUAYAN_OFFSETS}
     card_gestures = [sum(1 << c for c in senas.CARDS_OF[g]) for g in senas.GESTURES if g in senas.CARDS_OF]
     parts = [[offsets[name][0] for name in _FIELDS], [OPTION_KEYS.index(o) for o in _OPTIONS],
              STRENGTH.ravel().tolist(), DECIDED.ravel().tolist(), SAMPLE_SETSIZE.tolist(),
@@ -118,6 +131,7 @@ _view_fields = [
     ("FOWN", 3), ("FSTATUS", 1), ("FHOLD", MAXS), ("OWNENV", 1), ("OWNFLOR", 1), ("MANO", 1), ("DEALER", 1),
     ("NPART", 1), ("PART", MAXS), ("PHASE", 1), ("OPT", len(_OPTIONS)), ("NLEGAL", 1), ("LEGAL", NUM_ACTIONS_SENAS),
     ("SIGNAL", MAXS), ("SENA_TABLE", 1),  # señas: per relative seat the gesture seen + 1 (0: none); table code
+    ("PLAIN0", 1),  # Uruguayan plain_flor_base = 0
 ]
 _pos = 0
 _V = {}
@@ -128,7 +142,7 @@ VIEW_SIZE = _pos
 (V_FAMILY, V_NP, V_HS, V_TARGET, V_SCORE, V_NHAND, V_HAND, V_NPARTNER, V_PARTNER, V_TABLE, V_COVERED, V_NRES,
  V_RES, V_TI, V_LEADER, V_VIRA, V_MANILHA, V_LEVEL, V_HV, V_PENDING, V_PBYOWN, V_NECALLS, V_ECALL, V_EOWN,
  V_ESTATUS, V_ESHOWN, V_NFCALLS, V_FCALL, V_FOWN, V_FSTATUS, V_FHOLD, V_OWNENV, V_OWNFLOR, V_MANO, V_DEALER,
- V_NPART, V_PART, V_PHASE, V_OPT, V_NLEGAL, V_LEGAL, V_SIGNAL, V_SENA_TABLE) = [_V[n] for n, _ in _view_fields]
+ V_NPART, V_PART, V_PHASE, V_OPT, V_NLEGAL, V_LEGAL, V_SIGNAL, V_SENA_TABLE, V_PLAIN0) = [_V[n] for n, _ in _view_fields]
 SHOWN_NONE, SHOWN_BUENAS = -2, -1  # envido_shown: nothing shown; "son buenas" (no points)
 
 
@@ -157,13 +171,20 @@ def _hot(obs, start, size):
 def _decode(obs, mask, tab, vw):
     """``agents.view.decode`` into ``vw``."""
     vw[:] = 0
+    uruguayan = obs.shape[0] == UY_SIZE and obs[tab[L_UY]] > 0
     fam = _hot(obs, tab[L_FAMILY], 2)
-    vw[V_FAMILY] = max(fam, 0)
+    vw[V_FAMILY] = 2 if uruguayan else max(fam, 0)
     np_i = _hot(obs, tab[L_NP], 3)
     vw[V_NP] = 2 * (max(np_i, 0) + 1)
     hs = _hot(obs, tab[L_HS], 3)
     vw[V_HS] = 3 if hs < 0 else hs + 1
-    target = max(1, _pyround(np.float64(obs[tab[L_TARGET]]) * 30))
+    if uruguayan:  # the common field stops at 30, this family's own at 40
+        target = max(1, _pyround(np.float64(obs[tab[L_UY_TARGET]]) * 40))
+        vw[V_PLAIN0] = 1 if obs[tab[L_UY_OPTIONS]] > 0 else 0
+        envido_scale, flor_scale = UY_ENVIDO_SCALE, UY_FLOR_SCALE
+    else:
+        target = max(1, _pyround(np.float64(obs[tab[L_TARGET]]) * 30))
+        envido_scale, flor_scale = ARG_ENVIDO_SCALE, ARG_FLOR_SCALE
     vw[V_TARGET] = target
     vw[V_SCORE] = _pyround(np.float64(obs[tab[L_SCORE]]) * target)
     vw[V_SCORE + 1] = _pyround(np.float64(obs[tab[L_SCORE] + 1]) * target)
@@ -215,7 +236,7 @@ def _decode(obs, mask, tab, vw):
     for rel in range(MAXS):
         base = tab[L_ESHOWN] + 3 * rel
         if obs[base] > 0:
-            vw[V_ESHOWN + rel] = _pyround(np.float64(obs[base + 1]) * 33.0)
+            vw[V_ESHOWN + rel] = _pyround(np.float64(obs[base + 1]) * envido_scale)
         elif obs[base + 2] > 0:
             vw[V_ESHOWN + rel] = SHOWN_BUENAS
         else:
@@ -231,9 +252,9 @@ def _decode(obs, mask, tab, vw):
     vw[V_FSTATUS] = max(_hot(obs, tab[L_FSTATUS], 5), 0)
     for rel in range(MAXS):
         vw[V_FHOLD + rel] = 1 if obs[tab[L_FHOLD] + rel] != 0 else 0
-    vw[V_OWNENV] = _pyround(np.float64(obs[tab[L_OWNPTS]]) * 33)
+    vw[V_OWNENV] = _pyround(np.float64(obs[tab[L_OWNPTS]]) * envido_scale)
     flor = np.float64(obs[tab[L_OWNPTS] + 1])
-    vw[V_OWNFLOR] = _pyround(flor * 38) if flor > 0 else -1
+    vw[V_OWNFLOR] = _pyround(flor * flor_scale) if flor > 0 else -1
     vw[V_MANO] = max(_hot(obs, tab[L_MANO], MAXS), 0)
     vw[V_DEALER] = max(_hot(obs, tab[L_DEALER], MAXS), 0)
     n = 0
@@ -256,7 +277,7 @@ def _decode(obs, mask, tab, vw):
             vw[V_LEGAL + n] = a
             n += 1
     vw[V_NLEGAL] = n
-    if obs.shape[0] > tab[L_SENAS_SEEN]:  # the señas block (games with señas only)
+    if obs.shape[0] > tab[L_SENAS_SEEN] and not uruguayan:  # the señas block (games with señas only)
         for rel in range(MAXS):
             for g in range(NUM_GESTURES):
                 if obs[tab[L_SENAS_SEEN] + rel * NUM_GESTURES + g] != 0:
@@ -320,6 +341,9 @@ def _num_played(vw, rel):
 def _strength_row(vw, tab):
     if vw[V_FAMILY] == 0:
         return tab[T_STR:T_STR + NC]
+    if vw[V_FAMILY] == 2:
+        row = URUGUAYAN_ROW + max(vw[V_VIRA], 0)
+        return tab[T_STR + row * NC:T_STR + (row + 1) * NC]
     m = max(vw[V_MANILHA], 0)
     return tab[T_STR + (1 + m) * NC:T_STR + (2 + m) * NC]
 
@@ -394,6 +418,44 @@ def _flor_of(cards, n):
         r = cards[i] // 4
         total += r + 1 if r < 7 else 0
     return total
+
+
+@njit(cache=True)
+def _points_envido(vw, cards, n):
+    """The envido of ``cards[:n]`` in the view's game: ``_envido_of``, or Uruguayan under the muestra."""
+    if vw[V_FAMILY] != 2:
+        return _envido_of(cards, n)
+    muestra = max(vw[V_VIRA], 0)
+    best = 0
+    for i in range(n):
+        vi = UY_VALUE[muestra, cards[i]]
+        best = max(best, vi + 20 * UY_PIEZA[muestra, cards[i]])
+        for j in range(i + 1, n):
+            if cards[i] % 4 == cards[j] % 4 or UY_PIEZA[muestra, cards[i]] or UY_PIEZA[muestra, cards[j]]:
+                best = max(best, 20 + vi + UY_VALUE[muestra, cards[j]])
+    return best
+
+
+@njit(cache=True)
+def _points_flor(vw, cards, n):
+    """The flor of ``cards[:n]`` in the view's game, -1 for none: ``_flor_of``, or Uruguayan under the muestra."""
+    if vw[V_FAMILY] != 2:
+        return _flor_of(cards, n)
+    if n != 3:
+        return -1
+    muestra = max(vw[V_VIRA], 0)
+    suit = -1
+    others = 0
+    total = 0
+    for i in range(3):
+        c = cards[i]
+        total += UY_VALUE[muestra, c]
+        if not UY_PIEZA[muestra, c]:
+            others += 1
+            if suit >= 0 and c % 4 != suit:
+                return -1
+            suit = c % 4
+    return total + ((0 if vw[V_PLAIN0] else 20) if others == 3 else 20)
 
 
 @njit(cache=True)
@@ -475,12 +537,12 @@ def _ev(vw, me, p, win, lose):
 # ------------------------------------------------------------------------------------------ sampling deals
 
 @njit(cache=True)
-def _agrees(kind, target, cards, m, tab):
+def _agrees(vw, kind, target, cards, m, tab):
     """``heuristic_reference._agrees``: kind 1 envido points, 0 a declared flor (target 0/1), 2 a signal."""
     if kind == 1:
-        return _envido_of(cards, m) == target
+        return _points_envido(vw, cards, m) == target
     if kind == 0:
-        return (_flor_of(cards, m) >= 0) == (target != 0)
+        return (_points_flor(vw, cards, m) >= 0) == (target != 0)
     return _true_to_table(target, cards, m, tab)
 
 
@@ -546,7 +608,7 @@ def _draw(vw, tab, st, n, slot_rel, slot_off, slot_k, fixed_n, fixed_cards):
     chk_played = np.empty((3 * MAXS, MAXT), dtype=np.int64)
     chk_nplayed = np.empty(3 * MAXS, dtype=np.int64)
     cards = np.empty(16, dtype=np.int64)
-    if vw[V_FAMILY] == 0:
+    if vw[V_FAMILY] != 1:
         nspecs = 0
         spec = np.empty((3 * MAXS, 3), dtype=np.int64)
         for rel in range(MAXS):
@@ -578,7 +640,7 @@ def _draw(vw, tab, st, n, slot_rel, slot_off, slot_k, fixed_n, fixed_cards):
                 for j in range(fixed_n[rel]):
                     cards[m] = fixed_cards[rel, j]
                     m += 1
-                const_ok = const_ok and _agrees(spec[q, 0], spec[q, 2], cards, m, tab)
+                const_ok = const_ok and _agrees(vw, spec[q, 0], spec[q, 2], cards, m, tab)
             else:
                 j = 0
                 while slot_rel[j] != rel:
@@ -608,7 +670,7 @@ def _draw(vw, tab, st, n, slot_rel, slot_off, slot_k, fixed_n, fixed_cards):
                     for j in range(chk[q, 3]):
                         cards[m] = row[chk[q, 2] + j]
                         m += 1
-                    if not _agrees(chk[q, 0], chk[q, 1], cards, m, tab):
+                    if not _agrees(vw, chk[q, 0], chk[q, 1], cards, m, tab):
                         good = False
                         break
                 if good:
@@ -725,7 +787,7 @@ def _rollout(hands, hn, tr_seat, tr_s, tr_n, leader, t, res, nres, vw, tab, part
 
 @njit(cache=True)
 def _all_tied_value(vw):
-    if vw[V_FAMILY] == 0 or vw[V_OPT + O_TIED_MAO]:
+    if vw[V_FAMILY] != 1 or vw[V_OPT + O_TIED_MAO]:
         return 1.0 if vw[V_MANO] % 2 == 0 else 0.0
     if vw[V_OPT + O_TIED_DEALER]:
         return 1.0 if vw[V_DEALER] % 2 == 0 else 0.0
@@ -864,7 +926,7 @@ def _envido_samples(vw, tab, st, n):
             for j in range(max(fixed_n[rel], 0)):
                 cards[m] = fixed_cards[rel, j]
                 m += 1
-            const[i] = _envido_of(cards, m)
+            const[i] = _points_envido(vw, cards, m)
     won = np.empty(n, dtype=np.bool_)
     opp_best = np.empty(n, dtype=np.int64)
     mano_parity = vw[V_MANO] % 2
@@ -884,7 +946,7 @@ def _envido_samples(vw, tab, st, n):
                 for q in range(slot_k[j]):
                     cards[m] = draws[d, slot_off[j] + q]
                     m += 1
-                value = _envido_of(cards, m)
+                value = _points_envido(vw, cards, m)
             if rel % 2 == 1:
                 ob = max(ob, value)
             if value > best:
@@ -1007,7 +1069,7 @@ def _pick(values, names, count):
 
 @njit(cache=True)
 def _ladder(vw):
-    return (LADDER_ARG, VALUES_ARG) if vw[V_FAMILY] == 0 else (LADDER_PAU, VALUES_PAU)
+    return (LADDER_PAU, VALUES_PAU) if vw[V_FAMILY] == 1 else (LADDER_ARG, VALUES_ARG)
 
 
 @njit(cache=True)
@@ -1061,7 +1123,7 @@ def _envido_ev(vw, me, p, chain, nchain):
 @njit(cache=True)
 def _envido_open(vw, tab, st, me):
     """Open an envido (own turn, or envido va primero) when its equity beats staying quiet; -1 for none."""
-    if vw[V_FAMILY] != 0:
+    if vw[V_FAMILY] == 1:
         return -1
     won, opp_best = _envido_samples(vw, tab, st, ENVIDO_SAMPLES)
     p = _envido_p(won, opp_best, 1.0)
@@ -1174,10 +1236,12 @@ def _flor_p(vw, tab, mine):
     total = 0
     cards = np.empty(NC, dtype=np.int64)
     combo = np.empty(3, dtype=np.int64)
-    for suit in range(4):
+    uruguayan = vw[V_FAMILY] == 2  # a flor need not be of one suit: every hand of the pool that is one
+    for suit in range(1 if uruguayan else 4):
         m = 0
-        for c in range(suit, NC, 4):
-            if (deck >> c) & 1 and (not (seen >> c) & 1 or (played_mask >> c) & 1):
+        for c in range(0 if uruguayan else suit, NC, 1 if uruguayan else 4):
+            in_pool = (deck >> c) & 1 and (not (seen >> c) & 1 or (played_mask >> c) & 1)
+            if in_pool and not (uruguayan and c == vw[V_VIRA]):
                 cards[m] = c
                 m += 1
         for x in range(m):
@@ -1189,7 +1253,9 @@ def _flor_p(vw, tab, mine):
                     combo[0] = cards[x]
                     combo[1] = cards[y]
                     combo[2] = cards[z]
-                    value = _flor_of(combo, 3)
+                    value = _points_flor(vw, combo, 3)
+                    if value < 0:
+                        continue
                     total += 1
                     if value < mine or (value == mine and i_win_ties):
                         wins += 1
@@ -1299,7 +1365,7 @@ def _should_fold(vw, p):
         for s in range(MAXS):
             if vw[V_TABLE + s] >= 0 or vw[V_COVERED + s]:
                 first_to_act = False
-    poor_envido = vw[V_FAMILY] != 0 or vw[V_OWNENV] < 25
+    poor_envido = vw[V_FAMILY] == 1 or vw[V_OWNENV] < 25
     return first_to_act and vw[V_LEVEL] == 0 and vw[V_ESTATUS] == 0 and poor_envido and p < 0.12
 
 

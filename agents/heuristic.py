@@ -69,14 +69,16 @@ from typing import Any
 import numpy as np
 
 from truco_env import cards
-from truco_env.encoding import OBS_OFFSETS
+from truco_env.encoding import OBS_OFFSETS, OBSERVATION_SIZE_URUGUAYAN, URUGUAYAN_OFFSETS
 
 from . import _heuristic_kernel
 from .base import SEED_PARAM, Agent, echo, register_agent, spec_params
 from .mersenne import MersenneStream
 
-#: Typical distribution of the points one hand moves (both families), for the match-equity table.
-HAND_POINTS = {cards.ARGENTINE: {1: 0.45, 2: 0.3, 3: 0.15, 4: 0.1}, cards.PAULISTA: {1: 0.55, 3: 0.33, 6: 0.09, 9: 0.03}}
+#: Typical distribution of the points one hand moves (per family), for the match-equity table. Uruguayan Truco
+#: takes the Argentine one: the same ladder and envido, with more flors and stronger envidos not yet measured.
+HAND_POINTS = {cards.ARGENTINE: {1: 0.45, 2: 0.3, 3: 0.15, 4: 0.1}, cards.PAULISTA: {1: 0.55, 3: 0.33, 6: 0.09, 9: 0.03},
+               cards.URUGUAYAN: {1: 0.45, 2: 0.3, 3: 0.15, 4: 0.1}}
 FOLD_SHARE = 0.3  # assumed share of ladder proposals the opponents refuse
 RERAISE_SHARE = 0.2  # ... and raise again
 ENVIDO_SAMPLES = 192  # envido needs no rollout: sample it finely
@@ -114,7 +116,7 @@ def match_equity_table(target: int, family: str, edge: float = 0.0) -> tuple[tup
 _TAB = _heuristic_kernel.tables()
 _TARGET_AT = OBS_OFFSETS["target"][0]
 _FAMILY_AT = OBS_OFFSETS["family"][0]
-_ME_SIDE = 30  # the observation clips the target at 30
+_ME_SIDE = 40  # the observation clips the target at 30, at 40 in Uruguayan Truco
 _ME_INDEX: dict[tuple[int, int, float], int] = {}
 _ME_STACK = np.zeros((0, _ME_SIDE, _ME_SIDE))
 _ROW0 = np.zeros(1, dtype=np.int64)
@@ -137,6 +139,9 @@ def _me_index(target: int, family: int, edge: float) -> int:
 
 def _obs_target_family(obs: np.ndarray) -> tuple[int, int]:
     """The target and family an observation shows, as the decoder reads them."""
+    if len(obs) == OBSERVATION_SIZE_URUGUAYAN and obs[URUGUAYAN_OFFSETS["uruguayan"][0]] != 0:
+        target = max(1, round(float(obs[URUGUAYAN_OFFSETS["uruguayan_target"][0]]) * 40))
+        return min(target, _ME_SIDE), cards.FAMILIES.index(cards.URUGUAYAN)
     target = max(1, round(float(obs[_TARGET_AT]) * 30))
     family = 0 if obs[_FAMILY_AT] != 0 else 1 if obs[_FAMILY_AT + 1] != 0 else 0
     return min(target, _ME_SIDE), family

@@ -16,7 +16,17 @@ from itertools import combinations, permutations, product
 from typing import Any
 
 from truco_env import actions, senas
-from truco_env.cards import ARGENTINE, NUM_CARDS, NUM_SUITS, card_text, envido_of, flor_of, suit_of
+from truco_env.cards import (
+    ENVIDO_FAMILIES,
+    NUM_CARDS,
+    NUM_SUITS,
+    URUGUAYAN,
+    card_text,
+    envido_of,
+    hand_points,
+    suit_of,
+    uruguayan_envido_of,
+)
 from truco_env.engine import ALL_TIED, LADDER_CALLS, LADDER_VALUES, hand_winner
 
 from .base import Agent
@@ -64,6 +74,33 @@ def _envido3_nested() -> list:
                 table[a][b][c] = value
         _ENVIDO3_NESTED.append(table)
     return _ENVIDO3_NESTED[0]
+
+
+_URUGUAYAN_ENVIDO3: dict[int, list] = {}
+
+
+def _envido_table(v: View) -> list:
+    """``table[a][b][c]``: the envido of three distinct cards in the view's game (Uruguayan: under its muestra)."""
+    if v.family != URUGUAYAN:
+        return _envido3_nested()
+    muestra = v.vira if v.vira is not None else 0
+    if muestra not in _URUGUAYAN_ENVIDO3:
+        table = [[[0] * NUM_CARDS for _ in range(NUM_CARDS)] for _ in range(NUM_CARDS)]
+        for combo in combinations(range(NUM_CARDS), 3):
+            value = uruguayan_envido_of(combo, muestra)
+            for a, b, c in permutations(combo):
+                table[a][b][c] = value
+        _URUGUAYAN_ENVIDO3[muestra] = table
+    return _URUGUAYAN_ENVIDO3[muestra]
+
+
+def _points(v: View, cards: list[int]) -> tuple[int, int | None]:
+    """The envido points and the flor value (None: none) of a whole hand in the view's game."""
+    return hand_points(v.family, cards, v.vira, 0 if v.options.get("plain_flor_base=0") else 20)
+
+
+def _envido_in(v: View, table: list, cards: list[int]) -> int:
+    return table[cards[0]][cards[1]][cards[2]] if len(cards) == 3 else _points(v, cards)[0]
 
 
 _WINNER_TABLES: dict[int, dict[tuple[int, ...], int | None]] = {}
@@ -172,7 +209,7 @@ class ReferenceHeuristic(HeuristicParameters, Agent):
         return v.trick_leader
 
     def _all_tied_value(self, v: View) -> float:
-        if v.family == ARGENTINE or v.options.get("all_tricks_tied=mao_team"):
+        if v.family in ENVIDO_FAMILIES or v.options.get("all_tricks_tied=mao_team"):
             return 1.0 if v.is_own(v.mano) else 0.0
         if v.options.get("all_tricks_tied=dealer_team"):
             return 1.0 if v.is_own(v.dealer) else 0.0
@@ -217,7 +254,7 @@ class ReferenceHeuristic(HeuristicParameters, Agent):
                 fixed[rel] = []
         const_ok = True
         var_checks: list[tuple[str, Any, list[int], int, int]] = []  # (kind, target, played, offset, count)
-        if v.family == ARGENTINE:
+        if v.family in ENVIDO_FAMILIES:
             specs: list[tuple[str, int, Any]] = []  # (kind, relative seat, target)
             for rel, value in v.envido_shown.items():
                 if rel != 0 and value is not None and rel in v.participants:
@@ -233,7 +270,7 @@ class ReferenceHeuristic(HeuristicParameters, Agent):
             for kind, rel, target in specs:
                 played = v.played_by(rel)
                 if rel in fixed:
-                    const_ok = const_ok and _agrees(kind, target, played + fixed[rel])
+                    const_ok = const_ok and _agrees(v, kind, target, played + fixed[rel])
                 else:
                     off, k = where[rel]
                     var_checks.append((kind, target, played, off, k))
@@ -244,7 +281,7 @@ class ReferenceHeuristic(HeuristicParameters, Agent):
         for _ in range(n):
             for _attempt in range(25):
                 drawn = sample(pool, need)
-                if const_ok and all(_agrees(kind, target, played + drawn[off:off + k])
+                if const_ok and all(_agrees(v, kind, target, played + drawn[off:off + k])
                                     for kind, target, played, off, k in var_checks):
                     break
             draws.append(drawn)
@@ -316,7 +353,7 @@ class ReferenceHeuristic(HeuristicParameters, Agent):
         from_mano = order[i:] + order[:i]
         tie_to_mano_team = v.options.get("envido_tie=mano_team")
         fixed, slots, draws = self._draw(v, n)
-        table = _envido3_nested()
+        table = _envido_table(v)
         where = {rel: (off, k) for rel, off, k in slots}
         plan = []  # per seat from mano: (seat, constant envido or None, played, offset, count)
         for rel in from_mano:
@@ -325,7 +362,7 @@ class ReferenceHeuristic(HeuristicParameters, Agent):
                 off, k = where[rel]
                 plan.append((rel, None, played, off, k))
             else:
-                plan.append((rel, _envido(played + fixed.get(rel, [])), played, 0, 0))
+                plan.append((rel, _envido_in(v, table, played + fixed.get(rel, [])), played, 0, 0))
         mano_parity = v.mano % 2
         memo: dict[tuple[int, ...], tuple[bool, int]] = {}
         out = []
@@ -334,7 +371,7 @@ class ReferenceHeuristic(HeuristicParameters, Agent):
             for _, const, played, off, k in plan:
                 if const is None:
                     cards = played + drawn[off:off + k]
-                    const = table[cards[0]][cards[1]][cards[2]] if len(cards) == 3 else envido_of(cards)
+                    const = _envido_in(v, table, cards)
                 values.append(const)
             key = tuple(values)
             res = memo.get(key)
@@ -444,7 +481,7 @@ class ReferenceHeuristic(HeuristicParameters, Agent):
         if p <= 0.0:
             return True
         first_to_act = v.trick_index == 0 and not v.table[0] and not v.covered[0]
-        poor_envido = v.family != ARGENTINE or v.own_envido < 25
+        poor_envido = v.family not in ENVIDO_FAMILIES or v.own_envido < 25
         return (first_to_act and v.truco_level == 0 and v.envido_status == "none" and poor_envido
                 and p < 0.12)
 
@@ -539,7 +576,7 @@ class ReferenceHeuristic(HeuristicParameters, Agent):
 
     def _envido_open(self, v: View) -> str | None:
         """Open an envido (own turn, or envido va primero) when its equity beats staying quiet."""
-        if v.family != ARGENTINE:
+        if v.family not in ENVIDO_FAMILIES:
             return None
         samples = self._envido_samples(v)
         p = self._envido_p(samples)
@@ -627,25 +664,29 @@ class ReferenceHeuristic(HeuristicParameters, Agent):
         from_mano = order[i:] + order[:i]
         i_win_ties = from_mano.index(0) < from_mano.index(rel)
         wins = total = 0
-        for suit in range(NUM_SUITS):
-            cards = [c for c in pool if suit_of(c) == suit]
+        if v.family == URUGUAYAN:  # a flor need not be of one suit: every hand of the pool that is one
+            groups = [[c for c in pool if c != v.vira]]
+        else:
+            groups = [[c for c in pool if suit_of(c) == suit] for suit in range(NUM_SUITS)]
+        for cards in groups:
             for combo in combinations(cards, 3):
                 if not all(c in combo for c in played):
                     continue
-                value = flor_of(list(combo))
+                value = _points(v, list(combo))[1]
+                if value is None:
+                    continue
                 total += 1
                 wins += value < mine or (value == mine and i_win_ties)
         return wins / total if total else 1.0
 
 
-def _agrees(kind: str, target: Any, cards: list[int]) -> bool:
+def _agrees(v: View, kind: str, target: Any, cards: list[int]) -> bool:
     """Whether a seat's whole hand ``cards`` agrees with what was public: its announced envido points, whether it
     declared a flor, or (señas) the signal it made, read by the table."""
     if kind == "envido":
-        table = _envido3_nested()
-        return (table[cards[0]][cards[1]][cards[2]] if len(cards) == 3 else envido_of(cards)) == target
+        return _envido_in(v, _envido_table(v), cards) == target
     if kind == "flor":
-        return (flor_of(cards) is not None) == target
+        return (_points(v, cards)[1] is not None) == target
     return senas.true_to_table(target, cards)
 
 

@@ -15,19 +15,31 @@ import numpy as np
 
 import truco_env.cards
 from truco_env import actions, senas
-from truco_env.cards import ARGENTINE, ARGENTINE_STRENGTH, FAMILIES, NUM_CARDS, PAULISTA_STRENGTH
+from truco_env.cards import (
+    ARGENTINE,
+    ARGENTINE_STRENGTH,
+    FAMILIES,
+    NUM_CARDS,
+    PAULISTA_STRENGTH,
+    URUGUAYAN,
+    URUGUAYAN_STRENGTH,
+)
 from truco_env.config import PRESETS
 from truco_env.encoding import (
+    ENVIDO_SCALE,
     ENVIDO_STATUS,
     FLOR_CALL_NAMES,
+    FLOR_SCALE,
     FLOR_STATUS,
     MAX_SEATS,
     MAX_TRICKS,
     OBS_OFFSETS,
     OBSERVATION_SIZE,
+    OBSERVATION_SIZE_URUGUAYAN,
     OPTION_BITS,
     PHASES,
     SENAS_OFFSETS,
+    URUGUAYAN_OFFSETS,
 )
 
 OWN, OPP, TIE = 0, 1, -1  # trick results from the observer's side
@@ -99,9 +111,12 @@ class View:
 
     @property
     def strength(self) -> tuple[int, ...]:
-        """Trick strength of every card index for this hand (Paulista: from the manilha rank)."""
+        """Trick strength of every card index for this hand (Paulista: from the manilha rank; Uruguayan: from the
+        muestra)."""
         if self.family == ARGENTINE:
             return ARGENTINE_STRENGTH
+        if self.family == URUGUAYAN:
+            return URUGUAYAN_STRENGTH[self.vira if self.vira is not None else 0]
         return PAULISTA_STRENGTH[self.manilha_rank if self.manilha_rank is not None else 0]
 
     def deck(self) -> tuple[int, ...]:
@@ -187,11 +202,17 @@ def decode(observation: dict[str, Any]) -> View:
     """Decode ``{"observation", "action_mask"}`` into a :class:`View`."""
     obs = np.asarray(observation["observation"])
     mask = np.asarray(observation["action_mask"])
-    family = FAMILIES[_hot(obs, "family") or 0]
+    uruguayan = len(obs) == OBSERVATION_SIZE_URUGUAYAN and obs[URUGUAYAN_OFFSETS["uruguayan"][0]] > 0
+    family = URUGUAYAN if uruguayan else FAMILIES[_hot(obs, "family") or 0]
     num_players = (2, 4, 6)[_hot(obs, "num_players") or 0]
     size_index = _hot(obs, "hand_size")
     hand_size = 3 if size_index is None else size_index + 1
-    target = max(1, round(float(_slice(obs, "target")[0]) * 30))
+    if uruguayan:  # the common field stops at 30, this family's own at 40
+        target = max(1, round(float(obs[URUGUAYAN_OFFSETS["uruguayan_target"][0]]) * 40))
+    else:
+        target = max(1, round(float(_slice(obs, "target")[0]) * 30))
+    envido_scale = ENVIDO_SCALE[family]
+    flor_scale = FLOR_SCALE[family]
     score_raw = _slice(obs, "score")
     score = (round(float(score_raw[0]) * target), round(float(score_raw[1]) * target))
 
@@ -203,6 +224,8 @@ def decode(observation: dict[str, Any]) -> View:
     own_points = _slice(obs, "own_points")
     special = _slice(obs, "special_hand")
     options = {key: bool(v > 0) for key, v in zip(OPTION_KEYS, _slice(obs, "options"))}
+    if uruguayan:
+        options["plain_flor_base=0"] = bool(obs[URUGUAYAN_OFFSETS["uruguayan_options"][0]] > 0)
     participants = [int(s) for s in np.flatnonzero(_slice(obs, "participants"))] or list(range(num_players))
     phase_index = _hot(obs, "phase")
     legal = [int(a) for a in np.flatnonzero(mask)]
@@ -230,12 +253,12 @@ def decode(observation: dict[str, Any]) -> View:
         pending_by_own=bool(_slice(obs, "pending_truco_by")[0] > 0),
         envido_calls=_calls(obs, "envido_calls", ENVIDO_CALL_NAMES, 4),
         envido_status=ENVIDO_STATUS[_hot(obs, "envido_status") or 0],
-        envido_shown=_shown(obs, "envido_shown", 33.0),
+        envido_shown=_shown(obs, "envido_shown", envido_scale),
         flor_calls=_calls(obs, "flor_calls", FLOR_CALL_NAMES, 3),
         flor_status=FLOR_STATUS[_hot(obs, "flor_status") or 0],
         flor_holders={int(s) for s in np.flatnonzero(_slice(obs, "flor_holders"))},
-        own_envido=round(float(own_points[0]) * 33),
-        own_flor=round(float(own_points[1]) * 38) if own_points[1] > 0 else None,
+        own_envido=round(float(own_points[0]) * envido_scale),
+        own_flor=round(float(own_points[1]) * flor_scale) if own_points[1] > 0 else None,
         mano=_hot(obs, "mano") or 0,
         dealer=_hot(obs, "dealer") or 0,
         participants=participants,
@@ -247,7 +270,7 @@ def decode(observation: dict[str, Any]) -> View:
         legal=legal,
     )
     view.legal_names = [view.name_of(a) for a in legal]
-    if len(obs) > OBSERVATION_SIZE:  # the señas block (games with señas only)
+    if len(obs) > OBSERVATION_SIZE and not uruguayan:  # the señas block (games with señas only)
         start, end = SENAS_OFFSETS["senas_seen"]
         for rel, gesture in zip(*np.nonzero(obs[start:end].reshape(MAX_SEATS, len(senas.GESTURES)))):
             view.signals[int(rel)] = senas.GESTURES[int(gesture)]
