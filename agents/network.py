@@ -22,13 +22,15 @@ from safetensors.torch import load_file
 from torch import nn
 
 from truco_env.actions import NUM_ACTIONS, NUM_ACTIONS_SENAS
-from truco_env.cards import ARGENTINE_STRENGTH, NUM_CARDS, NUM_RANKS, PAULISTA_STRENGTH
+from truco_env.cards import ARGENTINE_STRENGTH, NUM_CARDS, PAULISTA_STRENGTH, URUGUAYAN_STRENGTH
 from truco_env.encoding import (
     OBS_OFFSETS,
     OBSERVATION_SIZE,
     OBSERVATION_SIZE_SENAS,
+    OBSERVATION_SIZE_URUGUAYAN,
     OBSERVATION_SIZES,
     OBSERVATION_VERSION,
+    URUGUAYAN_OFFSETS,
 )
 from truco_env.limits import (
     MAX_HIDDEN_LAYERS,
@@ -48,7 +50,8 @@ FORMAT_VERSION = 1
 #: Input features a network may add to the observation (``PolicyNet(features=...)``).
 FEATURES = ("none", "card_strength")
 TALLY_HIDDEN = 64  # hidden units of the match tally's pathway (``PolicyNet(tally_film=True)``)
-STRENGTH_LEVELS = 14  # trick strengths 1..14 in both families (cards.ARGENTINE_STRENGTH, PAULISTA_STRENGTH)
+STRENGTH_LEVELS = 14  # trick strengths 1..14 in two families (cards.ARGENTINE_STRENGTH, PAULISTA_STRENGTH)
+URUGUAYAN_LEVELS = 19  # ... and 1..19 with the Uruguayan piezas (cards.URUGUAYAN_STRENGTH)
 
 
 class CardStrength(nn.Module):
@@ -57,20 +60,26 @@ class CardStrength(nn.Module):
     Why: in Truco Paulista a card's strength depends on the vira (the manilha rank changes every hand), so an MLP
     would have to learn ``strength(card, manilha)`` from two one-hots; this layer computes it exactly, for the
     own hand, the visible partner cards and each table slot ([trick][relative seat]), in both families. It has
-    no weights (constant buffers, not saved) and uses only matmuls, so the ONNX export carries it."""
+    no weights (constant buffers, not saved) and uses only matmuls, so the ONNX export carries it.
 
-    def __init__(self):
+    A network of Uruguayan Truco (``uruguayan``: it reads the family's block) counts 19 levels and adds a table per
+    muestra; every other network is exactly the 14-level layer it always was."""
+
+    def __init__(self, uruguayan: bool = False):
         super().__init__()
-        # one [40 cards x 14 levels] table per case: argentine, then paulista under each manilha rank
-        tables = torch.zeros(1 + NUM_RANKS, NUM_CARDS, STRENGTH_LEVELS)
-        for card in range(NUM_CARDS):
-            tables[0, card, ARGENTINE_STRENGTH[card] - 1] = 1.0
-            for manilha in range(NUM_RANKS):
-                tables[1 + manilha, card, PAULISTA_STRENGTH[manilha][card] - 1] = 1.0
-        self.register_buffer("tables", tables.reshape(1 + NUM_RANKS, -1), persistent=False)
+        self.uruguayan = uruguayan
+        self.num_levels = URUGUAYAN_LEVELS if uruguayan else STRENGTH_LEVELS
+        # one [40 cards x levels] table per case: argentine, then paulista under each manilha rank, then (a
+        # Uruguayan network) uruguayan under each muestra
+        rows = [ARGENTINE_STRENGTH, *PAULISTA_STRENGTH] + (list(URUGUAYAN_STRENGTH) if uruguayan else [])
+        tables = torch.zeros(len(rows), NUM_CARDS, self.num_levels)
+        for row, strength in enumerate(rows):
+            for card in range(NUM_CARDS):
+                tables[row, card, strength[card] - 1] = 1.0
+        self.register_buffer("tables", tables.reshape(len(rows), -1), persistent=False)
         self.hand, self.partner, self.table_cards = (OBS_OFFSETS[k] for k in ("hand", "partner_cards", "table"))
         self.table_slots = (self.table_cards[1] - self.table_cards[0]) // NUM_CARDS
-        self.size = (2 + self.table_slots) * STRENGTH_LEVELS
+        self.size = (2 + self.table_slots) * self.num_levels
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         return self.levels(obs, self.slots(obs))
@@ -86,11 +95,15 @@ class CardStrength(nn.Module):
         Built once per row and applied to every slot: far cheaper than an outer product per slot."""
         family = obs[:, OBS_OFFSETS["family"][0]:OBS_OFFSETS["family"][1]]  # [argentine, paulista]
         manilha = obs[:, OBS_OFFSETS["manilha_rank"][0]:OBS_OFFSETS["manilha_rank"][1]]
-        weights = torch.cat([family[:, :1], family[:, 1:] * manilha], 1)  # [batch, 1 + ranks]
-        return (weights @ self.tables).reshape(-1, NUM_CARDS, STRENGTH_LEVELS)  # -1: a traced export keeps the batch free
+        parts = [family[:, :1], family[:, 1:] * manilha]  # [batch, 1 + ranks]
+        if self.uruguayan:  # ... + [batch, 40]: the muestra, where the family's flag is on
+            flag = obs[:, URUGUAYAN_OFFSETS["uruguayan"][0]:URUGUAYAN_OFFSETS["uruguayan"][1]]
+            parts.append(flag * obs[:, OBS_OFFSETS["vira"][0]:OBS_OFFSETS["vira"][1]])
+        weights = torch.cat(parts, 1)
+        return (weights @ self.tables).reshape(-1, NUM_CARDS, self.num_levels)  # -1: a traced export keeps the batch free
 
     def levels(self, obs: torch.Tensor, cards: torch.Tensor) -> torch.Tensor:
-        """Strength-level counts ``[batch, slots * 14]`` of card one-hots ``[batch, slots, 40]``, under the
+        """Strength-level counts ``[batch, slots * levels]`` of card one-hots ``[batch, slots, 40]``, under the
         family and manilha rank that ``obs`` shows."""
         return (cards @ self.table(obs)).flatten(1)
 
@@ -201,7 +214,8 @@ class PolicyNet(nn.Module):
         if features not in FEATURES:
             raise ValueError(f"network features {features!r} are not known; choose one of {list(FEATURES)}")
         self.obs_size, self.num_actions, self.hidden, self.features = obs_size, num_actions, tuple(hidden), features
-        self.strength = CardStrength() if features == "card_strength" else None
+        self.strength = (CardStrength(uruguayan=obs_size == OBSERVATION_SIZE_URUGUAYAN)
+                         if features == "card_strength" else None)
         layers, width = _relu_layers(obs_size + (self.strength.size if self.strength is not None else 0), self.hidden)
         self.trunk = nn.Sequential(*layers)
         self.policy = nn.Linear(width, num_actions)
@@ -347,7 +361,8 @@ def load_policy(path: str) -> tuple[PolicyNet, dict[str, Any]]:
         raise PolicyFileError(f"{path}: an opponent-gated policy (experts under a gate, shipped before the PPO "
                               "rebuild) is no longer read; its ONNX copy in agents/policies/previous/ plays as "
                               "onnx:FILE")
-    senas = version == OBSERVATION_VERSION and arch.get("obs_size") == OBSERVATION_SIZE_SENAS  # with señas' block
+    # with señas' block or the Uruguayan one
+    senas = version == OBSERVATION_VERSION and arch.get("obs_size") in (OBSERVATION_SIZE_SENAS, OBSERVATION_SIZE_URUGUAYAN)
     if not senas and (not _is_int(version) or version not in OBSERVATION_SIZES or not _is_int(arch.get("obs_size"))
                       or arch.get("obs_size") != OBSERVATION_SIZES[version]):
         raise PolicyFileError(f"{path}: observation layout version {clip(repr(version))} with "
@@ -403,7 +418,8 @@ def _expected_shapes(path: str, arch: dict[str, Any]) -> dict[str, tuple[int, ..
                               f"{clip(repr(arch.get('features', 'none')))}; this truco-rl builds kind 'mlp' with "
                               f"features {list(FEATURES)}")
     film = arch.get("tally_film", False)
-    if not isinstance(film, bool) or film and arch.get("obs_size") != OBS_OFFSETS["match_tally"][1]:
+    if not isinstance(film, bool) or film and arch.get("obs_size") not in (OBS_OFFSETS["match_tally"][1],
+                                                                           OBSERVATION_SIZE_URUGUAYAN):
         raise PolicyFileError(f"{path}: architecture 'tally_film' must be true or false (true only with the "
                               f"match tally, layout version 2), got {clip(repr(film))}")
     with torch.device("meta"):

@@ -52,7 +52,7 @@ import numpy as np
 
 import truco_env.cards
 from truco_env import actions
-from truco_env.cards import FAMILIES, NUM_CARDS, PAULISTA, envido_of
+from truco_env.cards import FAMILIES, NUM_CARDS, PAULISTA, hand_points
 from truco_env.encoding import OBS_OFFSETS
 
 from .base import SEED_PARAM, Agent, number_in, register_agent, spec_params
@@ -162,7 +162,9 @@ def _falta_cheap(view: View) -> bool:
 
 def _own_envido(view: View) -> int:
     dealt = view.played_by(0) + view.hand
-    return envido_of(dealt) if dealt else view.own_envido
+    if not dealt:
+        return view.own_envido
+    return hand_points(view.family, dealt, view.vira)[0]
 
 
 def card_choice(view: View, ids: dict[str, int], rng: random.Random) -> int:

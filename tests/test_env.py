@@ -303,7 +303,9 @@ def test_hidden_cards_do_not_leak(preset, overrides):
             for _, action in record["actions"]:
                 public_same = (a.score == b.score and a.envido_announcements == b.envido_announcements
                                and a.flor_announcements == b.flor_announcements and a.actor == b.actor
-                               and a.flor_status == b.flor_status and action in b.legal_actions())
+                               and a.flor_status == b.flor_status and action in b.legal_actions()
+                               # once a flor is declared every flor at the table is (rules.md §3.8): public
+                               and (a.flor_status == "none" or a.flor_holders == b.flor_holders))
                 if not public_same:
                     break  # the public history diverged (an envido shown, a flor forced): nothing left to compare
                 assert encode_observation(a, viewer).tobytes() == encode_observation(b, viewer).tobytes(), (

@@ -55,19 +55,21 @@ def draw_rules(rng: random.Random, preset: str) -> dict:
     """Overrides for ``preset``: each field of its family drawn with probability 1/2 from its valid values
     (fields of the other family keep their defaults, as the config requires); valid by construction."""
     base = PRESETS[preset]
-    foreign = set(PAULISTA_ONLY if base.family == cards.ARGENTINE else ARGENTINE_ONLY) | set(URUGUAYAN_ONLY)
+    foreign = {cards.ARGENTINE: set(PAULISTA_ONLY) | set(URUGUAYAN_ONLY),
+               cards.PAULISTA: set(ARGENTINE_ONLY) | set(URUGUAYAN_ONLY),
+               cards.URUGUAYAN: set(PAULISTA_ONLY) | set(SENAS_FIELDS)}[base.family]
     drawn: dict = {}
 
     def value(name):
         return drawn.get(name, getattr(base, name))
 
     def draw_ranks():
-        ranks = cards.SPANISH_RANKS if base.family == cards.ARGENTINE else cards.PAULISTA_DECK_RANKS[value("deck")]
-        needed = value("hand_size") * value("num_players") + (base.family == cards.PAULISTA)
+        ranks = cards.PAULISTA_DECK_RANKS[value("deck")] if base.family == cards.PAULISTA else cards.SPANISH_RANKS
+        needed = value("hand_size") * value("num_players") + (base.family in cards.TURNED_CARD_FAMILIES)
         return tuple(rng.sample(ranks, rng.randint(math.ceil(needed / 4), len(ranks))))
 
     draws = {  # in dependency order: deck_ranks and pica_pica read fields drawn before them
-        "num_players": lambda: rng.choice((2, 4, 6) if base.family == cards.ARGENTINE else (2, 4)),
+        "num_players": lambda: rng.choice((2, 4) if base.family == cards.PAULISTA else (2, 4, 6)),
         "target_score": lambda: rng.choice(TARGETS),
         "malas_buenas": lambda: rng.choice((None, True, False)),
         "flor_values": lambda: {key: rng.randrange(10) for key in DEFAULT_FLOR_VALUES},
@@ -95,8 +97,8 @@ def draw_rules(rng: random.Random, preset: str) -> dict:
             drawn[name] = getattr(TrucoConfig, name)
     ranks = value("deck_ranks")
     if ranks is not None:  # a preset's own small deck may no longer fit the drawn players, cards or deck
-        family_ranks = cards.SPANISH_RANKS if base.family == cards.ARGENTINE else cards.PAULISTA_DECK_RANKS[value("deck")]
-        needed = value("hand_size") * value("num_players") + (base.family == cards.PAULISTA)
+        family_ranks = cards.PAULISTA_DECK_RANKS[value("deck")] if base.family == cards.PAULISTA else cards.SPANISH_RANKS
+        needed = value("hand_size") * value("num_players") + (base.family in cards.TURNED_CARD_FAMILIES)
         if 4 * len(ranks) < needed or not set(ranks) <= set(family_ranks):
             drawn["deck_ranks"] = draw_ranks()
     make_config(preset, **drawn)  # every draw is valid: a ValueError here is a bug in the config or here
@@ -223,8 +225,7 @@ def test_the_fuzzer_draws_every_rules_field_and_only_valid_configs():
     for _ in range(400):
         for name, value in draw_rules(rng, rng.choice(sorted(PRESETS))).items():
             seen.setdefault(name, set()).add(json.dumps(value, sort_keys=True))
-    # the Uruguayan-only fields wait for the family's presets (tests/test_uruguayan_engine.py checks them meanwhile)
-    assert set(seen) | {"family"} | set(URUGUAYAN_ONLY) == set(FIELD_NAMES)
+    assert set(seen) | {"family"} == set(FIELD_NAMES)
     assert all(len(values) >= 2 for name, values in seen.items() if name != "pica_pica")
 
 

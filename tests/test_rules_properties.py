@@ -11,7 +11,7 @@ from truco_env import PRESETS, TrucoState, make_config
 from truco_env.engine import ENVIDO, FLOR_CONTEST, FLOR_DECLARE, ONZE, PLAY, TRUCO
 
 #: Hand values by accepted level (docs/rules.md §3.9, 4.4), written out here rather than read from the engine.
-LADDER_VALUES = {"argentine": (1, 2, 3, 4), "paulista": (1, 3, 6, 9, 12)}
+LADDER_VALUES = {"argentine": (1, 2, 3, 4), "paulista": (1, 3, 6, 9, 12), "uruguayan": (1, 2, 3, 4)}
 
 # (preset, overrides) pairs: every preset plus the options that change the course of play.
 VARIANTS = [(name, {}) for name in PRESETS] + [

@@ -276,6 +276,10 @@ PRESETS: dict[str, TrucoConfig] = {
     "paulista": TrucoConfig(family=PAULISTA, num_players=2, target_score=12, deck="dirty"),
     "paulista-2v2": TrucoConfig(family=PAULISTA, num_players=4, target_score=12, deck="dirty"),
     "paulista-clean": TrucoConfig(family=PAULISTA, num_players=2, target_score=12, deck="clean"),
+    # Uruguayan Truco: the muestra and its piezas, 40 points, flor on (docs/rules_uruguayan_draft.md §8.9)
+    "uruguayan": TrucoConfig(family=URUGUAYAN, num_players=2),
+    "uruguayan-2v2": TrucoConfig(family=URUGUAYAN, num_players=4),
+    "uruguayan-3v3": TrucoConfig(family=URUGUAYAN, num_players=6, pica_pica=False),
     # Research variants: one hand, one card each, a small deck; solvable exactly (docs/rules.md §5.3).
     "argentine-mini": TrucoConfig(family=ARGENTINE, num_players=2, target_score=15, deck_ranks=("1", "3", "7"),
                                   hand_size=1, single_hand=True),

@@ -84,6 +84,11 @@ _STRENGTH = _kernel.STRENGTH
 def _strength_row(obs, cfg):
     if cfg[_kernel.C_FAMILY] == 0:
         return 0
+    if cfg[_kernel.C_FAMILY] == 2:  # a row per muestra (the top tier holds the piezas with the matas)
+        for c in range(40):
+            if obs[_kernel.O_VIRA + c] > 0.5:
+                return _kernel.URUGUAYAN_ROW + c
+        return _kernel.URUGUAYAN_ROW
     for m in range(10):
         if obs[_kernel.O_MANILHA + m] > 0.5:
             return 1 + m
@@ -254,10 +259,10 @@ def key_base(obs, mask, cfg):
     key |= np.int64(results) << 31
     # envido bucket while the envido is live
     live = phase == _kernel.ENVIDO or phase == _kernel.FLOR_CONTEST or (legal & (63 << 3)) != 0
-    if family == 0 and n_results == 0 and not blind and live:
-        env = 1 + 4 * _envido_bucket(int(obs[_kernel.O_OWN_POINTS] * 33.0 + 0.5))
+    if family != 1 and n_results == 0 and not blind and live:
+        env = 1 + 4 * _envido_bucket(int(obs[_kernel.O_OWN_POINTS] * cfg[_kernel.C_ENV_SCALE] + 0.5))
         if cfg[_kernel.C_FLOR] and obs[_kernel.O_OWN_POINTS + 1] > 0.0:
-            flor = int(obs[_kernel.O_OWN_POINTS + 1] * 38.0 + 0.5)
+            flor = int(obs[_kernel.O_OWN_POINTS + 1] * cfg[_kernel.C_FLOR_SCALE] + 0.5)
             env += 1 + (0 if flor <= 28 else (1 if flor <= 32 else 2))
         key |= np.int64(env) << 26
     # the opponent's face-up card on the current trick

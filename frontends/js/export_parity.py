@@ -31,6 +31,7 @@ from truco_env.encoding import (
     OBS_OFFSETS,
     OBSERVATION_VERSION,
     PHASES,
+    URUGUAYAN_OFFSETS,
     encode_action_mask,
     encode_observation,
 )
@@ -71,6 +72,14 @@ CONFIGS = (
     ("paulista-open-ferro", "paulista-clean", {"mao_de_ferro_blind": False, "forbid_useless_raise": True}),
     ("argentine-3v3-senas-free", "argentine-3v3", {"senas": True, "sena_code": "free", "sena_catch": 0.6,
                                                    "pica_pica": True}),
+    ("uruguayan", "uruguayan", {}),
+    ("uruguayan-2v2", "uruguayan-2v2", {}),
+    ("uruguayan-3v3", "uruguayan-3v3", {}),
+    ("uruguayan-variants", "uruguayan-2v2", {
+        "plain_flor_base": 0, "falta_envido": "leader_needs", "target_score": 30, "responder": "team_pie",
+        "flor_values": {"uncontested_per_flor": 3, "contested_per_flor": 4, "achico": 5, "contraflor_quiero": 7,
+                        "contraflor_no_quiero": 3, "resto_bonus_per_flor": 2, "resto_no_quiero_direct": 5,
+                        "resto_no_quiero_after_contraflor": 8}}),
 )
 
 MAX_DECISIONS_PER_MATCH = 40  # then a new match: many short stretches from varied scores beat a few long matches
@@ -112,7 +121,8 @@ def _flor_rich_deal(rng: random.Random, config) -> dict | None:
         for card in hand:
             deck.remove(card)
         hands.append([cards.card_text(c, config.family) for c in hand])
-    return {"hands": hands, "vira": None}
+    vira = cards.card_text(deck[0], config.family) if config.family in cards.TURNED_CARD_FAMILIES else None
+    return {"hands": hands, "vira": vira}  # the Uruguayan muestra from the cards left
 
 
 def _observation_entries(obs) -> tuple[list[int], list[list[float]]]:
@@ -208,6 +218,10 @@ def _features() -> dict:
         "an opponent's signal caught": lambda t: any(a.startswith("sena:") and s % 2 != t["view"]["seat"] % 2
                                                      for s, a in t["view"]["hands"][-1]["actions"]),
         "own signal caught": lambda t: bool(t["view"]["hands"][-1].get("sena_caught_by")),
+        "uruguayan piezas": lambda t: any(URUGUAYAN_OFFSETS["piezas"][0] <= i < URUGUAYAN_OFFSETS["piezas"][1]
+                                          for i in t["ones"]),
+        "uruguayan flor shown": lambda t: ("flor_shown" in t["view"]["hands"][-1]
+                                           and URUGUAYAN_OFFSETS["uruguayan"][0] in t["ones"]),
     })
     return out
 

@@ -20,9 +20,11 @@ from truco_env import actions, cards, engine
 from truco_env.config import CHOICES, FAMILY_DEFAULTS, PRESETS, TrucoConfig
 from truco_env.encoding import (
     ENVIDO_CALL_SLOTS,
+    ENVIDO_SCALE,
     ENVIDO_STATUS,
     FLOR_CALL_NAMES,
     FLOR_CALL_SLOTS,
+    FLOR_SCALE,
     FLOR_STATUS,
     MAX_SEATS,
     MAX_TRICKS,
@@ -36,6 +38,9 @@ from truco_env.encoding import (
     SENAS_OFFSETS,
     SENAS_SIZE,
     TALLY_SCALE,
+    URUGUAYAN_FIELDS,
+    URUGUAYAN_OFFSETS,
+    URUGUAYAN_SIZE,
 )
 
 OUT = Path(__file__).resolve().parent / "truco_tables.json"
@@ -74,6 +79,10 @@ def tables() -> dict:
             # appended only where the rules have senas (docs/rules.md §3.13)
             "senas_fields": [[name, SENAS_OFFSETS[name][0], size] for name, size, _ in SENAS_FIELDS],
             "senas_size": SENAS_SIZE,
+            # appended only in Uruguayan Truco (docs/observation.md); points scaled per family
+            "uruguayan_fields": [[name, URUGUAYAN_OFFSETS[name][0], size] for name, size, _ in URUGUAYAN_FIELDS],
+            "uruguayan_size": URUGUAYAN_SIZE,
+            "envido_scale": dict(ENVIDO_SCALE), "flor_scale": dict(FLOR_SCALE),
         },
         "actions": {
             "count": actions.NUM_ACTIONS,
@@ -93,6 +102,11 @@ def tables() -> dict:
             "argentine_strength": list(cards.ARGENTINE_STRENGTH),
             "paulista_strength": [list(row) for row in cards.PAULISTA_STRENGTH],  # by manilha rank index
             "envido_rank_value": list(cards.ENVIDO_RANK_VALUE),
+            # Uruguayan, by the muestra's card index: strength, each card's reduced value, the five piezas
+            "uruguayan_strength": [list(row) for row in cards.URUGUAYAN_STRENGTH],
+            "uruguayan_value": [[cards.uruguayan_value(c, m) for c in range(cards.NUM_CARDS)]
+                                for m in range(cards.NUM_CARDS)],
+            "piezas": [list(cards.piezas(m)) for m in range(cards.NUM_CARDS)],
         },
         "rules": {
             "ladder_calls": {family: list(calls) for family, calls in engine.LADDER_CALLS.items()},

@@ -39,6 +39,7 @@ export class TrucoEncoder {
     this.offsets = {};
     for (const [name, offset, size] of tables.observation.fields) this.offsets[name] = [offset, size];
     for (const [name, offset, size] of tables.observation.senas_fields) this.offsets[name] = [offset, size];
+    for (const [name, offset, size] of tables.observation.uruguayan_fields) this.offsets[name] = [offset, size];
     this._ids = {};
     this._cards = {};
     for (const family of Object.keys(tables.actions.names)) {
@@ -87,7 +88,6 @@ export class TrucoEncoder {
     if (!rules || typeof rules !== "object") fail("view.rules must be the record's rules object or a preset name");
     for (const key of Object.keys(rules)) if (!(key in cfg.defaults)) fail(`unknown config field ${JSON.stringify(key)}`);
     const out = { ...cfg.defaults, ...rules, flor_values: { ...cfg.defaults.flor_values, ...(rules.flor_values || {}) } };
-    if (out.family === "uruguayan") fail("the uruguayan family is not in the JavaScript encoder yet");
     for (const [name, byFamily] of Object.entries(cfg.family_defaults)) {
       if (out[name] == null && out.family in byFamily) out[name] = byFamily[out.family];
     }
@@ -155,6 +155,19 @@ export class TrucoEncoder {
     if (call < 0) fail(`${where}: unknown action ${JSON.stringify(name)}`);
     return t.tally_class_of[t.call_base + call];
   }
+}
+
+/** Uruguayan envido (truco_env.cards.uruguayan_envido_of): the best pair that goes together (one suit, or a pieza
+ * in it), else the best single value, a lone pieza's with the 20. */
+function uruguayanEnvidoOf(cards, values, isPieza) {
+  let best = 0;
+  cards.forEach((c, i) => {
+    best = Math.max(best, values[i] + (isPieza[i] ? 20 : 0));
+    for (let j = i + 1; j < cards.length; j++) {
+      if (c % 4 === cards[j] % 4 || isPieza[i] || isPieza[j]) best = Math.max(best, 20 + values[i] + values[j]);
+    }
+  });
+  return best;
 }
 
 function envidoOf(values, suits) {
@@ -236,6 +249,10 @@ class HandState {
       if (typeof deal.vira !== "string") fail(`${this.where}.deal.vira: Paulista needs the vira`);
       this.vira = this.card(deal.vira);
       this.strength = this.t.cards.paulista_strength[this.manilhaRank(this.vira)];
+    } else if (this.family === "uruguayan") {
+      if (typeof deal.vira !== "string") fail(`${this.where}.deal.vira: Uruguayan Truco needs the muestra`);
+      this.vira = this.card(deal.vira);
+      this.strength = this.t.cards.uruguayan_strength[this.vira];
     } else {
       this.vira = null;
       this.strength = this.t.cards.argentine_strength;
@@ -315,8 +332,29 @@ class HandState {
 
   florOf(cards) {
     // flor points (20 + the three envido values) when all cards share a suit, else null
+    if (this.family === "uruguayan") return this.uruguayanFlorOf(cards);
     if (cards.length !== 3 || new Set(cards.map((c) => c % this.suits)).size !== 1) return null;
     return 20 + cards.reduce((sum, c) => sum + this.t.cards.envido_rank_value[Math.floor(c / this.suits)], 0);
+  }
+
+  uruguayanFlorOf(cards) {
+    // truco_env.cards.uruguayan_flor_of: the cards that are not piezas all of one suit; 20 (plain_flor_base with no
+    // pieza) plus the three values
+    if (cards.length !== 3) return null;
+    const pieces = this.t.cards.piezas[this.vira];
+    const others = cards.filter((c) => !pieces.includes(c));
+    if (new Set(others.map((c) => c % this.suits)).size > 1) return null;
+    const values = this.t.cards.uruguayan_value[this.vira];
+    return (others.length === 3 ? this.rules.plain_flor_base : 20) + cards.reduce((sum, c) => sum + values[c], 0);
+  }
+
+  ownEnvido(own) {
+    if (this.family === "uruguayan") {
+      const pieces = this.t.cards.piezas[this.vira];
+      return uruguayanEnvidoOf(own, own.map((c) => this.t.cards.uruguayan_value[this.vira][c]), own.map((c) => pieces.includes(c)));
+    }
+    const values = own.map((c) => this.t.cards.envido_rank_value[Math.floor(c / this.suits)]);
+    return envidoOf(values, own.map((c) => c % this.suits));
   }
 
   initialFlorHolders() {
@@ -542,7 +580,7 @@ class HandState {
 
   canOpenEnvido(seat) {
     const { rules } = this;
-    if (this.family !== "argentine" || this.envidoOpened || this.envidoDone || this.florDeclared || this.trickIndex !== 0) return false;
+    if (this.family === "paulista" || this.envidoOpened || this.envidoDone || this.florDeclared || this.trickIndex !== 0) return false;
     if (this.level > 0 && !rules.envido_after_truco_accepted) return false;
     if (rules.envido_openers === "pie_only" && seat !== this.teamPie(this.teamOf(seat))) return false;
     if (this.phase === PLAY) return !this.hasPlayed(seat);
@@ -687,7 +725,7 @@ class HandState {
 
   allTricksTied() {
     let winner = null;
-    if (this.family === "argentine") winner = this.teamOf(this.mano);
+    if (this.family !== "paulista") winner = this.teamOf(this.mano);
     else if (this.rules.all_tricks_tied === "dealer_team") winner = this.teamOf(this.dealer);
     else if (this.rules.all_tricks_tied === "mao_team") winner = this.teamOf(this.mano);
     if (winner !== null) this.credit(winner, this.handValue);
@@ -796,7 +834,7 @@ class HandState {
       if (specialOk && this.mayRaise(team, null)) legal.push(this.ladderCalls[this.level]);
     }
     if (this.canOpenEnvido(seat)) legal.push(...ENVIDO_CALLS);
-    if (this.family === "argentine" || (rules.paulista_mazo && this.special !== MAO_DE_FERRO)) legal.push("mazo");
+    if (this.family !== "paulista" || (rules.paulista_mazo && this.special !== MAO_DE_FERRO)) legal.push("mazo");
     // señas: once a hand, before the seat's first card, in a hand with partners in it (not a pica-pica duel)
     if (rules.senas && this.seats.length > 2 && !this.signals.has(seat) && !this.hasPlayed(seat)) {
       legal.push(...this.t.actions.senas);
@@ -836,7 +874,10 @@ class HandState {
 
   observe() {
     const T = this.t.observation;
-    const obs = new Float32Array(T.size + (this.rules.senas ? T.senas_size : 0));
+    const uruguayan = this.family === "uruguayan";
+    const obs = new Float32Array(T.size + (this.rules.senas ? T.senas_size : 0) + (uruguayan ? T.uruguayan_size : 0));
+    const envidoScale = T.envido_scale[this.family];
+    const florScale = T.flor_scale[this.family];
     const off = this.enc.offsets;
     const set = (field, index, value = 1) => {
       const [start, size] = off[field];
@@ -873,7 +914,7 @@ class HandState {
     }
     if (this.vira !== null) {
       set("vira", this.vira);
-      set("manilha_rank", this.manilhaRank(this.vira));
+      if (this.family === "paulista") set("manilha_rank", this.manilhaRank(this.vira));
     }
     set("truco_level", this.level);
     set("hand_value", 0, this.handValue / 12);
@@ -898,16 +939,15 @@ class HandState {
     });
     calls("envido_calls", this.envidoCalls, ENVIDO_CALLS, T.envido_call_slots);
     set("envido_status", T.envido_status.indexOf(this.envidoStatus));
-    shown("envido_shown", this.envidoAnnouncements, 33);
+    shown("envido_shown", this.envidoAnnouncements, envidoScale);
     calls("flor_calls", this.florCalls, T.flor_call_names, T.flor_call_slots);
     set("flor_status", T.flor_status.indexOf(this.florStatus));
     for (const seat of this.florHolders) if (seat === viewer || this.florStatus !== "none") set("flor_holders", rel(seat));
-    shown("flor_shown", this.florAnnouncements, 38);
-    if (this.family === "argentine") {
-      const values = own.map((c) => this.t.cards.envido_rank_value[Math.floor(c / this.suits)]);
-      set("own_points", 0, envidoOf(values, own.map((c) => c % this.suits)) / 33);
+    shown("flor_shown", this.florAnnouncements, florScale);
+    if (this.family !== "paulista") {
+      set("own_points", 0, this.ownEnvido(own) / envidoScale);
       const flor = this.rules.flor ? this.florOf(own) : null;
-      set("own_points", 1, flor === null ? 0 : flor / 38);
+      set("own_points", 1, flor === null ? 0 : flor / florScale);
     }
     set("score", 0, Math.min(this.score[team] / this.target, 1));
     set("score", 1, Math.min(this.score[1 - team] / this.target, 1));
@@ -920,7 +960,7 @@ class HandState {
     set("special_hand", 0, Number(this.special === MAO_DE_ONZE));
     set("special_hand", 1, Number(this.special === MAO_DE_FERRO));
     set("special_hand", 2, Number(this.blind));
-    set("family", this.t.cards.families.indexOf(this.family));
+    if (!uruguayan) set("family", this.t.cards.families.indexOf(this.family));
     set("num_players", [2, 4, 6].indexOf(n));
     set("hand_size", this.rules.hand_size - 1);
     T.option_bits.forEach(([name, value], i) => set("options", i, Number(this.rules[name] === value)));
@@ -936,6 +976,12 @@ class HandState {
       for (const [seat, gesture] of this.signals) set("senas_seen", rel(seat) * gestures.length + gestures.indexOf(`sena:${gesture}`));
       if (this.signals.has(viewer)) for (const seat of this.hand.sena_caught_by ?? []) set("sena_caught_by", rel(seat));
       set("sena_code", 0, Number(this.rules.sena_code === "table"));
+    }
+    if (uruguayan) {
+      set("uruguayan", 0);
+      for (const card of this.t.cards.piezas[this.vira]) set("piezas", card);
+      set("uruguayan_options", 0, Number(this.rules.plain_flor_base === 0));
+      set("uruguayan_target", 0, Math.min(this.target / 40, 1));
     }
     return obs;
   }

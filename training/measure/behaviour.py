@@ -42,7 +42,13 @@ from functools import lru_cache
 
 import truco_env.cards
 from truco_env import senas
-from truco_env.cards import ARGENTINE, PAULISTA, envido_of, flor_of, parse_card, strength_table
+from truco_env.cards import (
+    ENVIDO_FAMILIES,
+    TURNED_CARD_FAMILIES,
+    hand_points,
+    parse_card,
+    strength_table,
+)
 from truco_env.config import TrucoConfig
 from truco_env.engine import ENVIDO_CALLS, LADDER_CALLS, playing_order, showdown
 from truco_env.views import hand_was_blind
@@ -79,7 +85,7 @@ def _weak_hand_cutoff(family: str, paulista_deck: str, deck_ranks: tuple | None,
     for _ in range(4000):
         rng.shuffle(deck)
         hand = deck[:hand_size]
-        vira = deck[hand_size] if family == PAULISTA else None
+        vira = deck[hand_size] if family in TURNED_CARD_FAMILIES else None
         table = strength_table(family, vira, paulista_deck, deck_ranks)
         pool = tuple(c for c in deck if c != vira)
         values.append(hand_strength(hand, table, pool))
@@ -92,11 +98,18 @@ def _participants(record: dict, n: int) -> list[int]:
     return playing_order(record["dealer"], n, record.get("pair"))
 
 
+def _points_of(config: TrucoConfig, record: dict, seat: int) -> tuple[int, int | None]:
+    """The envido points and flor value (None: none) of ``seat``'s hand in the hand ``record``."""
+    vira = record["deal"]["vira"]
+    return hand_points(config.family, [parse_card(c, config.family) for c in record["deal"]["hands"][seat]],
+                       None if vira is None else parse_card(vira, config.family), config.plain_flor_base)
+
+
 def better_envido_team(config: TrucoConfig, record: dict) -> int:
     """The team that held the better envido in the hand ``record``: whom the engine's showdown would credit had
     the envido been accepted (ties as the rules and ``envido_tie`` resolve them)."""
     seats = _participants(record, config.num_players)
-    values = {s: envido_of([parse_card(c, config.family) for c in record["deal"]["hands"][s]]) for s in seats}
+    values = {s: _points_of(config, record, s)[0] for s in seats}
     winner, _ = showdown(values, seats, config.envido_tie == "mano_team")
     return winner % 2
 
@@ -115,8 +128,7 @@ def behaviour_counts(config: TrucoConfig, record: dict, hand_winners: list[int |
         actions = hand["actions"]
         pending_by: int | None = None  # team of the pending ladder proposal
         envido_pending = flor_pending = False
-        holders = {s % 2 for s in seats
-                   if config.flor and flor_of([parse_card(c, family) for c in hand["deal"]["hands"][s]])}
+        holders = {s % 2 for s in seats if config.flor and _points_of(config, hand, s)[1] is not None}
         flor_contested = len(holders) == 2
         called_seats = set()
         for seat, action, *_ in actions:
@@ -140,7 +152,7 @@ def behaviour_counts(config: TrucoConfig, record: dict, hand_winners: list[int |
                 out["mazo"] += 1
         # envido: openings and calls, with the truth of who held the better envido
         envido_calls = [(s, a) for s, a, *_ in actions if a in ENVIDO]
-        if envido_calls and family == ARGENTINE:
+        if envido_calls and family in ENVIDO_FAMILIES:
             truth = better_envido_team(config, hand)
             first_seat = envido_calls[0][0]
             out["envido_opened"] += first_seat % 2 == team_of_agent

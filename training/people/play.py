@@ -31,7 +31,14 @@ from agents.base import Agent, check_preset, make_agent
 from agents.hidden_seeds import hidden_seed
 from training.atomic import atomic_write_json
 from training.people.labels import action_words, card_legend, card_name, choice_label, manilha_of
-from truco_env.cards import FRENCH_RANKS, card_text, manilha_rank_index, parse_card, strength_table
+from truco_env.cards import (
+    FRENCH_RANKS,
+    card_text,
+    manilha_rank_index,
+    parse_card,
+    piezas,
+    strength_table,
+)
 from truco_env.config import PRESETS, make_config, unknown_preset
 from truco_env.encoding import partner_cards_visible, public_action_name
 from truco_env.engine import MAO_DE_FERRO, TIE, TrucoState, trick_winner
@@ -283,7 +290,9 @@ def last_trick(state: TrucoState, record: dict, words: Words | None = None) -> s
     words = words or Words(None, state.num_players)
     vira = record["deal"]["vira"]
     manilha = None
-    if vira is not None:
+    if vira is not None and family == "uruguayan":
+        manilha = vira  # card_name reads the muestra there
+    elif vira is not None:
         manilha = FRENCH_RANKS[manilha_rank_index(parse_card(vira, family), config.deck, config.deck_ranks)]
     text = ", ".join(f"{words.who(seat)}: {card_name(card, family, manilha) if card else 'a face-down card'}"
                      for seat, card in trick)
@@ -312,7 +321,9 @@ def table_in_words(state: TrucoState, seat: int, words: Words) -> str:
     lines = [(f"hand {state.hand_index + 1}, {words.who(state.dealer)} dealt, {words.who(state.mano)} "
               f"{'are' if state.mano == seat else 'is'} mano; score {words.score(state.score)}, "
               f"{config.target_score} to win")]
-    if state.vira is not None:
+    if state.vira is not None and family == "uruguayan":
+        lines.append(f"muestra: {name(state.vira)}; piezas: " + ", ".join(name(c) for c in piezas(state.vira)))
+    elif state.vira is not None:
         lines.append(f"vira: {name(state.vira)}, manilhas: the {manilha}s")
     if state.special_hand:
         lines.append("special hand: " + state.special_hand.replace("_", " "))
@@ -394,7 +405,10 @@ class Onlooker:
                            f"{self.words.score(record['score_before'])}")
         if record["deal"]["vira"] is not None:
             vira = record["deal"]["vira"]
-            self.console.print(f"   vira {card_name(vira, state.family)}, manilhas: {manilha}")
+            if state.family == "uruguayan":
+                self.console.print(f"   muestra {card_name(vira, state.family)}")
+            else:
+                self.console.print(f"   vira {card_name(vira, state.family)}, manilhas: {manilha}")
         for seat, cards in enumerate(record["deal"]["hands"]):
             self.console.print(f"   seat {seat} (team {seat % 2}): "
                                + ", ".join(card_name(c, state.family, manilha) for c in cards))

@@ -13,8 +13,10 @@ const tables = JSON.parse(readFileSync(new URL("../truco_tables.json", import.me
 const encoder = new TrucoEncoder(tables);
 const triplesPath = process.env.TRUCO_PARITY_TRIPLES;
 
-function describe(observation, index) {
-  const field = tables.observation.fields.find(([, offset, size]) => index >= offset && index < offset + size);
+function describe(observation, index, uruguayan) {
+  const block = uruguayan ? tables.observation.uruguayan_fields : tables.observation.senas_fields;
+  const fields = [...tables.observation.fields, ...block];
+  const field = fields.find(([, offset, size]) => index >= offset && index < offset + size);
   return `${field[0]}[${index - field[1]}] = ${observation[index]}`;
 }
 
@@ -33,14 +35,16 @@ test("reproduces the observation and mask of every exported state exactly", { sk
       assert.fail(`${where}: ${err.message}\nview: ${JSON.stringify(triple.view)}`);
     }
     const senas = Boolean(view.rules.senas); // a game with señas appends their block and their actions
-    const size = encoder.observationSize + (senas ? encoder.tables.observation.senas_size : 0);
+    const uruguayan = view.rules.family === "uruguayan"; // ... and Uruguayan Truco its own block
+    const size = encoder.observationSize + (senas ? encoder.tables.observation.senas_size : 0)
+      + (uruguayan ? encoder.tables.observation.uruguayan_size : 0);
     assert.equal(got.observation.length, size, `${where}: observation length`);
     const expected = new Float64Array(size);
     for (const index of triple.ones) expected[index] = 1;
     for (const [index, value] of triple.values) expected[index] = value;
     for (let k = 0; k < expected.length; k++) {
       if (got.observation[k] !== expected[k]) {
-        assert.fail(`${where}: observation ${describe(got.observation, k)}, Python has ${expected[k]}\n` +
+        assert.fail(`${where}: observation ${describe(got.observation, k, uruguayan)}, Python has ${expected[k]}\n` +
                     `view: ${JSON.stringify(triple.view)}`);
       }
     }
