@@ -8,13 +8,14 @@ Each line plays a fixed, seeded amount of uniformly random legal play and divide
 * raw engine, per preset: the readable reference engine (``TrucoState``, action names) and the fast engine
   (``FastState``, one Python call per decision; both pick with ``random.Random.choice`` over the legal list),
   hands/s and decisions/s; plus the fast engine's compiled playout loop (no Python per decision) for argentine;
-* AEC: ``truco_env.env("argentine")`` through the standard PettingZoo loop (``agent_iter``, ``last()`` with
-  observation and mask, ``step``), agent-steps/s; the same loop and the same action choice on PettingZoo's
-  ``leduc_holdem_v4.env()``;
+* AEC: ``truco_env.env("argentine")`` and ``truco_env.env("uruguayan")`` through the standard PettingZoo loop
+  (``agent_iter``, ``last()`` with observation and mask, ``step``), agent-steps/s; the same loop and the same action
+  choice on PettingZoo's ``leduc_holdem_v4.env()``;
 * vector env: ``VectorEnv("argentine", 4096)`` with observations and masks, random legal actions, in 1 process
   and with 2 worker processes, decisions/s; resident memory at N=4096;
-* peers: ``pytruco`` random matches to 20 points (its own random legal player, as its bench runs it),
-  OpenSpiel ``leduc_poker`` random playouts driven from Python (states/s, chance nodes included).
+* peers: ``pytruco`` (a pure-Python engine of Uruguayan Truco, the game of our ``uruguayan`` presets) random matches
+  to 20 points with 2 and 4 players (its own random legal player, as its bench runs it), OpenSpiel ``leduc_poker``
+  random playouts driven from Python (states/s, chance nodes included).
 
 It prints a table with each ratio ours/peer and the targets of issue 4, then one JSON line with every figure.
 A missing peer is reported as missing, not skipped silently.
@@ -35,7 +36,10 @@ from typing import Any
 import numpy as np
 
 RAW_PRESETS = ("argentine", "argentine-flor", "argentine-2v2", "argentine-3v3", "paulista", "paulista-2v2",
-               "paulista-clean")
+               "paulista-clean", "uruguayan", "uruguayan-2v2", "uruguayan-3v3")
+#: The pytruco figure each preset's line is set beside: the peer's own game (Uruguayan) with as many players, and
+#: Argentine 1v1, the line the speed target of issue 4 was stated on.
+PYTRUCO_PEER = {"argentine": "pytruco", "uruguayan": "pytruco", "uruguayan-2v2": "pytruco_2v2"}
 
 
 def _rss_mib(pid: int | None = None) -> float:
@@ -133,10 +137,10 @@ def _aec_loop(env: Any, episodes: int) -> int:
     return steps
 
 
-def bench_aec(episodes: int) -> dict:
+def bench_aec(episodes: int, preset: str = "argentine") -> dict:
     import truco_env
 
-    env = truco_env.env("argentine")
+    env = truco_env.env(preset)
     _aec_loop(env, 2)
     steps, seconds = _timed(_aec_loop, env, episodes)
     return {"agent_steps_per_s": steps / seconds, "agent_steps": steps}
@@ -185,7 +189,7 @@ def _isolated_rss(num_envs: int) -> float:
 # ------------------------------------------------------------------------------------------------ peers
 
 
-def bench_pytruco(matches: int) -> dict:
+def bench_pytruco(matches: int, players: int = 2) -> dict:
     from pytruco.pdt.chi import random_action
     from pytruco.pdt.partida import Partida
 
@@ -202,7 +206,7 @@ def bench_pytruco(matches: int) -> dict:
     def run():
         decisions = 0
         for _ in range(matches):
-            match = Partida(20, ["Alice"], ["Bob"], verbose=False)
+            match = Partida(20, ["Alice", "Ariana"][:players // 2], ["Bob", "Ben"][:players // 2], verbose=False)
             rounds[0] += 1  # the first hand is dealt by the constructor
             while not match.terminada():
                 random_action(match, allow_mazo=False).hacer(match)
@@ -277,9 +281,11 @@ def run(quick: bool = False, out=sys.stdout) -> dict:
     raw["argentine"]["compiled_playout"] = bench_playout("argentine", n(200_000))
     results["raw"] = raw
     results["aec"] = bench_aec(n(5000))
+    results["aec_uruguayan"] = bench_aec(n(5000), "uruguayan")
     results["vector"] = {"1": bench_vector(4096, 1, n(1000)), "2": bench_vector(4096, 2, n(1500))}
     results["peers"] = {
         "pytruco": _peer("pytruco", bench_pytruco, n(200)),
+        "pytruco_2v2": _peer("pytruco", bench_pytruco, n(100), 4),
         "leduc_aec": _peer("pettingzoo[classic] (rlcard)", bench_leduc_aec, n(50000)),
         "openspiel_leduc": _peer("open-spiel", bench_openspiel, n(300_000)),
     }
@@ -335,11 +341,9 @@ def _fmt(x: float | None, digits: int = 0) -> str:
 
 
 def _print_table(r: dict, out) -> None:
-    pytruco = r["peers"]["pytruco"]
     leduc = r["peers"]["leduc_aec"]
     spiel = r["peers"]["openspiel_leduc"]
     rows = [("what", "ours", "hands/s", "peer", "peer figure", "ours/peer")]
-    ref_pytruco = _get(pytruco, "decisions_per_s")
     for preset, entry in r["raw"].items():
         for kind in ("reference", "fast", "compiled_playout"):
             if kind not in entry:
@@ -347,21 +351,28 @@ def _print_table(r: dict, out) -> None:
             figure = entry[kind]["decisions_per_s"]
             label = {"reference": "reference engine", "fast": "fast engine",
                      "compiled_playout": "fast engine, compiled playout loop"}[kind]
-            peer = "pytruco decisions/s" if preset == "argentine" else ""
+            peer_name = PYTRUCO_PEER.get(preset)
+            peer_figure = _get(r["peers"].get(peer_name, {}), "decisions_per_s") if peer_name else None
+            peer = f"{peer_name.replace('_', ' ')} decisions/s" if peer_name else ""
             rows.append((f"raw {preset}: {label}, decisions/s", _fmt(figure), _fmt(entry[kind]["hands_per_s"]),
-                         peer, _fmt(ref_pytruco) if peer else "", _fmt(_ratio(figure, ref_pytruco), 1) + "x"))
-    aec = r["aec"]["agent_steps_per_s"]
-    rows.append(("AEC env() argentine, obs+mask, agent-steps/s", _fmt(aec), "", "leduc_holdem_v4 env()",
-                 _fmt(_get(leduc, "agent_steps_per_s")), _fmt(_ratio(aec, _get(leduc, "agent_steps_per_s")), 1) + "x"))
+                         peer, _fmt(peer_figure) if peer else "",
+                         _fmt(_ratio(figure, peer_figure), 1) + "x" if peer else ""))
+    for key, preset in (("aec", "argentine"), ("aec_uruguayan", "uruguayan")):
+        aec = r[key]["agent_steps_per_s"]
+        rows.append((f"AEC env() {preset}, obs+mask, agent-steps/s", _fmt(aec), "", "leduc_holdem_v4 env()",
+                     _fmt(_get(leduc, "agent_steps_per_s")),
+                     _fmt(_ratio(aec, _get(leduc, "agent_steps_per_s")), 1) + "x"))
     for workers in ("1", "2"):
         v = r["vector"][workers]
         label = "1 process" if workers == "1" else "2 worker processes"
         rows.append((f"vector env N=4096, obs+mask, {label}, decisions/s", _fmt(v["decisions_per_s"]), "",
                      "OpenSpiel leduc states/s", _fmt(_get(spiel, "states_per_s")),
                      _fmt(_ratio(v["decisions_per_s"], _get(spiel, "states_per_s")), 1) + "x"))
-    if _get(pytruco, "decisions_per_s") is not None:
-        rows.append(("peer pytruco (to 20 points): hands/s, matches/s", "", _fmt(pytruco["hands_per_s"]), "",
-                     _fmt(pytruco["matches_per_s"], 1) + " matches/s", ""))
+    for name in ("pytruco", "pytruco_2v2"):
+        peer = r["peers"][name]
+        if _get(peer, "decisions_per_s") is not None:
+            rows.append((f"peer {name.replace('_', ' ')} (to 20 points): hands/s, matches/s", "",
+                         _fmt(peer["hands_per_s"]), "", _fmt(peer["matches_per_s"], 1) + " matches/s", ""))
     widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
     line = "| " + " | ".join("-" * w for w in widths) + " |"
     for k, row in enumerate(rows):
