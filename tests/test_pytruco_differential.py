@@ -8,7 +8,7 @@ equal pytruco's for that seat, every action is applied to both, and the scores m
 accepted envido must announce the same points, and at the end of the hand the tricks must have gone the same way.
 A failure names the deal, the muestra, the mano and the actions so far: enough to replay the case by hand.
 
-The subset where both engines should agree (docs/rules_uruguayan_draft.md §8.10 and §8.11):
+The subset where both engines should agree (docs/rules.md §8.10 and §8.11):
 
 * one hand per case from 0-0 to 40, a forced deal of random cards and muestra, 1v1 and 2v2, the mano drawn too;
 * actions: cards; ``truco`` / ``retruco`` / ``vale_cuatro`` (as the answer, or by the team holding the quiero on
@@ -34,7 +34,7 @@ Normalisations (§8.11, "turn-order differences"; each is a commented branch of 
 Two differences found by this test are kept out, narrowly (see :func:`play_hand`): pytruco lets a flor holder say
 ``no_quiero`` to a truco without singing his flor (the project makes him declare first, rules.md §3.8 moment 3);
 and in 2v2 the project lets a player call ``truco`` while his partner holds an undeclared flor, which
-docs/rules_uruguayan_draft.md §8.5 item 1 and pytruco (``GritarTruco.ok``) forbid.
+docs/rules.md §8.5 item 1 and pytruco (``GritarTruco.ok``) forbid.
 """
 
 from __future__ import annotations
@@ -206,7 +206,7 @@ def play_hand(config: TrucoConfig, rng: random.Random, seed: int, counts: Counte
         if ("truco" in ours and "truco" not in theirs and state.trick_index == 0 and state.flor_status == "none"
                 and any(h % 2 == seat % 2 and h != seat for h in state.flor_holders)):
             # Suspected engine bug, kept out: a truco while the partner holds an undeclared flor (2v2 only);
-            # docs/rules_uruguayan_draft.md §8.5 item 1 and pytruco's GritarTruco.ok forbid it.
+            # docs/rules.md §8.5 item 1 and pytruco's GritarTruco.ok forbid it.
             ours.discard("truco")
             counts["truco beside a partner's undeclared flor (project only)"] += 1
         assert ours == theirs, f"legal sets differ: project {sorted(ours)}, pytruco {sorted(theirs)}; {context}"

@@ -1,5 +1,5 @@
 """Uruguayan cards (truco_env.cards: piezas, strength, envido and flor with the muestra) against the independent
-engine pytruco 0.1.3, card for card and hand for hand (docs/rules_uruguayan_draft.md §8.2-8.4, §8.11).
+engine pytruco 0.1.3, card for card and hand for hand (docs/rules.md §8.2-8.4, §8.11).
 
 pytruco reads one point differently, on purpose kept as the field ``plain_flor_base``: a flor without a pieza is
 worth its three values there, 20 more here. Every other value must agree exactly.

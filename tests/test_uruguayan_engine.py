@@ -1,4 +1,4 @@
-"""Uruguayan Truco in the engine (docs/rules_uruguayan_draft.md): the muestra turned after the deal, its piezas in
+"""Uruguayan Truco in the engine (docs/rules.md): the muestra turned after the deal, its piezas in
 the tricks, the envido and the flor; the compiled kernel plays it exactly as the reference engine does; its
 observation appends a block of its own and leaves every other family's as it was."""
 
@@ -81,7 +81,7 @@ def test_a_pieza_beats_the_matas_and_the_twelve_stands_in_for_a_turned_pieza():
     (["12e", "6o", "1b"], "3e", 6), (["4o", "5c", "6c"], "3e", 31),
 ])
 def test_the_envido_counts_the_piezas(hand, muestra, envido):
-    """The worked examples of docs/rules_uruguayan_draft.md §8.3, as the showdown of an accepted envido shows them."""
+    """The worked examples of docs/rules.md §8.3, as the showdown of an accepted envido shows them."""
     other = [c for c in ("6e", "7b", "10o", "11b", "12b", "1c") if c not in hand and c != muestra
              and card(c) not in cards.piezas(card(muestra))][:3]
     state = TrucoState.new(uruguayan(flor=False), deal={"hands": [hand, other], "vira": muestra, "dealer": 1})

@@ -187,7 +187,7 @@ def flor_of(cards: list[int] | tuple[int, ...]) -> int | None:
 
 
 # ----------------------------------------------------------------------------------------------------------
-# Uruguayan Truco: the muestra and its piezas (docs/rules_uruguayan_draft.md §8.2-8.4)
+# Uruguayan Truco: the muestra and its piezas (docs/rules.md §8.2-8.4)
 
 #: The ranks of the piezas of the muestra's suit, strongest first; the 12 stands in for the muestra's own rank.
 PIEZA_RANKS = ("2", "4", "5", "11", "10")
@@ -205,7 +205,7 @@ def piezas(muestra: int) -> tuple[int, ...]:
 
 
 def uruguayan_strength(muestra: int) -> tuple[int, ...]:
-    """Strength of every card index for a hand with this muestra (docs/rules_uruguayan_draft.md §8.2): the
+    """Strength of every card index for a hand with this muestra (docs/rules.md §8.2): the
     piezas 19 down to 15, the matas and the rest as in Argentine Truco (14 down to 1)."""
     table = list(ARGENTINE_STRENGTH)
     for place, card in enumerate(piezas(muestra)):

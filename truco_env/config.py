@@ -52,7 +52,7 @@ ARGENTINE_ONLY = (
     "envido_primero", "envido_primero_after_played", "flor", "flor_values", "mazo_first_trick_bonus", "pica_pica",
     "senas", "sena_catch", "sena_code",
 )
-#: Fields of Uruguayan Truco alone (docs/rules_uruguayan_draft.md §8.9).
+#: Fields of Uruguayan Truco alone (docs/rules.md §8.9).
 URUGUAYAN_ONLY = ("plain_flor_base",)
 #: Family defaults of the fields whose default depends on the family (None in the dataclass resolves to these).
 FAMILY_DEFAULTS = {
@@ -276,7 +276,7 @@ PRESETS: dict[str, TrucoConfig] = {
     "paulista": TrucoConfig(family=PAULISTA, num_players=2, target_score=12, deck="dirty"),
     "paulista-2v2": TrucoConfig(family=PAULISTA, num_players=4, target_score=12, deck="dirty"),
     "paulista-clean": TrucoConfig(family=PAULISTA, num_players=2, target_score=12, deck="clean"),
-    # Uruguayan Truco: the muestra and its piezas, 40 points, flor on (docs/rules_uruguayan_draft.md §8.9)
+    # Uruguayan Truco: the muestra and its piezas, 40 points, flor on (docs/rules.md §8.9)
     "uruguayan": TrucoConfig(family=URUGUAYAN, num_players=2),
     "uruguayan-2v2": TrucoConfig(family=URUGUAYAN, num_players=4),
     "uruguayan-3v3": TrucoConfig(family=URUGUAYAN, num_players=6, pica_pica=False),

@@ -499,7 +499,7 @@ def observation_markdown() -> str:
     for name, size, meaning in SENAS_FIELDS:
         lines.append(f"| `{name}` | {SENAS_OFFSETS[name][0]} | {size} | {meaning} |")
     lines += ["", "## Uruguayan Truco", "",
-              (f"Only in the Uruguayan family ([rules_uruguayan_draft.md](rules_uruguayan_draft.md)) the observation "
+              (f"Only in the Uruguayan family ([rules.md §8](rules.md#8-uruguayan-truco)) the observation "
                f"has {URUGUAYAN_SIZE} more values after the common ones, {OBSERVATION_SIZE_URUGUAYAN} in all; there "
                "`vira` holds the muestra, `manilha_rank` and `family` stay zero, and envido and flor points are "
                f"scaled by the family's largest values ({ENVIDO_SCALE['uruguayan']} and {FLOR_SCALE['uruguayan']}). "

@@ -4,7 +4,7 @@ This is the readable reference implementation of ``docs/rules.md``. The three fa
 mechanism (deal, tricks and ties, the bet ladder, crediting, match end); what differs (deck, card strength, vira
 and manilhas, the Uruguayan muestra and piezas, ladder names and values, envido and flor, mão de onze/ferro) is
 read from the config and the tables of :mod:`truco_env.cards`; Uruguayan Truco is the Argentine game with a
-muestra (docs/rules_uruguayan_draft.md). It imports neither numpy, PettingZoo nor torch, so every layer above can use it.
+muestra (docs/rules.md). It imports neither numpy, PettingZoo nor torch, so every layer above can use it.
 
 Usage::
 
