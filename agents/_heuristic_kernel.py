@@ -132,6 +132,7 @@ _view_fields = [
     ("NPART", 1), ("PART", MAXS), ("PHASE", 1), ("OPT", len(_OPTIONS)), ("NLEGAL", 1), ("LEGAL", NUM_ACTIONS_SENAS),
     ("SIGNAL", MAXS), ("SENA_TABLE", 1),  # señas: per relative seat the gesture seen + 1 (0: none); table code
     ("PLAIN0", 1),  # Uruguayan plain_flor_base = 0
+    ("FALTA_BUENAS", 1),  # Uruguayan falta_envido: 0 neither, 1 winner_to_buenas, 2 leader_to_buenas
 ]
 _pos = 0
 _V = {}
@@ -142,7 +143,8 @@ VIEW_SIZE = _pos
 (V_FAMILY, V_NP, V_HS, V_TARGET, V_SCORE, V_NHAND, V_HAND, V_NPARTNER, V_PARTNER, V_TABLE, V_COVERED, V_NRES,
  V_RES, V_TI, V_LEADER, V_VIRA, V_MANILHA, V_LEVEL, V_HV, V_PENDING, V_PBYOWN, V_NECALLS, V_ECALL, V_EOWN,
  V_ESTATUS, V_ESHOWN, V_NFCALLS, V_FCALL, V_FOWN, V_FSTATUS, V_FHOLD, V_OWNENV, V_OWNFLOR, V_MANO, V_DEALER,
- V_NPART, V_PART, V_PHASE, V_OPT, V_NLEGAL, V_LEGAL, V_SIGNAL, V_SENA_TABLE, V_PLAIN0) = [_V[n] for n, _ in _view_fields]
+ V_NPART, V_PART, V_PHASE, V_OPT, V_NLEGAL, V_LEGAL, V_SIGNAL, V_SENA_TABLE, V_PLAIN0, V_FALTA_BUENAS) = [
+    _V[n] for n, _ in _view_fields]
 SHOWN_NONE, SHOWN_BUENAS = -2, -1  # envido_shown: nothing shown; "son buenas" (no points)
 
 
@@ -180,7 +182,8 @@ def _decode(obs, mask, tab, vw):
     vw[V_HS] = 3 if hs < 0 else hs + 1
     if uruguayan:  # the common field stops at 30, this family's own at 40
         target = max(1, _pyround(np.float64(obs[tab[L_UY_TARGET]]) * 40))
-        vw[V_PLAIN0] = 1 if obs[tab[L_UY_OPTIONS]] > 0 else 0
+        vw[V_PLAIN0] = 1 if obs[tab[L_UY_OPTIONS]] > 0 else 0  # encoding.URUGUAYAN_OPTION_BITS
+        vw[V_FALTA_BUENAS] = 1 if obs[tab[L_UY_OPTIONS] + 1] > 0 else 2 if obs[tab[L_UY_OPTIONS] + 2] > 0 else 0
         envido_scale, flor_scale = UY_ENVIDO_SCALE, UY_FLOR_SCALE
     else:
         target = max(1, _pyround(np.float64(obs[tab[L_TARGET]]) * 30))
@@ -1094,7 +1097,11 @@ def _falta(vw, own_wins):
     winner = a if own_wins else b
     whole = vw[V_OPT + O_FALTA_WHOLE] != 0
     malas = vw[V_OPT + O_FALTA_MALAS] != 0 and vw[V_OPT + O_MALAS] != 0 and leader <= vw[V_TARGET] / 2
-    return vw[V_TARGET] - winner if whole or malas else vw[V_TARGET] - leader
+    if whole or malas:
+        return vw[V_TARGET] - winner
+    if vw[V_FALTA_BUENAS] and vw[V_OPT + O_MALAS] != 0 and leader < vw[V_TARGET] // 2:  # rules.md §8.5
+        return vw[V_TARGET] // 2 - (winner if vw[V_FALTA_BUENAS] == 1 else leader)
+    return vw[V_TARGET] - leader
 
 
 @njit(cache=True)

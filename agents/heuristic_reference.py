@@ -548,7 +548,12 @@ class ReferenceHeuristic(HeuristicParameters, Agent):
         whole = v.options.get("falta_envido=whole_match")
         malas = (v.options.get("falta_envido=malas_match") and v.options.get("malas_buenas")
                  and leader <= v.target / 2)
-        return v.target - winner if whole or malas else v.target - leader
+        if whole or malas:
+            return v.target - winner
+        to_buenas = v.options.get("falta_envido=winner_to_buenas") or v.options.get("falta_envido=leader_to_buenas")
+        if to_buenas and v.options.get("malas_buenas") and leader < v.target // 2:  # rules.md §8.5
+            return v.target // 2 - (winner if v.options.get("falta_envido=winner_to_buenas") else leader)
+        return v.target - leader
 
     def _falta_ok(self, v: View, p: float) -> bool:
         """A falta envido (often the whole match) is called or accepted only as a clear favourite

@@ -40,6 +40,7 @@ from truco_env.encoding import (
     PHASES,
     SENAS_OFFSETS,
     URUGUAYAN_OFFSETS,
+    URUGUAYAN_OPTION_BITS,
 )
 
 OWN, OPP, TIE = 0, 1, -1  # trick results from the observer's side
@@ -224,8 +225,10 @@ def decode(observation: dict[str, Any]) -> View:
     own_points = _slice(obs, "own_points")
     special = _slice(obs, "special_hand")
     options = {key: bool(v > 0) for key, v in zip(OPTION_KEYS, _slice(obs, "options"))}
-    if uruguayan:
-        options["plain_flor_base=0"] = bool(obs[URUGUAYAN_OFFSETS["uruguayan_options"][0]] > 0)
+    if uruguayan:  # the family's own options, keyed as the common ones ("name=value")
+        start = URUGUAYAN_OFFSETS["uruguayan_options"][0]
+        for i, (name, value) in enumerate(URUGUAYAN_OPTION_BITS):
+            options[f"{name}={value}"] = bool(obs[start + i] > 0)
     participants = [int(s) for s in np.flatnonzero(_slice(obs, "participants"))] or list(range(num_players))
     phase_index = _hot(obs, "phase")
     legal = [int(a) for a in np.flatnonzero(mask)]

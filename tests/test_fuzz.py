@@ -25,6 +25,7 @@ from truco_env.config import (
     FIELD_NAMES,
     PAULISTA_ONLY,
     SENAS_FIELDS,
+    URUGUAYAN_FALTAS,
     URUGUAYAN_ONLY,
     TrucoConfig,
 )
@@ -75,7 +76,10 @@ def draw_rules(rng: random.Random, preset: str) -> dict:
         "flor_values": lambda: {key: rng.randrange(10) for key in DEFAULT_FLOR_VALUES},
         "hand_size": lambda: rng.randint(1, 3),
         **{name: (lambda name=name: rng.choice(CHOICES[name])) for name in CHOICES
-           if name not in ("family", "sena_code")},
+           if name not in ("family", "sena_code", "falta_envido")},
+        # the readings to the end of the malas are Uruguayan only (rules.md §8.5)
+        "falta_envido": lambda: rng.choice([f for f in CHOICES["falta_envido"]
+                                            if base.family == cards.URUGUAYAN or f not in URUGUAYAN_FALTAS]),
         **{name: (lambda: rng.random() < 0.5) for name in BOOLS if name not in ("pica_pica", "senas")},
         "pica_pica": lambda: value("num_players") == 6 and rng.random() < 0.5,
         "deck_ranks": lambda: None if rng.random() < 0.3 else draw_ranks(),

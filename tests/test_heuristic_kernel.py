@@ -14,6 +14,7 @@ import pytest
 from agents import _heuristic_kernel, heuristic
 from agents.heuristic import HeuristicAgent
 from agents.heuristic_reference import ReferenceHeuristic
+from agents.view import decode
 from truco_env import TrucoConfig, TrucoState
 from truco_env.actions import action_name
 from truco_env.encoding import encode_action_mask, encode_observation
@@ -188,9 +189,10 @@ def test_act_many_mixes_kinds_and_decides_as_one_at_a_time():
     assert act_many(together, obs, mask).tolist() == expected
 
 
-@pytest.mark.parametrize("fields,params", [({}, {}), ({"num_players": 4, "plain_flor_base": 0}, {"bluff": 0.3}),
-                                           ({"num_players": 6, "flor": False, "falta_envido": "leader_needs"}, {"samples": 16})],
-                         ids=["1v1", "2v2-plain0", "3v3-noflor"])
+@pytest.mark.parametrize("fields,params", [
+    ({}, {}), ({"num_players": 4, "plain_flor_base": 0, "falta_envido": "leader_to_buenas"}, {"bluff": 0.3}),
+    ({"num_players": 6, "flor": False, "falta_envido": "winner_to_buenas"}, {"samples": 16})],
+    ids=["1v1", "2v2-plain0-leader_to_buenas", "3v3-noflor-winner_to_buenas"])
 def test_compiled_decisions_equal_the_reference_in_uruguayan_truco(fields, params):
     """The third family through the reference engine (its presets come with every layer): piezas in the tricks, the
     muestra's envido and flor in the sampled deals, the target of 40 in the match equity."""
@@ -214,3 +216,21 @@ def test_compiled_decisions_equal_the_reference_in_uruguayan_truco(fields, param
             decisions += 1
         for seat, agent in fast.items():
             assert agent._rng.getstate() == reference[seat]._rng.getstate(), seat
+
+
+@pytest.mark.parametrize("mode", ["malas_match", "winner_to_buenas", "leader_to_buenas", "leader_needs"])
+def test_the_falta_the_heuristic_prices_is_the_engines(mode):
+    """The falta a Uruguayan heuristic expects, compiled and reference, equals what the engine credits, at every
+    score (a branch the decisions above reach too rarely to pin it)."""
+    config = TrucoConfig(family="uruguayan", falta_envido=mode)
+    reference = ReferenceHeuristic(seed=0)
+    vw = np.empty(_heuristic_kernel.VIEW_SIZE, dtype=np.int64)
+    for a, b in [(0, 0), (10, 5), (5, 10), (19, 3), (20, 7), (7, 20), (25, 30), (39, 0)]:
+        for own_wins in (True, False):
+            state = TrucoState.new(config, score=[a, b], deal={"hands": [["7c", "6c", "3e"], ["1e", "1b", "7o"]],
+                                                               "vira": "12e", "dealer": 1})
+            view = {"observation": encode_observation(state, 0), "action_mask": encode_action_mask(state)}
+            _heuristic_kernel._decode(view["observation"], view["action_mask"], heuristic._TAB, vw)
+            want = state._falta(0 if own_wins else 1)  # what the engine would credit the seat's team or the other
+            assert reference._falta(decode(view), own_wins) == want, (mode, a, b, own_wins)
+            assert _heuristic_kernel._falta(vw, own_wins) == want, (mode, a, b, own_wins)

@@ -13,8 +13,9 @@ The subset where both engines should agree (docs/rules.md §8.10 and §8.11):
 * one hand per case from 0-0 to 40, a forced deal of random cards and muestra, 1v1 and 2v2, the mano drawn too;
 * actions: cards; ``truco`` / ``retruco`` / ``vale_cuatro`` (as the answer, or by the team holding the quiero on
   its own turn) answered ``quiero`` or ``no_quiero``; one ``envido`` (no chain) answered ``quiero`` or
-  ``no_quiero``; ``flor``. Never played: ``real_envido``, ``falta_envido``, envido chains, contra flor, ``mazo``
-  (rows 3, 4, 5, 8, 9, 12 of §8.10 are readings the engine does not have yet);
+  ``no_quiero``; one ``falta_envido`` (no chain) with pytruco's falta, ``falta_envido="winner_to_buenas"`` (row 3);
+  ``flor``. Never played: ``real_envido``, envido chains, contra flor, ``mazo`` (rows 4, 5, 8, 9, 12 of §8.10 are
+  readings the engine does not have yet);
 * deals where only one team holds flor (no flor contest: rows 7 and 8). A flor then pays 3 per flor in both engines
   and its value never counts, so the default ``plain_flor_base`` (row 7) is kept;
 * config: ``envido_primero_after_played=False`` (row 13) and, for 2v2, ``lead_after_tie="first_tied_card"`` (row 15),
@@ -65,17 +66,17 @@ ACTION_NAMES = {
     "ResponderQuiero": "quiero", "ResponderNoQuiero": "no_quiero", "IrseAlMazo": "mazo",
 }
 #: The words of pytruco's command line (``Partida.cmd``) where they differ from the project's names.
-COMMAND_WORDS = {"retruco": "re-truco", "vale_cuatro": "vale-4", "no_quiero": "no-quiero"}
-SUBSET_CALLS = {"truco", "retruco", "vale_cuatro", "envido", "flor", "quiero", "no_quiero"}
+COMMAND_WORDS = {"retruco": "re-truco", "vale_cuatro": "vale-4", "no_quiero": "no-quiero", "falta_envido": "falta-envido"}
+SUBSET_CALLS = {"truco", "retruco", "vale_cuatro", "envido", "falta_envido", "flor", "quiero", "no_quiero"}
 PLAYER_IDS = ("Ana", "Beto", "Caro", "Dani")  # seat order; pytruco seats azules and rojos alternately
 DECK = [rank + suit for rank in cards.SPANISH_RANKS for suit in SUIT_NAMES]
 
 
 def config_for(num_players: int) -> TrucoConfig:
-    """The engine with pytruco's readings of the fields it has (§8.10 rows 13 and 15)."""
+    """The engine with pytruco's readings of the fields it has (§8.10 rows 3, 13 and 15)."""
     extra = {"lead_after_tie": "first_tied_card"} if num_players == 4 else {}
     return TrucoConfig(family="uruguayan", num_players=num_players, target_score=40,
-                       envido_primero_after_played=False, **extra)
+                       envido_primero_after_played=False, falta_envido="winner_to_buenas", **extra)
 
 
 def their_card(text: str):
@@ -91,7 +92,7 @@ def their_name(move) -> str:
 
 def in_subset(action: str, envido_pending: bool) -> bool:
     """The actions both engines share with one meaning (the module docstring); no envido chain."""
-    if action == "envido" and envido_pending:
+    if action in ("envido", "falta_envido") and envido_pending:
         return False
     return action.startswith("play:") or action in SUBSET_CALLS
 
@@ -106,7 +107,8 @@ def out_of_turn(state: TrucoState, seat: int, action: str) -> bool:
         return pending is not None and pending[1] == team
     if action in ("retruco", "vale_cuatro"):  # any member answers; the quiero's team raises at any time (row 11)
         return challenged or state.raise_holder == team
-    if action == "envido":  # envido va primero by any player not on turn who has not played, partners too (row 14)
+    if action in ("envido", "falta_envido"):  # envido va primero by any player not on turn who has not played,
+        # partners too (row 14)
         played = [s for s, _, _ in state.current_trick]
         return pending is not None and pending[0] == 1 and state.trick_index == 0 and seat not in played
     if action in ("quiero", "no_quiero"):  # any member of the challenged team answers (§8.11 item 1)
@@ -190,7 +192,8 @@ def play_hand(config: TrucoConfig, rng: random.Random, seed: int, counts: Counte
         envido_pending = state.phase == "envido"
         context = f"{where}, actions {history}, seat {seat} to act"
         ours = {a for a in state.legal_actions() if in_subset(a, envido_pending)}
-        if state.phase == "flor_declare" and history and history[-1][1] == "envido" and not pair.their_holders():
+        if (state.phase == "flor_declare" and history and history[-1][1] in ("envido", "falta_envido")
+                and not pair.their_holders()):
             # §8.11 item 3: pytruco sang the flor inside the envido command; the project asks for it now
             assert ours == {"flor"}, context
             state.apply("flor")
@@ -254,7 +257,7 @@ def play_many(num_players: int, hands: int, seed: int) -> Counter:
 
 
 #: What a run of a few hundred hands must have exercised (so that the comparison never goes vacuous).
-EXERCISED = ("play", "truco", "retruco", "vale_cuatro", "quiero", "no_quiero", "envido", "envido accepted",
+EXERCISED = ("play", "truco", "retruco", "vale_cuatro", "quiero", "no_quiero", "envido", "falta_envido", "envido accepted",
              "envido va primero", "flor", "flor sung with the envido", "no_quiero before the flor (pytruco only)",
              "tied trick")
 
@@ -274,14 +277,18 @@ def test_the_engine_plays_each_decision_as_pytruco_many_hands(num_players, hands
     assert counts["hands"] == hands
 
 
-def test_the_comparison_sees_a_reading_apart():
-    """Positive control: with the default ``envido_primero_after_played`` (true; pytruco false, §8.10 row 13) a
-    player who has played his first card may still answer a truco with an envido here, not in pytruco."""
-    config = TrucoConfig(family="uruguayan", target_score=40)
+@pytest.mark.parametrize("field,value,words", [
+    ("envido_primero_after_played", True, "legal sets differ"), ("falta_envido", "malas_match", "scores differ")])
+def test_the_comparison_sees_a_reading_apart(field, value, words):
+    """Positive controls: with one field at the project's own reading instead of pytruco's, the comparison fails.
+    ``envido_primero_after_played`` (§8.10 row 13): a player who has played his first card may still answer a truco
+    with an envido here, not in pytruco; ``falta_envido`` (row 3): at 0-0 the family's default falta wins the match,
+    pytruco's is worth the 20 of the malas."""
+    config = config_for(2).replace(**{field: value})
     rng = random.Random(2)
     saved = random.getstate()
     try:
-        with pytest.raises(AssertionError, match="legal sets differ"):
+        with pytest.raises(AssertionError, match=words):
             for case in range(400):
                 play_hand(config, rng, case, Counter())
     finally:

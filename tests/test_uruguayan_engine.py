@@ -39,6 +39,7 @@ def play(state, *names):
 @pytest.mark.parametrize("fields", [
     {}, {"num_players": 4}, {"num_players": 6}, {"flor": False}, {"plain_flor_base": 0, "num_players": 4},
     {"num_players": 6, "pica_pica": True}, {"target_score": 15, "falta_envido": "leader_needs"},
+    {"falta_envido": "winner_to_buenas"}, {"falta_envido": "leader_to_buenas", "num_players": 4, "target_score": 30},
     {"deck_ranks": ("1", "2", "3", "4", "5", "7"), "num_players": 4},
 ], ids=lambda f: ",".join(f"{k}={v}" for k, v in f.items()) or "defaults")
 def test_the_kernel_plays_uruguayan_truco_as_the_reference_engine(fields):
@@ -181,3 +182,23 @@ def test_a_uruguayan_network_counts_the_piezas_among_card_strengths():
     assert torch.equal(hand_levels, expected) and expected[17] == 1
     logits, _ = net(obs, torch.ones(1, 98, dtype=torch.bool))
     assert torch.isfinite(logits).all()
+
+
+@pytest.mark.parametrize("mode,score,expected", [
+    ("winner_to_buenas", (10, 5), {0: 10, 1: 15}),  # in the malas: what the winner lacks to reach 20
+    ("leader_to_buenas", (10, 5), {0: 10, 1: 10}),  # ... what the leader lacks
+    ("malas_match", (10, 5), {0: 30, 1: 35}),  # the family's default: the winner takes the match
+    ("winner_to_buenas", (20, 5), {0: 20, 1: 20}),  # the leader in the buenas: what the leader lacks to 40
+])
+def test_the_falta_envido_readings_of_the_family(mode, score, expected):
+    """rules.md §8.5: an accepted falta, worth by the reading ``falta_envido``; seat 0 holds 33, seat 1 7."""
+    for winner_seat, hands in ((0, [["7c", "6c", "3e"], ["1e", "1b", "7o"]]),
+                               (1, [["1e", "1b", "7o"], ["7c", "6c", "3e"]])):
+        state = TrucoState.new(uruguayan(falta_envido=mode), score=list(score),
+                               deal={"hands": hands, "vira": "12e", "dealer": 1})
+        play(state, "falta_envido", "quiero")
+        gained = [after - before for after, before in zip(state.score, score, strict=True)]
+        assert gained[winner_seat] == expected[winner_seat] and gained[1 - winner_seat] == 0, (mode, gained)
+    with pytest.raises(ValueError, match="reading of the uruguayan family only"):
+        TrucoConfig(family="argentine", falta_envido=mode) if mode != "malas_match" else TrucoConfig(
+            family="argentine", falta_envido="winner_to_buenas")

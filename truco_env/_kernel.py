@@ -638,6 +638,8 @@ def _falta(st, cfg, winner):
     mode = cfg[C_FALTA]
     if mode == 2 or (mode == 1 and cfg[C_MALAS] and 2 * leader <= target):
         return target - st[S_SCORE + winner]
+    if mode >= 3 and cfg[C_MALAS] and leader < target // 2:  # winner_to_buenas (3), leader_to_buenas (4)
+        return target // 2 - (st[S_SCORE + winner] if mode == 3 else leader)
     return target - leader
 
 
@@ -1114,8 +1116,8 @@ O_FAMILY, O_NUM_PLAYERS, O_HAND_SIZE, O_OPTIONS, O_TALLY = 1031, 1033, 1036, 103
 OBS_SIZE = 1086
 O_SENAS_SEEN, O_SENA_CAUGHT_BY, O_SENA_CODE = 1086, 1134, 1140  # truco_env.encoding.SENAS_OFFSETS
 OBS_SIZE_SENAS = 1141
-O_UY_FLAG, O_PIEZAS, O_UY_OPTIONS, O_UY_TARGET = 1086, 1087, 1127, 1128  # truco_env.encoding.URUGUAYAN_OFFSETS
-OBS_SIZE_UY = 1129
+O_UY_FLAG, O_PIEZAS, O_UY_OPTIONS, O_UY_TARGET = 1086, 1087, 1127, 1130  # truco_env.encoding.URUGUAYAN_OFFSETS
+OBS_SIZE_UY = 1131
 TALLY_SCALE = 20.0
 
 
@@ -1124,7 +1126,9 @@ def encode_static(cfg, options, out):
     """The fields fixed by the rules (family, players, hand size, options): written once per buffer."""
     if cfg[C_FAMILY] == 2:
         out[O_UY_FLAG] = 1.0
-        out[O_UY_OPTIONS] = 1.0 if cfg[C_PLAIN_FLOR_BASE] == 0 else 0.0
+        out[O_UY_OPTIONS] = 1.0 if cfg[C_PLAIN_FLOR_BASE] == 0 else 0.0  # encoding.URUGUAYAN_OPTION_BITS
+        out[O_UY_OPTIONS + 1] = 1.0 if cfg[C_FALTA] == 3 else 0.0
+        out[O_UY_OPTIONS + 2] = 1.0 if cfg[C_FALTA] == 4 else 0.0
         out[O_UY_TARGET] = min(cfg[C_TARGET] / 40.0, 1.0)
     else:
         out[O_FAMILY + cfg[C_FAMILY]] = 1.0

@@ -34,7 +34,7 @@ CHOICES = {
     "deal_rotation": ("with_play", "against_play"),
     "responder": ("next_opponent", "team_pie"),
     "lead_after_tie": ("same_leader", "first_tied_card", "next_after_leader"),
-    "falta_envido": ("leader_needs", "malas_match", "whole_match"),
+    "falta_envido": ("leader_needs", "malas_match", "whole_match", "winner_to_buenas", "leader_to_buenas"),
     "envido_tie": ("closest_to_mano", "mano_team"),
     "envido_openers": ("any", "pie_only"),
     "deck": ("dirty", "clean"),
@@ -52,6 +52,8 @@ ARGENTINE_ONLY = (
     "envido_primero", "envido_primero_after_played", "flor", "flor_values", "mazo_first_trick_bonus", "pica_pica",
     "senas", "sena_catch", "sena_code",
 )
+#: Readings of the falta envido stated for Uruguayan Truco alone (rules.md §8.5): to the end of the malas.
+URUGUAYAN_FALTAS = ("winner_to_buenas", "leader_to_buenas")
 #: Fields of Uruguayan Truco alone (docs/rules.md §8.9).
 URUGUAYAN_ONLY = ("plain_flor_base",)
 #: Family defaults of the fields whose default depends on the family (None in the dataclass resolves to these).
@@ -215,6 +217,9 @@ class TrucoConfig:
                     f"config field {clip(repr(name))} applies only to the {' and '.join(families)} "
                     f"{'family' if len(families) == 1 else 'families'}, not to {clip(repr(self.family))} "
                     f"(leave it at its default {clip(repr(default))})")
+        if self.falta_envido in URUGUAYAN_FALTAS and self.family != URUGUAYAN:
+            raise ValueError(f"config field 'falta_envido' = {self.falta_envido!r} is a reading of the uruguayan family "
+                             f"only (rules.md §8.5); choose one of {list(CHOICES['falta_envido'][:3])}")
         if type(self.plain_flor_base) is not int or self.plain_flor_base not in (0, 20):
             raise ValueError(f"config field 'plain_flor_base' = {clip(repr(self.plain_flor_base))} is not allowed; "
                              f"choose 20 (a flor without a pieza is 20 + its three values) or 0 (pytruco's reading)")

@@ -139,12 +139,16 @@ OBSERVATION_SIZE_SENAS = OBSERVATION_SIZE + SENAS_SIZE  # what a network made fo
 SENAS_OFFSETS = {name: (OBSERVATION_SIZE + a, OBSERVATION_SIZE + b) for name, (a, b) in _SENAS_OFFSETS.items()}
 
 
+#: The family's own rule options as bits (the common ``options`` field keeps its size for every preset).
+URUGUAYAN_OPTION_BITS = (("plain_flor_base", 0), ("falta_envido", "winner_to_buenas"),
+                         ("falta_envido", "leader_to_buenas"))
 #: Fields appended after ``OBSERVATION_FIELDS`` only in Uruguayan Truco. Why a block of its own, as for señas: the
 #: observations of the other families stay value for value, and the policies trained on them play on.
 URUGUAYAN_FIELDS = (
     ("uruguayan", 1, "the game is Uruguayan Truco (the third family's flag)"),
     ("piezas", cards.NUM_CARDS, "the hand's five piezas (card index): what the muestra makes of the deck"),
-    ("uruguayan_options", 1, "plain_flor_base = 0 (a flor without a pieza counts its three values only)"),
+    ("uruguayan_options", len(URUGUAYAN_OPTION_BITS),
+     "rule options of the family: " + ", ".join(f"{name} = {value}" for name, value in URUGUAYAN_OPTION_BITS)),
     ("uruguayan_target", 1, "target score / 40 (clipped to 1): the common `target` stops at 30, this game's is 40"),
 )
 _URUGUAYAN_OFFSETS, URUGUAYAN_SIZE = _offsets(URUGUAYAN_FIELDS)
@@ -346,7 +350,8 @@ def _encode_uruguayan(obs: np.ndarray, state: TrucoState) -> None:
     _view(obs, "uruguayan")[0] = 1.0
     if state.vira is not None:
         _view(obs, "piezas")[list(cards.piezas(state.vira))] = 1.0
-    _view(obs, "uruguayan_options")[0] = float(state.config.plain_flor_base == 0)
+    _view(obs, "uruguayan_options")[:] = [float(getattr(state.config, name) == value)
+                                          for name, value in URUGUAYAN_OPTION_BITS]
     _view(obs, "uruguayan_target")[0] = min(state.target / 40.0, 1.0)
 
 

@@ -516,6 +516,8 @@ class TrucoState:
         mode = cfg.falta_envido
         if mode == "whole_match" or (mode == "malas_match" and cfg.malas_buenas and leader <= self.target / 2):
             return self.target - self._score[winner]
+        if mode in ("winner_to_buenas", "leader_to_buenas") and cfg.malas_buenas and leader < self.target // 2:
+            return self.target // 2 - (self._score[winner] if mode == "winner_to_buenas" else leader)  # §8.5
         return self.target - leader
 
     def _can_open_envido(self, seat: int) -> bool:

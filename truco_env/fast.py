@@ -30,7 +30,7 @@ from .cards import (
     card_text,
     manilha_rank_index,
 )
-from .config import DEFAULT_FLOR_VALUES, TrucoConfig
+from .config import CHOICES, DEFAULT_FLOR_VALUES, TrucoConfig
 from .engine import (
     LADDER_CALLS,
     LADDER_VALUES,
@@ -59,7 +59,7 @@ def config_array(config: TrucoConfig) -> np.ndarray:
         _kernel.C_LEAD_TIE: ("same_leader", "first_tied_card", "next_after_leader").index(c.lead_after_tie),
         _kernel.C_PARTNER_TIE: int(c.partner_tie_wins_trick), _kernel.C_END_IMM: int(c.end_match_immediately),
         _kernel.C_MALAS: int(bool(c.malas_buenas)),
-        _kernel.C_FALTA: ("leader_needs", "malas_match", "whole_match").index(c.falta_envido),
+        _kernel.C_FALTA: CHOICES["falta_envido"].index(c.falta_envido),
         _kernel.C_ENV_TIE: int(c.envido_tie == "mano_team"), _kernel.C_ENV_OPENERS: int(c.envido_openers == "pie_only"),
         _kernel.C_ENV_AFTER_TRUCO: int(c.envido_after_truco_accepted), _kernel.C_ENV_PRIMERO: int(c.envido_primero),
         _kernel.C_ENV_PRIMERO_PLAYED: int(c.envido_primero_after_played), _kernel.C_FLOR: int(c.flor),

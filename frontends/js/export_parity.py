@@ -75,8 +75,9 @@ CONFIGS = (
     ("uruguayan", "uruguayan", {}),
     ("uruguayan-2v2", "uruguayan-2v2", {}),
     ("uruguayan-3v3", "uruguayan-3v3", {}),
+    ("uruguayan-buenas", "uruguayan", {"falta_envido": "winner_to_buenas", "plain_flor_base": 0}),
     ("uruguayan-variants", "uruguayan-2v2", {
-        "plain_flor_base": 0, "falta_envido": "leader_needs", "target_score": 30, "responder": "team_pie",
+        "plain_flor_base": 0, "falta_envido": "leader_to_buenas", "target_score": 30, "responder": "team_pie",
         "flor_values": {"uncontested_per_flor": 3, "contested_per_flor": 4, "achico": 5, "contraflor_quiero": 7,
                         "contraflor_no_quiero": 3, "resto_bonus_per_flor": 2, "resto_no_quiero_direct": 5,
                         "resto_no_quiero_after_contraflor": 8}}),

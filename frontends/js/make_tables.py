@@ -40,6 +40,7 @@ from truco_env.encoding import (
     TALLY_SCALE,
     URUGUAYAN_FIELDS,
     URUGUAYAN_OFFSETS,
+    URUGUAYAN_OPTION_BITS,
     URUGUAYAN_SIZE,
 )
 
@@ -82,6 +83,7 @@ def tables() -> dict:
             # appended only in Uruguayan Truco (docs/observation.md); points scaled per family
             "uruguayan_fields": [[name, URUGUAYAN_OFFSETS[name][0], size] for name, size, _ in URUGUAYAN_FIELDS],
             "uruguayan_size": URUGUAYAN_SIZE,
+            "uruguayan_option_bits": [list(bit) for bit in URUGUAYAN_OPTION_BITS],
             "envido_scale": dict(ENVIDO_SCALE), "flor_scale": dict(FLOR_SCALE),
         },
         "actions": {

@@ -575,6 +575,10 @@ class HandState {
     if (mode === "whole_match" || (mode === "malas_match" && rules.malas_buenas && leader <= this.target / 2)) {
       return this.target - this.score[winner];
     }
+    const half = Math.floor(this.target / 2); // the Uruguayan readings (§8.5): to the end of the malas
+    if ((mode === "winner_to_buenas" || mode === "leader_to_buenas") && rules.malas_buenas && leader < half) {
+      return half - (mode === "winner_to_buenas" ? this.score[winner] : leader);
+    }
     return this.target - leader;
   }
 
@@ -980,7 +984,7 @@ class HandState {
     if (uruguayan) {
       set("uruguayan", 0);
       for (const card of this.t.cards.piezas[this.vira]) set("piezas", card);
-      set("uruguayan_options", 0, Number(this.rules.plain_flor_base === 0));
+      T.uruguayan_option_bits.forEach(([name, value], i) => set("uruguayan_options", i, Number(this.rules[name] === value)));
       set("uruguayan_target", 0, Math.min(this.target / 40, 1));
     }
     return obs;
