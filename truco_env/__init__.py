@@ -1,8 +1,12 @@
-"""truco-rl: Argentine Truco and Truco Paulista as a research environment.
+"""truco-rl: Argentine, Uruguayan and Paulista Truco as a research environment.
 
 The rules layer (``cards``, ``config``, ``engine``) is pure Python. The PettingZoo environment (``env``,
 ``raw_env``) is loaded on first use, so importing the rules never pulls in PettingZoo or numpy.
 """
+
+from ._numba_cache import configure as _configure_numba_cache
+
+_configure_numba_cache()  # before any compiled kernel is imported: a cache folder per source version
 
 from .config import PRESETS, TrucoConfig, make_config
 from .engine import TIE, TrucoState

@@ -1118,12 +1118,16 @@ O_SENAS_SEEN, O_SENA_CAUGHT_BY, O_SENA_CODE = 1086, 1134, 1140  # truco_env.enco
 OBS_SIZE_SENAS = 1141
 O_UY_FLAG, O_PIEZAS, O_UY_OPTIONS, O_UY_TARGET = 1086, 1087, 1127, 1130  # truco_env.encoding.URUGUAYAN_OFFSETS
 OBS_SIZE_UY = 1131
+#: A buffer this wide holds the observation of any preset (señas' block or the Uruguayan one after the common part).
+OBS_SIZE_MAX = max(OBS_SIZE_SENAS, OBS_SIZE_UY)
 TALLY_SCALE = 20.0
 
 
 @njit(cache=True)
 def encode_static(cfg, options, out):
     """The fields fixed by the rules (family, players, hand size, options): written once per buffer."""
+    if out.shape[0] < (OBS_SIZE_UY if cfg[C_FAMILY] == 2 else OBS_SIZE_SENAS if cfg[C_SENAS] else OBS_SIZE):
+        raise ValueError("encode_static: the observation buffer is narrower than this game's observation")
     if cfg[C_FAMILY] == 2:
         out[O_UY_FLAG] = 1.0
         out[O_UY_OPTIONS] = 1.0 if cfg[C_PLAIN_FLOR_BASE] == 0 else 0.0  # encoding.URUGUAYAN_OPTION_BITS
@@ -1142,7 +1146,11 @@ def encode_static(cfg, options, out):
 @njit(cache=True)
 def encode_obs(st, cfg, viewer, out):
     """The observation of ``viewer`` (truco_env.encoding.encode_observation), writing only the dynamic fields:
-    ``out[:O_FAMILY]`` is cleared and rewritten, the static tail (:func:`encode_static`) is left as it is."""
+    ``out[:O_FAMILY]`` is cleared and rewritten, the static tail (:func:`encode_static`) is left as it is.
+    ``out`` must be as wide as the game's observation: compiled code checks no bounds, so a buffer of the common
+    width would let the Uruguayan or the señas block spill into the memory after it."""
+    if out.shape[0] < (OBS_SIZE_UY if cfg[C_FAMILY] == 2 else OBS_SIZE_SENAS if cfg[C_SENAS] else OBS_SIZE):
+        raise ValueError("encode_obs: the observation buffer is narrower than this game's observation")
     out[:O_FAMILY] = 0.0
     n = cfg[C_N]
     team = _team(viewer)

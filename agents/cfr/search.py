@@ -470,7 +470,7 @@ class HandSearch:
         self._work = walk_buffers()
         self._ctx = search_context(1, blueprint.arrays, threshold, greedy, chain=64)
         self._ctx[0][I_BP_KIND] = KINDS[blueprint.abstraction]
-        self._scratch = (np.zeros(_kernel.OBS_SIZE, np.float32), np.zeros(_kernel.NUM_ACTIONS, np.int8),
+        self._scratch = (np.zeros(_kernel.OBS_SIZE_MAX, np.float32), np.zeros(_kernel.NUM_ACTIONS, np.int8),
                          np.zeros(MAX_LEGAL, np.int32), np.zeros(MAX_LEGAL, np.int32), np.zeros(MAX_LEGAL),
                          np.zeros(_kernel.NUM_ACTIONS, np.int8))
         self._hand = None

@@ -415,7 +415,7 @@ def walk_buffers() -> tuple:
     """The per-depth buffers of :func:`walk`: states, observations, masks, codes, ids, strategies, values,
     frames, and the history arrays (seat, action, relative seat, public action)."""
     d, w = MAX_DEPTH, MAX_LEGAL
-    return (np.zeros((d, _kernel.STATE_SIZE), np.int32), np.zeros((d, _kernel.OBS_SIZE), np.float32),
+    return (np.zeros((d, _kernel.STATE_SIZE), np.int32), np.zeros((d, _kernel.OBS_SIZE_MAX), np.float32),
             np.zeros((d, _kernel.NUM_ACTIONS), np.int8), np.zeros((d, w), np.int32), np.zeros((d, w), np.int32),
             np.zeros((d, w), np.float64), np.zeros((d, w), np.float64), np.zeros((d, 4), np.int64),
             np.zeros(d, np.int32), np.zeros(d, np.int32), np.zeros(d, np.int32), np.zeros(d, np.int32))
