@@ -75,18 +75,26 @@ def check_mask(env, agent, obs):
 
 
 MATCHES = 1500
+#: ... or fewer, once this many decisions are played: a preset of long matches (Uruguayan Truco's 40 points, six
+#: players) then costs about what a short one does.
+DECISIONS = 20_000
 
 
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 def test_random_matches_through_the_env(preset):
     env = truco_env.env(preset)
     rng = np.random.default_rng(0)
+    decisions = 0
     for match in range(MATCHES):
+        if decisions >= DECISIONS:
+            assert match >= 300, f"{preset}: only {match} matches in {DECISIONS:,} decisions"
+            break
         env.reset(seed=match)
         totals = play_env_match(env, rng, check_mask)
         team = [sum(v for a, v in totals.items() if int(a.split("_")[1]) % 2 == t) / (len(totals) // 2)
                 for t in (0, 1)]
         record = env.unwrapped.match_record(include_legal=match % 2 == 0)
+        decisions += sum(len(hand["actions"]) for hand in record["hands"])
         assert team[0] + team[1] == 0
         assert team[0] == {0: 1, 1: -1, None: 0}[record["winner"]]
         replayed = replay_record(json.loads(json.dumps(record)))
