@@ -321,3 +321,10 @@ def test_modules_are_imported_under_their_own_names():
                if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names
                if alias.asname is not None and len(alias.asname) == 1]
     assert not aliased, "import modules under their names:\n" + "\n".join(aliased)
+
+
+def test_the_files_collected_first_exist():
+    """tests/conftest.py's LONGEST_FIRST names files: a renamed one would silently lose its place."""
+    from conftest import LONGEST_FIRST
+
+    assert all((ROOT / "tests" / name).is_file() for name in LONGEST_FIRST)
