@@ -38,10 +38,17 @@ AGENTS = ["heuristic", "random"]
 PRESETS = ["argentine", "paulista-2v2"]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("", 0))
-        return s.getsockname()[1]
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct free ports: the sockets stay open until all are chosen (ports taken one at a time can
+    repeat: a run once gave Ray's client server and its metrics exporter the same one)."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
 
 
 def _session_and_state(pid: str) -> tuple[int, str] | None:
@@ -64,20 +71,22 @@ class Cluster:
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
         self.env.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=self.token,
                         PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
-        self.address = f"127.0.0.1:{free_port()}"
+        self.address = f"127.0.0.1:{free_ports(1)[0]}"
         self.sessions: dict[str, int] = {}  # node name -> the session of its processes
 
     def start_node(self, name: str) -> None:
         """A node with one CPU and a resource ``name``; the first one started is the head."""
+        head_port = int(self.address.rsplit(":", 1)[1])
+        agent, metrics, dashboard, client = next(p for p in iter(lambda: free_ports(4), None) if head_port not in p)
         command = [sys.executable, "-m", "ray.scripts.scripts", "start", "--num-cpus", "1",
                    "--resources", json.dumps({name: 1}), "--temp-dir", self.root,
                    "--object-store-memory", str(100 * 2**20), "--disable-usage-stats", "--include-log-monitor", "false",
-                   "--dashboard-agent-listen-port", str(free_port()), "--metrics-export-port", str(free_port())]
+                   "--dashboard-agent-listen-port", str(agent), "--metrics-export-port", str(metrics)]
         if self.sessions:
             command += ["--address", self.address]
         else:
             command += ["--head", "--port", self.address.rsplit(":", 1)[1], "--include-dashboard", "false",
-                        "--dashboard-port", str(free_port()), "--ray-client-server-port", str(free_port())]
+                        "--dashboard-port", str(dashboard), "--ray-client-server-port", str(client)]
         start = subprocess.Popen(command, env=self.env, cwd=ROOT, start_new_session=True, stdout=subprocess.PIPE,
                                  stderr=subprocess.STDOUT, text=True)
         self.sessions[name] = start.pid  # before it has started anything: a failed start is stopped too
