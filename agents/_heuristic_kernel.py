@@ -24,7 +24,7 @@ from numba import njit
 import truco_env.actions
 import truco_env.cards
 from truco_env import senas
-from truco_env._kernel import DECIDED, STRENGTH, URUGUAYAN_ROW, UY_PIEZA, UY_VALUE
+from truco_env._kernel import DECIDED, STRENGTH, URUGUAYAN_ROW, uy_envido_of, uy_flor_of
 from truco_env.actions import CALL_BASE, COVER_BASE, NUM_ACTIONS_SENAS, SENA_BASE, SLOT_BASE
 from truco_env.cards import FAMILIES, NUM_CARDS, NUM_RANKS
 from truco_env.config import PRESETS
@@ -428,15 +428,7 @@ def _points_envido(vw, cards, n):
     """The envido of ``cards[:n]`` in the view's game: ``_envido_of``, or Uruguayan under the muestra."""
     if vw[V_FAMILY] != 2:
         return _envido_of(cards, n)
-    muestra = max(vw[V_VIRA], 0)
-    best = 0
-    for i in range(n):
-        vi = UY_VALUE[muestra, cards[i]]
-        best = max(best, vi + 20 * UY_PIEZA[muestra, cards[i]])
-        for j in range(i + 1, n):
-            if cards[i] % 4 == cards[j] % 4 or UY_PIEZA[muestra, cards[i]] or UY_PIEZA[muestra, cards[j]]:
-                best = max(best, 20 + vi + UY_VALUE[muestra, cards[j]])
-    return best
+    return uy_envido_of(cards, n, max(vw[V_VIRA], 0))
 
 
 @njit(cache=True)
@@ -444,21 +436,7 @@ def _points_flor(vw, cards, n):
     """The flor of ``cards[:n]`` in the view's game, -1 for none: ``_flor_of``, or Uruguayan under the muestra."""
     if vw[V_FAMILY] != 2:
         return _flor_of(cards, n)
-    if n != 3:
-        return -1
-    muestra = max(vw[V_VIRA], 0)
-    suit = -1
-    others = 0
-    total = 0
-    for i in range(3):
-        c = cards[i]
-        total += UY_VALUE[muestra, c]
-        if not UY_PIEZA[muestra, c]:
-            others += 1
-            if suit >= 0 and c % 4 != suit:
-                return -1
-            suit = c % 4
-    return total + ((0 if vw[V_PLAIN0] else 20) if others == 3 else 20)
+    return uy_flor_of(cards, n, max(vw[V_VIRA], 0), 0 if vw[V_PLAIN0] else 20)
 
 
 @njit(cache=True)

@@ -170,34 +170,32 @@ def _envido_of(st, seat, hand_size):
 
 
 @njit(cache=True)
-def _uy_envido_of(st, seat, hand_size, muestra):
-    """cards.uruguayan_envido_of: the best pair that goes together (one suit, or a pieza in it), else the best
-    single value (a lone pieza's with the 20)."""
+def uy_envido_of(cards, n, muestra):
+    """cards.uruguayan_envido_of of ``cards[:n]``: the best pair that goes together (one suit, or a pieza in it),
+    else the best single value (a lone pieza's with the 20). Shared with the compiled heuristic."""
     best = 0
-    base = S_DEALT + 3 * seat
-    for i in range(hand_size):
-        ci = st[base + i]
+    for i in range(n):
+        ci = cards[i]
         vi = UY_VALUE[muestra, ci]
         best = max(best, vi + 20 * UY_PIEZA[muestra, ci])
-        for j in range(i + 1, hand_size):
-            cj = st[base + j]
+        for j in range(i + 1, n):
+            cj = cards[j]
             if (ci & 3) == (cj & 3) or UY_PIEZA[muestra, ci] or UY_PIEZA[muestra, cj]:
                 best = max(best, 20 + vi + UY_VALUE[muestra, cj])
     return best
 
 
 @njit(cache=True)
-def _uy_flor_of(st, seat, hand_size, muestra, plain_base):
-    """cards.uruguayan_flor_of: the cards that are not piezas all of one suit; 20 (``plain_base`` with no pieza)
-    plus the three values."""
-    if hand_size != 3:
+def uy_flor_of(cards, n, muestra, plain_base):
+    """cards.uruguayan_flor_of of ``cards[:n]``, -1 for none: the cards that are not piezas all of one suit; 20
+    (``plain_base`` with no pieza) plus the three values. Shared with the compiled heuristic."""
+    if n != 3:
         return -1
-    base = S_DEALT + 3 * seat
     suit = -1
     others = 0
     total = 0
     for i in range(3):
-        c = st[base + i]
+        c = cards[i]
         total += UY_VALUE[muestra, c]
         if not UY_PIEZA[muestra, c]:
             others += 1
@@ -447,8 +445,9 @@ def deal(st, cfg, cards, vira):
         st[S_STR_ROW] = URUGUAYAN_ROW + vira
     for s in range(6):
         if s < n and family == 2:
-            st[S_ENV_VAL + s] = _uy_envido_of(st, s, hs, vira)
-            st[S_FLOR_VAL + s] = _uy_flor_of(st, s, hs, vira, cfg[C_PLAIN_FLOR_BASE])
+            hand = st[S_DEALT + 3 * s:S_DEALT + 3 * s + 3]
+            st[S_ENV_VAL + s] = uy_envido_of(hand, hs, vira)
+            st[S_FLOR_VAL + s] = uy_flor_of(hand, hs, vira, cfg[C_PLAIN_FLOR_BASE])
         elif s < n:
             st[S_ENV_VAL + s] = _envido_of(st, s, hs)
             st[S_FLOR_VAL + s] = _flor_of(st, s, hs)
