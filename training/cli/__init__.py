@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from training.cli import bench, bot, demo, diagnose, export, measure, play, replay, ship, train
-from training.cli.args import COMMAND_EXTRAS, EXTRAS, extra_for  # noqa: F401  (the tests and the docs name them here)
+from training.cli.args import COMMAND_EXTRAS, EXTRAS, Parser, extra_for  # noqa: F401  (the tests and the docs name them here)
 from truco_env.limits import one_line
 
 #: The commands, one module each (or per group): each module's ``add(sub)`` adds its parser and handler; in the
@@ -67,17 +67,8 @@ def cli_logging(level: int = logging.INFO):
             log.propagate = propagate
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse with its error line cut to a readable length: an invalid choice would echo a value of any size."""
-
-    def error(self, message: str):  # type: ignore[override]
-        from truco_env.limits import clip
-
-        super().error(clip(message, 300))
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = Parser(
         prog="truco",
         description="truco-rl: a research environment for the card game Truco.",
         epilog=("examples:\n"
@@ -100,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``truco`` tool and return its exit code."""
     try:
-        parser = build_parser()  # imports torch for train ppo's option list: seconds in which Ctrl-C may come
+        parser = build_parser()
     except KeyboardInterrupt:
         print("\ntruco: interrupted", file=sys.stderr)
         return 130

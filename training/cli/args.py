@@ -26,6 +26,28 @@ def integer_in(low: int = -(2 ** 63), high: int = 2 ** 63 - 1, words: str = "an 
     return convert
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with two habits of the ``truco`` tool: its error line is cut to a readable length (an invalid
+    choice would echo a value of any size), and ``options_listing`` (a callable) appends an options class's
+    listing to the description only when the help is shown: building it imports torch (the PPO options), and
+    every other command, ``--help`` included, would pay that second and more at each start."""
+
+    def __init__(self, *args, options_listing=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.options_listing = options_listing
+
+    def format_help(self) -> str:
+        if self.options_listing is not None:
+            self.description = (self.description or "") + self.options_listing()
+            self.options_listing = None
+        return super().format_help()
+
+    def error(self, message: str):  # type: ignore[override]
+        from truco_env.limits import clip
+
+        super().error(clip(message, 300))
+
+
 positive_int = integer_in(1, 2 ** 63 - 1, "a positive integer")
 any_integer = integer_in()
 

@@ -29,8 +29,8 @@ def add(sub: argparse._SubParsersAction) -> None:
                     "checkpoints that --resume continues exactly. Ctrl-C stops after the current update with a\n"
                     "checkpoint (exit 130); RUN_DIR/policy.safetensors is written only when the run finishes.\n"
                     "One run at a time holds a run dir (a lock beside it); a second is refused.\n"
-                    "Options (YAML file or --set KEY=VALUE):\n\n"
-                    + _options_of("training.learn.ppo", "PPOArgs"),
+                    "Options (YAML file or --set KEY=VALUE):\n\n",
+        options_listing=lambda: _options_of("training.learn.ppo", "PPOArgs"),
         epilog="examples:\n  truco train ppo --config configs/ppo/argentine.yaml\n"
                "  truco train ppo --config configs/ppo/argentine.yaml --set seed=3 --run-dir runs/ppo/seed3\n"
                "  truco train ppo --config configs/ppo/argentine.yaml --resume",
@@ -74,8 +74,8 @@ def add(sub: argparse._SubParsersAction) -> None:
         "distill",
         help="a network fitted to a searching agent's choices (docs/search.md)",
         description=("Collect a searching agent's decisions against itself (resumable chunks), then fit a network\n"
-                     "to them, starting from its blueprint (training/learn/distill.py). Options (YAML file or --set):\n\n"
-                     + _options_of("training.learn.distill", "DistillArgs")),
+                     "to them, starting from its blueprint (training/learn/distill.py). Options (YAML file or --set):\n\n"),
+        options_listing=lambda: _options_of("training.learn.distill", "DistillArgs"),
         epilog="examples:\n  truco train distill --config configs/distill/paulista.yaml",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
