@@ -133,6 +133,8 @@ _view_fields = [
     ("SIGNAL", MAXS), ("SENA_TABLE", 1),  # señas: per relative seat the gesture seen + 1 (0: none); table code
     ("PLAIN0", 1),  # Uruguayan plain_flor_base = 0
     ("FALTA_BUENAS", 1),  # Uruguayan falta_envido: 0 neither, 1 winner_to_buenas, 2 leader_to_buenas
+    ("REFUSAL1", 1),  # Uruguayan envido_refusal = previous_sum_plus_one
+    ("FALTA_CHAIN", 1),  # Uruguayan falta_adds_chain
 ]
 _pos = 0
 _V = {}
@@ -143,7 +145,8 @@ VIEW_SIZE = _pos
 (V_FAMILY, V_NP, V_HS, V_TARGET, V_SCORE, V_NHAND, V_HAND, V_NPARTNER, V_PARTNER, V_TABLE, V_COVERED, V_NRES,
  V_RES, V_TI, V_LEADER, V_VIRA, V_MANILHA, V_LEVEL, V_HV, V_PENDING, V_PBYOWN, V_NECALLS, V_ECALL, V_EOWN,
  V_ESTATUS, V_ESHOWN, V_NFCALLS, V_FCALL, V_FOWN, V_FSTATUS, V_FHOLD, V_OWNENV, V_OWNFLOR, V_MANO, V_DEALER,
- V_NPART, V_PART, V_PHASE, V_OPT, V_NLEGAL, V_LEGAL, V_SIGNAL, V_SENA_TABLE, V_PLAIN0, V_FALTA_BUENAS) = [
+ V_NPART, V_PART, V_PHASE, V_OPT, V_NLEGAL, V_LEGAL, V_SIGNAL, V_SENA_TABLE, V_PLAIN0, V_FALTA_BUENAS, V_REFUSAL1,
+ V_FALTA_CHAIN) = [
     _V[n] for n, _ in _view_fields]
 SHOWN_NONE, SHOWN_BUENAS = -2, -1  # envido_shown: nothing shown; "son buenas" (no points)
 
@@ -184,6 +187,8 @@ def _decode(obs, mask, tab, vw):
         target = max(1, _pyround(np.float64(obs[tab[L_UY_TARGET]]) * 40))
         vw[V_PLAIN0] = 1 if obs[tab[L_UY_OPTIONS]] > 0 else 0  # encoding.URUGUAYAN_OPTION_BITS
         vw[V_FALTA_BUENAS] = 1 if obs[tab[L_UY_OPTIONS] + 1] > 0 else 2 if obs[tab[L_UY_OPTIONS] + 2] > 0 else 0
+        vw[V_REFUSAL1] = 1 if obs[tab[L_UY_OPTIONS] + 3] > 0 else 0
+        vw[V_FALTA_CHAIN] = 1 if obs[tab[L_UY_OPTIONS] + 4] > 0 else 0
         envido_scale, flor_scale = UY_ENVIDO_SCALE, UY_FLOR_SCALE
     else:
         target = max(1, _pyround(np.float64(obs[tab[L_TARGET]]) * 30))
@@ -1089,19 +1094,29 @@ def _falta_ok(vw, me, p):
 
 
 @njit(cache=True)
+def _chain_points(vw, chain, nchain):
+    """truco_env.engine.envido_chain_points of ``chain[:nchain]`` (call indices 0 envido, 1 real, 2 falta)
+    under the table's options: (accepted, besides a falta's own value; refused, to the last caller)."""
+    before = 0
+    for i in range(nchain - 1):
+        before += ENVIDO_CALL_VALUE[chain[i]]
+    last = chain[nchain - 1]
+    refused = before + 1 if vw[V_REFUSAL1] else (1 if nchain == 1 else before)
+    if last == 2:
+        return (before if vw[V_FALTA_CHAIN] else 0), refused
+    return before + ENVIDO_CALL_VALUE[last], refused
+
+
+@njit(cache=True)
 def _envido_ev(vw, me, p, chain, nchain):
     """Expected match equity of an accepted envido chain (call indices 0 envido, 1 real, 2 falta) won with
     probability ``p``."""
-    falta = False
-    accepted = 0
-    for i in range(nchain):
-        if chain[i] == 2:
-            falta = True
-        accepted += ENVIDO_CALL_VALUE[chain[i]]
+    accepted, _ = _chain_points(vw, chain, nchain)
     a = vw[V_SCORE]
     b = vw[V_SCORE + 1]
-    if falta:
-        return p * _me(vw, me, a + _falta(vw, True), b) + (1 - p) * _me(vw, me, a, b + _falta(vw, False))
+    if chain[nchain - 1] == 2:
+        return (p * _me(vw, me, a + accepted + _falta(vw, True), b)
+                + (1 - p) * _me(vw, me, a, b + accepted + _falta(vw, False)))
     return _ev(vw, me, p, accepted, accepted)
 
 
@@ -1146,18 +1161,12 @@ def _envido_answer(vw, tab, st, me, memo, respect):
     p = _envido_p(won, opp_best, 1.0)
     lam = _respect_now(memo, respect)
     p_c = (1 - lam) * p + lam * _envido_p(won, opp_best, share)
-    refused = 1
-    if nchain != 1:
-        refused = 0
-        for i in range(nchain - 1):
-            refused += ENVIDO_CALL_VALUE[chain[i]]
+    refused = _chain_points(vw, chain, nchain)[1]
     a = vw[V_SCORE]
     b = vw[V_SCORE + 1]
     falta_in_chain = False
-    accepted_now = 0
     for i in range(nchain):
         falta_in_chain = falta_in_chain or chain[i] == 2
-        accepted_now += ENVIDO_CALL_VALUE[chain[i]]
     values = np.empty(5, dtype=np.float64)
     names = np.empty(5, dtype=np.int64)
     count = 0
@@ -1174,8 +1183,8 @@ def _envido_answer(vw, tab, st, me, memo, respect):
             name = A_ENVIDO + call
             if _legal(vw, name) and (call != 2 or _falta_ok(vw, me, p_c2)):
                 fold = 0.35
-                refuse_pts = accepted_now if not falta_in_chain else 1
                 chain[nchain] = call
+                refuse_pts = _chain_points(vw, chain, nchain + 1)[1]
                 values[count] = (fold * _me(vw, me, a + refuse_pts, b)
                                  + (1 - fold) * _envido_ev(vw, me, p_c2, chain, nchain + 1))
                 names[count] = name

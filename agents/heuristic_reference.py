@@ -27,7 +27,7 @@ from truco_env.cards import (
     suit_of,
     uruguayan_envido_of,
 )
-from truco_env.engine import ALL_TIED, LADDER_CALLS, LADDER_VALUES, hand_winner
+from truco_env.engine import ALL_TIED, LADDER_CALLS, LADDER_VALUES, envido_chain_points, hand_winner
 
 from .base import Agent
 from .heuristic import (
@@ -43,7 +43,6 @@ from .heuristic import (
 )
 from .view import OPP, OWN, TIE, View, decode
 
-ENVIDO_VALUE = {"envido": 2, "real_envido": 3}
 ENVIDO_CALLS = ("envido", "real_envido", "falta_envido")
 
 
@@ -535,11 +534,11 @@ class ReferenceHeuristic(HeuristicParameters, Agent):
     # envido
 
     def _envido_values(self, v: View, chain: list[str]) -> tuple[int, int, bool]:
-        """(points if accepted, points to the last caller if refused, falta in chain)."""
-        falta = "falta_envido" in chain
-        accepted = sum(ENVIDO_VALUE.get(c, 0) for c in chain)
-        refused = 1 if len(chain) == 1 else sum(ENVIDO_VALUE.get(c, 0) for c in chain[:-1])
-        return accepted, refused, falta
+        """(points if accepted, besides a falta's own value; points to the last caller if refused; falta in
+        chain), as the engine credits them under this table's options."""
+        accepted, refused = envido_chain_points(chain, v.options.get("envido_refusal=previous_sum_plus_one", False),
+                                                v.options.get("falta_adds_chain=True", False))
+        return accepted, refused, "falta_envido" in chain
 
     def _falta(self, v: View, own_wins: bool) -> int:
         a, b = v.score
@@ -567,8 +566,8 @@ class ReferenceHeuristic(HeuristicParameters, Agent):
         accepted, _, falta = self._envido_values(v, chain)
         a, b = v.score
         if falta:
-            return (p * self._me(v, a + self._falta(v, True), b)
-                    + (1 - p) * self._me(v, a, b + self._falta(v, False)))
+            return (p * self._me(v, a + accepted + self._falta(v, True), b)
+                    + (1 - p) * self._me(v, a, b + accepted + self._falta(v, False)))
         return self._ev(v, p, accepted)
 
     @staticmethod
@@ -619,8 +618,7 @@ class ReferenceHeuristic(HeuristicParameters, Agent):
                 if name in v.legal_names and (name != "falta_envido" or self._falta_ok(v, p_c2)):
                     new = chain + [name]
                     fold = 0.35
-                    accepted_now, _, falta_now = self._envido_values(v, chain)
-                    refuse_pts = accepted_now if not falta_now else 1
+                    refuse_pts = self._envido_values(v, new)[1]
                     options[name] = (fold * self._me(v, a + refuse_pts, b)
                                      + (1 - fold) * self._envido_ev(v, p_c2, new))
         return max(options, key=lambda name: (options[name], name == "quiero"))

@@ -87,6 +87,7 @@ def draw_rules(rng: random.Random, preset: str) -> dict:
         "sena_catch": lambda: rng.choice((0.0, 0.25, 0.7, 1.0)),
         "sena_code": lambda: rng.choice(CHOICES["sena_code"]),
         "plain_flor_base": lambda: rng.choice((0, 20)),
+        "envido_refusal": lambda: rng.choice(CHOICES["envido_refusal"]),
     }
     assert set(draws) | {"family"} == set(FIELD_NAMES), "a rules field the fuzzer does not draw"
     for name, draw in draws.items():

@@ -12,10 +12,13 @@ The subset where both engines should agree (docs/rules.md §8.10 and §8.11):
 
 * one hand per case from 0-0 to 40, a forced deal of random cards and muestra, 1v1 and 2v2, the mano drawn too;
 * actions: cards; ``truco`` / ``retruco`` / ``vale_cuatro`` (as the answer, or by the team holding the quiero on
-  its own turn) answered ``quiero`` or ``no_quiero``; one ``envido`` (no chain) answered ``quiero`` or
-  ``no_quiero``; one ``falta_envido`` (no chain) with pytruco's falta, ``falta_envido="winner_to_buenas"`` (row 3);
-  ``flor``. Never played: ``real_envido``, envido chains, contra flor, ``mazo`` (rows 4, 5, 8, 9, 12 of §8.10 are
-  readings the engine does not have yet);
+  its own turn) answered ``quiero`` or ``no_quiero``; ``envido``, ``real_envido`` and ``falta_envido`` and every
+  chain of them, answered ``quiero`` or ``no_quiero``, with pytruco's readings of what they pay (the falta
+  ``falta_envido="winner_to_buenas"``, row 3; an accepted falta adds the calls before it,
+  ``falta_adds_chain=True``, row 4; a refused chain pays the calls before the refused one plus one,
+  ``envido_refusal="previous_sum_plus_one"``, row 5); ``flor``. Never played: contra flor and ``mazo`` (rows 8, 9
+  and 12 of §8.10 are readings the engine does not have yet). pytruco's ``limite_envido`` is left at its
+  default 4, which is the engine's rule (two ``envido`` calls at most, row 6);
 * deals where only one team holds flor (no flor contest: rows 7 and 8). A flor then pays 3 per flor in both engines
   and its value never counts, so the default ``plain_flor_base`` (row 7) is kept;
 * config: ``envido_primero_after_played=False`` (row 13) and, for 2v2, ``lead_after_tie="first_tied_card"`` (row 15),
@@ -26,7 +29,8 @@ Normalisations (§8.11, "turn-order differences"; each is a commented branch of 
 * pytruco lets several players act at a time (§8.11 item 1): only the legal set of the project's actor is compared.
   What pytruco also offers the other seats must be one of the documented extras (:func:`out_of_turn`): the truco
   caller's card before the answer (item 2), a raise by the team holding the quiero (row 11), any member of a
-  challenged team answering or opening the envido va primero (item 1, row 14), a flor sung out of turn (item 1);
+  challenged team answering, raising an envido chain or opening the envido va primero (item 1, row 14), a flor
+  sung out of turn (item 1);
 * an envido against an undeclared flor: pytruco sings that flor inside the envido command (item 3), the project asks
   the holder for ``flor`` as its next decision; that decision is applied to the project alone;
 * pytruco says nothing where the project records "son buenas" once someone has said "son mejores"
@@ -66,17 +70,19 @@ ACTION_NAMES = {
     "ResponderQuiero": "quiero", "ResponderNoQuiero": "no_quiero", "IrseAlMazo": "mazo",
 }
 #: The words of pytruco's command line (``Partida.cmd``) where they differ from the project's names.
-COMMAND_WORDS = {"retruco": "re-truco", "vale_cuatro": "vale-4", "no_quiero": "no-quiero", "falta_envido": "falta-envido"}
-SUBSET_CALLS = {"truco", "retruco", "vale_cuatro", "envido", "falta_envido", "flor", "quiero", "no_quiero"}
+COMMAND_WORDS = {"retruco": "re-truco", "vale_cuatro": "vale-4", "no_quiero": "no-quiero", "falta_envido": "falta-envido",
+                 "real_envido": "real-envido"}
+SUBSET_CALLS = {"truco", "retruco", "vale_cuatro", "envido", "real_envido", "falta_envido", "flor", "quiero", "no_quiero"}
 PLAYER_IDS = ("Ana", "Beto", "Caro", "Dani")  # seat order; pytruco seats azules and rojos alternately
 DECK = [rank + suit for rank in cards.SPANISH_RANKS for suit in SUIT_NAMES]
 
 
 def config_for(num_players: int) -> TrucoConfig:
-    """The engine with pytruco's readings of the fields it has (§8.10 rows 3, 13 and 15)."""
+    """The engine with pytruco's readings of the fields it has (§8.10 rows 3, 4, 5, 13 and 15)."""
     extra = {"lead_after_tie": "first_tied_card"} if num_players == 4 else {}
     return TrucoConfig(family="uruguayan", num_players=num_players, target_score=40,
-                       envido_primero_after_played=False, falta_envido="winner_to_buenas", **extra)
+                       envido_primero_after_played=False, falta_envido="winner_to_buenas",
+                       envido_refusal="previous_sum_plus_one", falta_adds_chain=True, **extra)
 
 
 def their_card(text: str):
@@ -91,9 +97,7 @@ def their_name(move) -> str:
 
 
 def in_subset(action: str, envido_pending: bool) -> bool:
-    """The actions both engines share with one meaning (the module docstring); no envido chain."""
-    if action in ("envido", "falta_envido") and envido_pending:
-        return False
+    """The actions both engines share with one meaning (the module docstring)."""
     return action.startswith("play:") or action in SUBSET_CALLS
 
 
@@ -107,8 +111,10 @@ def out_of_turn(state: TrucoState, seat: int, action: str) -> bool:
         return pending is not None and pending[1] == team
     if action in ("retruco", "vale_cuatro"):  # any member answers; the quiero's team raises at any time (row 11)
         return challenged or state.raise_holder == team
-    if action in ("envido", "falta_envido"):  # envido va primero by any player not on turn who has not played,
-        # partners too (row 14)
+    if action in ("envido", "real_envido", "falta_envido"):
+        if state.phase == "envido":  # any member of the team an envido chain challenges raises it (§8.11 item 1)
+            return state.envido_calls[-1][0] % 2 != team
+        # envido va primero by any player not on turn who has not played, partners too (row 14)
         played = [s for s, _, _ in state.current_trick]
         return pending is not None and pending[0] == 1 and state.trick_index == 0 and seat not in played
     if action in ("quiero", "no_quiero"):  # any member of the challenged team answers (§8.11 item 1)
@@ -192,7 +198,7 @@ def play_hand(config: TrucoConfig, rng: random.Random, seed: int, counts: Counte
         envido_pending = state.phase == "envido"
         context = f"{where}, actions {history}, seat {seat} to act"
         ours = {a for a in state.legal_actions() if in_subset(a, envido_pending)}
-        if (state.phase == "flor_declare" and history and history[-1][1] in ("envido", "falta_envido")
+        if (state.phase == "flor_declare" and history and history[-1][1] in ("envido", "real_envido", "falta_envido")
                 and not pair.their_holders()):
             # §8.11 item 3: pytruco sang the flor inside the envido command; the project asks for it now
             assert ours == {"flor"}, context
@@ -221,6 +227,12 @@ def play_hand(config: TrucoConfig, rng: random.Random, seed: int, counts: Counte
         action = rng.choice(sorted(ours))
         if action == "envido" and state.pending_truco is not None:
             counts["envido va primero"] += 1
+        chain = [call for _, call in state.envido_calls] if envido_pending else []
+        if chain and action in ("envido", "real_envido", "falta_envido"):
+            counts["envido chain raised"] += 1
+        elif len(chain) > 1:
+            counts[f"envido chain {'accepted' if action == 'quiero' else 'refused'}"] += 1
+            counts["falta accepted after a chain"] += action == "quiero" and chain[-1] == "falta_envido"
         # each engine starts new lists for the next hand: these two keep this hand's tricks
         results, their_tricks = state.trick_results, pair.partida.ronda.manos
         state.apply(action)
@@ -257,9 +269,10 @@ def play_many(num_players: int, hands: int, seed: int) -> Counter:
 
 
 #: What a run of a few hundred hands must have exercised (so that the comparison never goes vacuous).
-EXERCISED = ("play", "truco", "retruco", "vale_cuatro", "quiero", "no_quiero", "envido", "falta_envido", "envido accepted",
-             "envido va primero", "flor", "flor sung with the envido", "no_quiero before the flor (pytruco only)",
-             "tied trick")
+EXERCISED = ("play", "truco", "retruco", "vale_cuatro", "quiero", "no_quiero", "envido", "real_envido", "falta_envido",
+             "envido accepted", "envido chain raised", "envido chain accepted", "envido chain refused",
+             "falta accepted after a chain", "envido va primero", "flor", "flor sung with the envido",
+             "no_quiero before the flor (pytruco only)", "tied trick")
 
 
 @pytest.mark.parametrize("num_players,hands", [(2, 800), (4, 300)])
@@ -278,12 +291,14 @@ def test_the_engine_plays_each_decision_as_pytruco_many_hands(num_players, hands
 
 
 @pytest.mark.parametrize("field,value,words", [
-    ("envido_primero_after_played", True, "legal sets differ"), ("falta_envido", "malas_match", "scores differ")])
+    ("envido_primero_after_played", True, "legal sets differ"), ("falta_envido", "malas_match", "scores differ"),
+    ("envido_refusal", "previous_sum", "scores differ"), ("falta_adds_chain", False, "scores differ")])
 def test_the_comparison_sees_a_reading_apart(field, value, words):
     """Positive controls: with one field at the project's own reading instead of pytruco's, the comparison fails.
     ``envido_primero_after_played`` (§8.10 row 13): a player who has played his first card may still answer a truco
     with an envido here, not in pytruco; ``falta_envido`` (row 3): at 0-0 the family's default falta wins the match,
-    pytruco's is worth the 20 of the malas."""
+    pytruco's is worth the 20 of the malas; ``envido_refusal`` (row 5): a refused chain pays one point less here;
+    ``falta_adds_chain`` (row 4): an accepted falta after other calls pays the falta alone here."""
     config = config_for(2).replace(**{field: value})
     rng = random.Random(2)
     saved = random.getstate()

@@ -41,6 +41,8 @@ def play(state, *names):
     {"num_players": 6, "pica_pica": True}, {"target_score": 15, "falta_envido": "leader_needs"},
     {"falta_envido": "winner_to_buenas"}, {"falta_envido": "leader_to_buenas", "num_players": 4, "target_score": 30},
     {"deck_ranks": ("1", "2", "3", "4", "5", "7"), "num_players": 4},
+    {"envido_refusal": "previous_sum_plus_one", "falta_adds_chain": True, "falta_envido": "winner_to_buenas"},
+    {"envido_refusal": "previous_sum_plus_one", "falta_adds_chain": True, "num_players": 4, "flor": False},
 ], ids=lambda f: ",".join(f"{k}={v}" for k, v in f.items()) or "defaults")
 def test_the_kernel_plays_uruguayan_truco_as_the_reference_engine(fields):
     """Records (every legal set included), actors, scores and every seat's observation agree step by step."""
@@ -202,3 +204,39 @@ def test_the_falta_envido_readings_of_the_family(mode, score, expected):
     with pytest.raises(ValueError, match="reading of the uruguayan family only"):
         TrucoConfig(family="argentine", falta_envido=mode) if mode != "malas_match" else TrucoConfig(
             family="argentine", falta_envido="winner_to_buenas")
+
+
+@pytest.mark.parametrize("calls,refused,plus_one", [
+    (["envido"], 1, 1), (["real_envido"], 1, 1), (["falta_envido"], 1, 1),
+    (["envido", "envido"], 2, 3), (["envido", "real_envido"], 2, 3), (["envido", "envido", "real_envido"], 4, 5),
+    (["envido", "falta_envido"], 2, 3), (["envido", "real_envido", "falta_envido"], 5, 6),
+    (["envido", "envido", "real_envido", "falta_envido"], 7, 8),
+])
+def test_a_refused_envido_chain_pays_by_the_reading_envido_refusal(calls, refused, plus_one):
+    """rules.md §8.10 row 5: the calls before the refused one ([CJT]'s table; 1 for a lone call), or that sum
+    plus one (pytruco). The last caller scores; nothing else moves."""
+    hands = [["7c", "6c", "3e"], ["1e", "1b", "7o"]]  # no flor under the muestra 12e
+    for reading, expected in (("previous_sum", refused), ("previous_sum_plus_one", plus_one)):
+        state = TrucoState.new(uruguayan(envido_refusal=reading), deal={"hands": hands, "vira": "12e", "dealer": 1})
+        play(state, *calls, "no_quiero")
+        caller_team = (len(calls) - 1) % 2  # seat 0 is the mano and opens; the teams alternate
+        assert state.score[caller_team] == expected and state.score[1 - caller_team] == 0, (reading, calls)
+
+
+@pytest.mark.parametrize("calls,chain_points", [
+    (["falta_envido"], 0), (["envido", "falta_envido"], 2), (["envido", "real_envido", "falta_envido"], 5),
+])
+def test_an_accepted_falta_pays_the_calls_before_it_by_the_reading_falta_adds_chain(calls, chain_points):
+    """rules.md §8.10 row 4: the falta alone (§3.4), or the falta and the calls before it (pytruco). Seat 0 holds
+    33 and wins; the falta (winner_to_buenas at 10-5) is the 10 it lacks to the buenas."""
+    hands = [["7c", "6c", "3e"], ["1e", "1b", "7o"]]
+    for adds, expected in ((False, 10), (True, 10 + chain_points)):
+        state = TrucoState.new(uruguayan(falta_envido="winner_to_buenas", falta_adds_chain=adds), score=[10, 5],
+                               deal={"hands": hands, "vira": "12e", "dealer": 1})
+        play(state, *calls, "quiero")
+        assert state.score == (10 + expected, 5), (adds, calls)
+    with pytest.raises(ValueError, match="applies only to the uruguayan family"):
+        TrucoConfig(family="argentine", falta_adds_chain=True)
+    with pytest.raises(ValueError, match="envido_refusal"):
+        uruguayan(envido_refusal="double")
+

@@ -66,7 +66,9 @@ C_SENA_TABLE = 131  # sena_code == "table"
 C_PLAIN_FLOR_BASE = 132  # Uruguayan: what a flor without a pieza adds to its three values
 C_ENV_SCALE = 133  # the observation's scale of envido points (truco_env.encoding.ENVIDO_SCALE)
 C_FLOR_SCALE = 134  # ... and of flor points (FLOR_SCALE)
-CFG_SIZE = 135
+C_ENV_REFUSAL_PLUS_ONE = 135  # Uruguayan: envido_refusal == "previous_sum_plus_one"
+C_FALTA_ADDS_CHAIN = 136  # Uruguayan: falta_adds_chain
+CFG_SIZE = 137
 
 # ------------------------------------------------------------------------------------------- state layout
 _state_fields = [
@@ -651,6 +653,21 @@ def _chain_has(st, start, count, call):
 
 
 @njit(cache=True)
+def _envido_chain_points(st, cfg, accepted):
+    """engine.envido_chain_points of the pending chain: accepted (without the falta's own value) or refused."""
+    n_chain = st[S_ECHAIN_N]
+    before = 0
+    for i in range(n_chain - 1):
+        before += 2 if st[S_ECHAIN + i] == A_ENVIDO else 3
+    last = st[S_ECHAIN + n_chain - 1]
+    if not accepted:
+        return before + 1 if cfg[C_ENV_REFUSAL_PLUS_ONE] else (1 if n_chain == 1 else before)
+    if last == A_FALTA:
+        return before if cfg[C_FALTA_ADDS_CHAIN] else 0
+    return before + (2 if last == A_ENVIDO else 3)
+
+
+@njit(cache=True)
 def _on_envido(st, cfg, seat, action):
     n_chain = st[S_ECHAIN_N]
     if action == A_QUIERO:
@@ -659,23 +676,15 @@ def _on_envido(st, cfg, seat, action):
             s = st[S_SEATS + i]
             values[s] = st[S_ENV_VAL + s]
         winner = _team(_showdown(st, cfg, values, False))
+        points = _envido_chain_points(st, cfg, True)
         if _chain_has(st, S_ECHAIN, S_ECHAIN_N, A_FALTA):
-            points = _falta(st, cfg, winner)
-        else:
-            points = 0
-            for i in range(n_chain):
-                points += 2 if st[S_ECHAIN + i] == A_ENVIDO else 3
+            points += _falta(st, cfg, winner)
         st[S_ECHAIN_N] = 0
         st[S_EDONE] = 1
         st[S_ESTATUS] = 2
         _credit(st, cfg, winner, points)
     elif action == A_NOQ:
-        if n_chain == 1:
-            points = 1
-        else:
-            points = 0
-            for i in range(n_chain - 1):
-                points += 2 if st[S_ECHAIN + i] == A_ENVIDO else 3
+        points = _envido_chain_points(st, cfg, False)
         st[S_ECHAIN_N] = 0
         st[S_EDONE] = 1
         st[S_ESTATUS] = 3
@@ -1115,8 +1124,8 @@ O_FAMILY, O_NUM_PLAYERS, O_HAND_SIZE, O_OPTIONS, O_TALLY = 1031, 1033, 1036, 103
 OBS_SIZE = 1086
 O_SENAS_SEEN, O_SENA_CAUGHT_BY, O_SENA_CODE = 1086, 1134, 1140  # truco_env.encoding.SENAS_OFFSETS
 OBS_SIZE_SENAS = 1141
-O_UY_FLAG, O_PIEZAS, O_UY_OPTIONS, O_UY_TARGET = 1086, 1087, 1127, 1130  # truco_env.encoding.URUGUAYAN_OFFSETS
-OBS_SIZE_UY = 1131
+O_UY_FLAG, O_PIEZAS, O_UY_OPTIONS, O_UY_TARGET = 1086, 1087, 1127, 1132  # truco_env.encoding.URUGUAYAN_OFFSETS
+OBS_SIZE_UY = 1133
 #: A buffer this wide holds the observation of any preset (señas' block or the Uruguayan one after the common part).
 OBS_SIZE_MAX = max(OBS_SIZE_SENAS, OBS_SIZE_UY)
 TALLY_SCALE = 20.0
@@ -1132,6 +1141,8 @@ def encode_static(cfg, options, out):
         out[O_UY_OPTIONS] = 1.0 if cfg[C_PLAIN_FLOR_BASE] == 0 else 0.0  # encoding.URUGUAYAN_OPTION_BITS
         out[O_UY_OPTIONS + 1] = 1.0 if cfg[C_FALTA] == 3 else 0.0
         out[O_UY_OPTIONS + 2] = 1.0 if cfg[C_FALTA] == 4 else 0.0
+        out[O_UY_OPTIONS + 3] = 1.0 if cfg[C_ENV_REFUSAL_PLUS_ONE] else 0.0
+        out[O_UY_OPTIONS + 4] = 1.0 if cfg[C_FALTA_ADDS_CHAIN] else 0.0
         out[O_UY_TARGET] = min(cfg[C_TARGET] / 40.0, 1.0)
     else:
         out[O_FAMILY + cfg[C_FAMILY]] = 1.0

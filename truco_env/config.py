@@ -42,6 +42,7 @@ CHOICES = {
     "mao_de_onze_decider": ("first", "any_accepts"),
     "mao_de_onze_truco": ("illegal", "caller_loses_match"),
     "sena_code": ("table", "free"),
+    "envido_refusal": ("previous_sum", "previous_sum_plus_one"),
 }
 
 MAX_TARGET = 1000  # far above any real match; keeps scores in records small
@@ -55,7 +56,7 @@ ARGENTINE_ONLY = (
 #: Readings of the falta envido stated for Uruguayan Truco alone (rules.md §8.5): to the end of the malas.
 URUGUAYAN_FALTAS = ("winner_to_buenas", "leader_to_buenas")
 #: Fields of Uruguayan Truco alone (docs/rules.md §8.9).
-URUGUAYAN_ONLY = ("plain_flor_base",)
+URUGUAYAN_ONLY = ("plain_flor_base", "envido_refusal", "falta_adds_chain")
 #: Family defaults of the fields whose default depends on the family (None in the dataclass resolves to these).
 FAMILY_DEFAULTS = {
     "target_score": {ARGENTINE: 30, PAULISTA: 12, URUGUAYAN: 40},
@@ -113,6 +114,8 @@ class TrucoConfig:
     paulista_mazo: bool = False
     # Uruguayan
     plain_flor_base: int = 20  # what a flor without a pieza adds to its three values (pytruco's reading: 0)
+    envido_refusal: str = "previous_sum"  # a refused envido chain pays the calls before the refused one (+1: pytruco)
+    falta_adds_chain: bool = False  # an accepted falta envido also pays the calls before it (pytruco's reading)
     # Research variants (small games solvable exactly; docs/rules.md §5.3)
     deck_ranks: tuple | None = None  # None: the family's whole deck; else the ranks kept, e.g. ("1", "7", "3")
     hand_size: int = 3  # cards dealt to each player, 1..3 (= number of tricks)

@@ -52,6 +52,20 @@ LADDER_VALUES = {cards.ARGENTINE: (1, 2, 3, 4), cards.PAULISTA: (1, 3, 6, 9, 12)
 ENVIDO_CALLS = ("envido", "real_envido", "falta_envido")
 ENVIDO_VALUE = {"envido": 2, "real_envido": 3}
 FLOR_CALLS = ("contraflor", "contraflor_al_resto")
+def envido_chain_points(chain: list[str], refusal_plus_one: bool = False,
+                        falta_adds_chain: bool = False) -> tuple[int, int]:
+    """What an envido chain pays (docs/rules.md §3.4, §8.10 rows 4 and 5): (accepted, refused). ``accepted``
+    leaves out the falta's own value, which depends on the score and on who wins (``_falta``): with a falta in
+    the chain it is the calls before it when ``falta_adds_chain``, else 0. ``refused`` goes to the last caller:
+    the calls before the refused one (1 for a lone call), or that sum plus one (``envido_refusal=
+    "previous_sum_plus_one"``). One function, so that the heuristic prices a chain as the engine credits it."""
+    before = sum(ENVIDO_VALUE.get(c, 0) for c in chain[:-1])
+    refused = before + 1 if refusal_plus_one else (1 if len(chain) == 1 else before)
+    if "falta_envido" in chain:
+        return (before if falta_adds_chain else 0), refused
+    return before + ENVIDO_VALUE[chain[-1]], refused
+
+
 POINT_SOURCES = ("envido", "flor", "truco")  # where a hand's points come from; "truco": the hand's own value
 _SOURCE_COLUMN = {name: 2 * i for i, name in enumerate(POINT_SOURCES)}  # team 0's slot in _hand_sources
 
@@ -470,19 +484,18 @@ class TrucoState:
 
     def _on_envido(self, seat: int, action: str) -> None:
         chain = self._envido_chain
+        accepted, refused = envido_chain_points(chain, self.config.envido_refusal == "previous_sum_plus_one",
+                                                self.config.falta_adds_chain)
         if action == "quiero":
             winner_seat, self.envido_announcements = self._showdown(
                 {s: self._envido_points[s] for s in self._seats})
             winner = self.team_of(winner_seat)
-            if "falta_envido" in chain:
-                points = self._falta(winner)
-            else:
-                points = sum(ENVIDO_VALUE[c] for c in chain)
+            points = accepted + (self._falta(winner) if "falta_envido" in chain else 0)
             self._close_envido()
             self.envido_status = "accepted"
             self._credit(winner, points, "envido")
         elif action == "no_quiero":
-            points = 1 if len(chain) == 1 else sum(ENVIDO_VALUE[c] for c in chain[:-1])
+            points = refused
             self._close_envido()
             self.envido_status = "refused"
             self._credit(self.team_of(self._envido_caller), points, "envido")

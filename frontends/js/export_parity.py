@@ -75,7 +75,8 @@ CONFIGS = (
     ("uruguayan", "uruguayan", {}),
     ("uruguayan-2v2", "uruguayan-2v2", {}),
     ("uruguayan-3v3", "uruguayan-3v3", {}),
-    ("uruguayan-buenas", "uruguayan", {"falta_envido": "winner_to_buenas", "plain_flor_base": 0}),
+    ("uruguayan-buenas", "uruguayan", {"falta_envido": "winner_to_buenas", "plain_flor_base": 0,
+                                       "envido_refusal": "previous_sum_plus_one", "falta_adds_chain": True}),
     ("uruguayan-variants", "uruguayan-2v2", {
         "plain_flor_base": 0, "falta_envido": "leader_to_buenas", "target_score": 30, "responder": "team_pie",
         "flor_values": {"uncontested_per_flor": 3, "contested_per_flor": 4, "achico": 5, "contraflor_quiero": 7,
