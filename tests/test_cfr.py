@@ -26,7 +26,7 @@ from training.learn.cfr.solver import (
 )
 from training.learn.cfr.train import train_exact
 from training.learn.cfr.tree import build_tree, deal_list, num_deals
-from truco_env import TrucoState, actions, make_config
+from truco_env import TrucoConfig, TrucoState, actions, make_config
 from truco_env.encoding import information_state_string
 
 SMALL = {
@@ -129,6 +129,22 @@ def test_mismatched_checkpoints_are_refused(tmp_path):
     other_solver = _run_cfg(tmp_path, "argentine-mini", iterations=20, algorithm="linear")
     with pytest.raises(CheckpointError, match="solver settings differ"):
         train_exact(other_solver, out=io.StringIO())
+
+
+def test_a_checkpoint_from_before_a_rules_field_existed_resumes_under_its_default():
+    """A field added to the rules since a checkpoint was written is missing from its stored rules; at its default it
+    is the game the checkpoint trained (the Uruguayan blueprint's checkpoint predates ``envido_refusal``). Only a
+    value that differs refuses the checkpoint."""
+    from types import SimpleNamespace
+
+    from training.learn.cfr.checkpoint import check_compatible
+
+    rules = TrucoConfig(family="uruguayan").to_dict()
+    older = {k: v for k, v in rules.items() if k not in ("envido_refusal", "falta_adds_chain")}
+    check_compatible(SimpleNamespace(meta={"kind": "mccfr", "rules": older}), kind="mccfr", rules=rules)
+    changed = TrucoConfig(family="uruguayan", envido_refusal="previous_sum_plus_one").to_dict()
+    with pytest.raises(CheckpointError, match=r"other rules .*fields differ: \['envido_refusal'\]"):
+        check_compatible(SimpleNamespace(meta={"kind": "mccfr", "rules": older}), kind="mccfr", rules=changed)
 
 
 def test_corrupt_checkpoints_give_clear_errors(tmp_path):

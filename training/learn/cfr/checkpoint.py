@@ -16,6 +16,7 @@ import numpy as np
 
 from agents.cfr.table import EXTRAS, FORMAT, VERSION, Checkpoint, CheckpointError, load_checkpoint
 from training.atomic import atomic_write
+from truco_env import TrucoConfig
 
 # load_checkpoint is re-exported: training/measure/abr_validation.py reads checkpoints through this module
 __all__ = ["check_compatible", "load_checkpoint", "save_checkpoint"]
@@ -46,6 +47,16 @@ def save_checkpoint(path: str | os.PathLike, ckpt: Checkpoint) -> None:
     atomic_write(path, lambda tmp: np.savez_compressed(tmp, **arrays), ".npz")
 
 
+def _resolved(rules):
+    """Every field of ``rules`` with its value, defaults filled in: a checkpoint written before a field existed
+    (stored without it) resumes under the field's default, which is the game it was trained on. Rules that are not
+    a valid config are compared as they are (and then differ)."""
+    try:
+        return TrucoConfig.from_dict(rules).to_dict()
+    except (ValueError, TypeError):
+        return rules
+
+
 def check_compatible(ckpt: Checkpoint, *, kind: str, rules: dict, fingerprint: str | None = None,
                      solver: dict | None = None, where: str = "checkpoint") -> None:
     """Raise :class:`CheckpointError` when ``ckpt`` belongs to another game, trainer or solver setting."""
@@ -55,8 +66,9 @@ def check_compatible(ckpt: Checkpoint, *, kind: str, rules: dict, fingerprint: s
                               "own checkpoint instead")
     if meta.get("kind") != kind:
         raise CheckpointError(f"{where}: it is a {meta.get('kind')!r} checkpoint, this run is {kind!r}")
-    if meta.get("rules") != rules:
-        theirs = meta.get("rules") or {}
+    if _resolved(meta.get("rules")) != _resolved(rules):
+        theirs = _resolved(meta.get("rules")) or {}
+        rules = _resolved(rules)
         diff = sorted(k for k in set(theirs) | set(rules) if theirs.get(k) != rules.get(k))
         raise CheckpointError(f"{where}: it was trained on other rules (preset {meta.get('preset')!r}; "
                               f"fields differ: {diff})")
