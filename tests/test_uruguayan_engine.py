@@ -240,3 +240,19 @@ def test_an_accepted_falta_pays_the_calls_before_it_by_the_reading_falta_adds_ch
     with pytest.raises(ValueError, match="envido_refusal"):
         uruguayan(envido_refusal="double")
 
+
+
+@pytest.mark.parametrize("until,stop", [("end_of_malas", 20), ("target_minus_5", 35)])
+def test_pica_pica_duels_stop_at_the_end_of_the_malas_by_default(until, stop):
+    """rules.md §8.8 and §8.10 row 17: a Uruguayan 3v3 table with pica-pica plays duels while both teams are in
+    the malas ([RSG]); ``pica_pica_until="target_minus_5"`` keeps the Argentine rule. Both engines agree."""
+    config = uruguayan(num_players=6, pica_pica=True, pica_pica_until=until)
+    assert config.pica_pica_stop() == stop
+    assert TrucoConfig(family="argentine", num_players=6, pica_pica=True).pica_pica_stop() == 25
+    for score, duels in (([stop - 3, 0], True), ([stop, 0], False)):
+        state = TrucoState.new(config, seed=2, score=score)
+        while state.hand_index == 0:  # the redonda, cards only: it moves a point or two, never the falta
+            legal = state.legal_actions()
+            state.apply(next((a for a in legal if a.startswith("play:")), legal[0]))
+        assert (len(state.participants) == 2) == (duels and max(state.score) < stop), (until, score, state.score)
+    play_both(config, 3)

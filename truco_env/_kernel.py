@@ -68,7 +68,9 @@ C_ENV_SCALE = 133  # the observation's scale of envido points (truco_env.encodin
 C_FLOR_SCALE = 134  # ... and of flor points (FLOR_SCALE)
 C_ENV_REFUSAL_PLUS_ONE = 135  # Uruguayan: envido_refusal == "previous_sum_plus_one"
 C_FALTA_ADDS_CHAIN = 136  # Uruguayan: falta_adds_chain
-CFG_SIZE = 137
+C_PICA_STOP = 137  # the score from which no more pica-pica deals are played (TrucoConfig.pica_pica_stop)
+C_PICA_UNTIL_T5 = 138  # Uruguayan: pica_pica_until == "target_minus_5" (its observation bit)
+CFG_SIZE = 139
 
 # ------------------------------------------------------------------------------------------- state layout
 _state_fields = [
@@ -457,9 +459,8 @@ def deal(st, cfg, cards, vira):
             st[S_ENV_VAL + s] = -1
             st[S_FLOR_VAL + s] = -1
     st[S_DEAL_MANO] = mano
-    target = cfg[C_TARGET]
     if (cfg[C_PICA] and st[S_DEAL_NUMBER] % 2 == 0
-            and max(st[S_SCORE], st[S_SCORE + 1]) < target - 5):
+            and max(st[S_SCORE], st[S_SCORE + 1]) < cfg[C_PICA_STOP]):
         st[S_PICA_LEFT] = 2
         st[S_PICA_NEXT] = 1
         _start_hand(st, cfg, mano, (mano + 3) % 6)
@@ -1124,8 +1125,8 @@ O_FAMILY, O_NUM_PLAYERS, O_HAND_SIZE, O_OPTIONS, O_TALLY = 1031, 1033, 1036, 103
 OBS_SIZE = 1086
 O_SENAS_SEEN, O_SENA_CAUGHT_BY, O_SENA_CODE = 1086, 1134, 1140  # truco_env.encoding.SENAS_OFFSETS
 OBS_SIZE_SENAS = 1141
-O_UY_FLAG, O_PIEZAS, O_UY_OPTIONS, O_UY_TARGET = 1086, 1087, 1127, 1132  # truco_env.encoding.URUGUAYAN_OFFSETS
-OBS_SIZE_UY = 1133
+O_UY_FLAG, O_PIEZAS, O_UY_OPTIONS, O_UY_TARGET = 1086, 1087, 1127, 1133  # truco_env.encoding.URUGUAYAN_OFFSETS
+OBS_SIZE_UY = 1134
 #: A buffer this wide holds the observation of any preset (señas' block or the Uruguayan one after the common part).
 OBS_SIZE_MAX = max(OBS_SIZE_SENAS, OBS_SIZE_UY)
 TALLY_SCALE = 20.0
@@ -1143,6 +1144,7 @@ def encode_static(cfg, options, out):
         out[O_UY_OPTIONS + 2] = 1.0 if cfg[C_FALTA] == 4 else 0.0
         out[O_UY_OPTIONS + 3] = 1.0 if cfg[C_ENV_REFUSAL_PLUS_ONE] else 0.0
         out[O_UY_OPTIONS + 4] = 1.0 if cfg[C_FALTA_ADDS_CHAIN] else 0.0
+        out[O_UY_OPTIONS + 5] = 1.0 if cfg[C_PICA_UNTIL_T5] else 0.0
         out[O_UY_TARGET] = min(cfg[C_TARGET] / 40.0, 1.0)
     else:
         out[O_FAMILY + cfg[C_FAMILY]] = 1.0

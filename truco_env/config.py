@@ -43,6 +43,7 @@ CHOICES = {
     "mao_de_onze_truco": ("illegal", "caller_loses_match"),
     "sena_code": ("table", "free"),
     "envido_refusal": ("previous_sum", "previous_sum_plus_one"),
+    "pica_pica_until": ("end_of_malas", "target_minus_5"),
 }
 
 MAX_TARGET = 1000  # far above any real match; keeps scores in records small
@@ -56,7 +57,7 @@ ARGENTINE_ONLY = (
 #: Readings of the falta envido stated for Uruguayan Truco alone (rules.md §8.5): to the end of the malas.
 URUGUAYAN_FALTAS = ("winner_to_buenas", "leader_to_buenas")
 #: Fields of Uruguayan Truco alone (docs/rules.md §8.9).
-URUGUAYAN_ONLY = ("plain_flor_base", "envido_refusal", "falta_adds_chain")
+URUGUAYAN_ONLY = ("plain_flor_base", "envido_refusal", "falta_adds_chain", "pica_pica_until")
 #: Family defaults of the fields whose default depends on the family (None in the dataclass resolves to these).
 FAMILY_DEFAULTS = {
     "target_score": {ARGENTINE: 30, PAULISTA: 12, URUGUAYAN: 40},
@@ -116,6 +117,7 @@ class TrucoConfig:
     plain_flor_base: int = 20  # what a flor without a pieza adds to its three values (pytruco's reading: 0)
     envido_refusal: str = "previous_sum"  # a refused envido chain pays the calls before the refused one (+1: pytruco)
     falta_adds_chain: bool = False  # an accepted falta envido also pays the calls before it (pytruco's reading)
+    pica_pica_until: str = "end_of_malas"  # duels stop once a team has half the target ("target_minus_5": 5 from it)
     # Research variants (small games solvable exactly; docs/rules.md §5.3)
     deck_ranks: tuple | None = None  # None: the family's whole deck; else the ranks kept, e.g. ("1", "7", "3")
     hand_size: int = 3  # cards dealt to each player, 1..3 (= number of tricks)
@@ -226,6 +228,13 @@ class TrucoConfig:
         if type(self.plain_flor_base) is not int or self.plain_flor_base not in (0, 20):
             raise ValueError(f"config field 'plain_flor_base' = {clip(repr(self.plain_flor_base))} is not allowed; "
                              f"choose 20 (a flor without a pieza is 20 + its three values) or 0 (pytruco's reading)")
+
+    def pica_pica_stop(self) -> int:
+        """The score from which no more pica-pica deals are played (docs/rules.md §3.14, §8.8): the target less 5,
+        or in Uruguayan Truco by default the end of the malas, half the target ([RSG])."""
+        if self.family == URUGUAYAN and self.pica_pica_until == "end_of_malas":
+            return self.target_score // 2
+        return self.target_score - 5
 
     # ------------------------------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

@@ -895,9 +895,10 @@ class TrucoState:
             self._start_hand(None)
 
     def _is_pica_pica_deal(self) -> bool:
-        """3v3 pica-pica (docs/rules.md §3.14): every second deal, while both teams are below target - 5."""
+        """3v3 pica-pica (docs/rules.md §3.14, §8.8): every second deal, while both teams are below
+        ``config.pica_pica_stop()`` (the target less 5; in Uruguayan Truco the end of the malas by default)."""
         return (self.config.pica_pica and self._deal_number % 2 == 0
-                and max(self._score) < self.target - 5)
+                and max(self._score) < self.config.pica_pica_stop())
 
     def _start_hand(self, pair: tuple[int, int] | None) -> None:
         """Reset the per-hand state for the dealt cards; ``pair`` restricts it to a pica-pica duel."""

@@ -73,7 +73,8 @@ def config_array(config: TrucoConfig) -> np.ndarray:
         _kernel.C_SINGLE: int(c.single_hand), _kernel.C_SENAS: int(c.senas), _kernel.C_SENA_CATCH: round(c.sena_catch * 2 ** 30),
         _kernel.C_SENA_TABLE: int(c.sena_code == "table"), _kernel.C_PLAIN_FLOR_BASE: c.plain_flor_base,
         _kernel.C_ENV_REFUSAL_PLUS_ONE: int(c.envido_refusal == "previous_sum_plus_one"),
-        _kernel.C_FALTA_ADDS_CHAIN: int(c.falta_adds_chain),
+        _kernel.C_FALTA_ADDS_CHAIN: int(c.falta_adds_chain), _kernel.C_PICA_STOP: c.pica_pica_stop(),
+        _kernel.C_PICA_UNTIL_T5: int(c.pica_pica_until == "target_minus_5"),
         _kernel.C_ENV_SCALE: envido_scale, _kernel.C_FLOR_SCALE: flor_scale,
     }
     for index, value in values.items():
