@@ -14,7 +14,12 @@ from typing import Any
 import numpy as np
 
 from truco_env.actions import NUM_ACTIONS, NUM_ACTIONS_SENAS
-from truco_env.encoding import OBSERVATION_SIZE, OBSERVATION_SIZE_SENAS, OBSERVATION_SIZES
+from truco_env.encoding import (
+    OBSERVATION_SIZE,
+    OBSERVATION_SIZE_SENAS,
+    OBSERVATION_SIZE_URUGUAYAN,
+    OBSERVATION_SIZES,
+)
 from truco_env.limits import MAX_METADATA_BYTES, clip, read_json
 
 from .base import MAX_PATH_ECHO, PLAY_MODES, Agent, echo, register_agent, sample_rows
@@ -55,6 +60,10 @@ class OnnxAgent(Agent):
         masks = np.asarray(masks, dtype=np.int8)
         if self._obs_size is not None and observations.shape[-1] > self._obs_size:
             observations = observations[..., :self._obs_size]
+        elif self._obs_size is not None and observations.shape[-1] < self._obs_size:
+            raise ValueError(f"agent 'onnx': the model reads {self._obs_size} observation values, this game gives "
+                             f"{observations.shape[-1]} (a model made for señas or Uruguayan Truco plays only its "
+                             "own kind of game)")
         probs, _ = self.session.run(["probabilities", "value"], {
             "observation": observations, "action_mask": masks[..., :self._actions]})
         extra = masks.shape[-1] - probs.shape[-1]
@@ -105,7 +114,8 @@ def _check_signature(path: str, session: Any) -> tuple[int | None, int]:
     """The observation width the model reads (None: any) and its number of actions, after checking its inputs
     and outputs against this truco-rl: ``observation`` of a known layout's width, ``action_mask`` of one entry per
     action, and ``probabilities`` of one per action (checked on one probe row too, since a width can be
-    symbolic), finite and summing to 1; 1,141 inputs and 106 actions for a model made for señas. Why at load: a
+    symbolic), finite and summing to 1; 1,141 inputs and 106 actions for a model made for señas, 1,134 inputs for
+    one made for Uruguayan Truco. Why at load: a
     model of another width would otherwise fail mid-match in numpy."""
     inputs = {i.name: i for i in session.get_inputs()}
     outputs = {o.name: o for o in session.get_outputs()}
@@ -117,7 +127,7 @@ def _check_signature(path: str, session: Any) -> tuple[int | None, int]:
                          "value")
     width = inputs["observation"].shape[1] if len(inputs["observation"].shape or []) == 2 else None
     actions = NUM_ACTIONS_SENAS if width == OBSERVATION_SIZE_SENAS else NUM_ACTIONS
-    widths = sorted({*OBSERVATION_SIZES.values(), OBSERVATION_SIZE_SENAS})
+    widths = sorted({*OBSERVATION_SIZES.values(), OBSERVATION_SIZE_SENAS, OBSERVATION_SIZE_URUGUAYAN})
     expected = {"observation": widths, "action_mask": [actions], "probabilities": [actions]}
     for name, allowed in expected.items():
         shape = (inputs.get(name) or outputs[name]).shape

@@ -26,7 +26,7 @@ from training.people.export import (
     write_test_vectors,
 )
 from truco_env import PRESETS
-from truco_env.encoding import encode_action_mask, encode_observation
+from truco_env.encoding import encode_action_mask, encode_observation, observation_size
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -76,20 +76,26 @@ def test_metadata_and_vectors_describe_the_contract(exported):
         assert sorted(state.legal_actions()) == sorted(vector["legal"])
 
 
-@pytest.mark.parametrize("film", [False, True])
-def test_card_strength_network_exports_with_its_feature_layer(tmp_path, film):
+@pytest.mark.parametrize("film,preset", [(False, "paulista"), (True, "paulista"), (True, "uruguayan-2v2")])
+def test_card_strength_network_exports_with_its_feature_layer(tmp_path, film, preset):
+    """A Uruguayan network (1,134 inputs, piezas among its 19 card strengths) exports like the others."""
     torch.manual_seed(4)
-    net = PolicyNet(hidden=(64,), features="card_strength", tally_film=film)
+    net = PolicyNet(obs_size=observation_size(PRESETS[preset]), hidden=(64,), features="card_strength",
+                    tally_film=film)
     if film:  # the tally's pathway starts as the identity: give it weights so that the export must carry it
         torch.nn.init.normal_(net.tally_net[2].weight, std=0.5)
     for param in net.parameters():
         param.data.mul_(4)
-    save_policy(net, str(tmp_path / "policy.safetensors"), presets=["paulista"])
-    model, _ = export_onnx(str(tmp_path / "policy.safetensors"), str(tmp_path / "policy.onnx"))
-    positions = random_positions("paulista", 2_000, seed=2)
+    save_policy(net, str(tmp_path / "policy.safetensors"), presets=[preset])
+    model, meta = export_onnx(str(tmp_path / "policy.safetensors"), str(tmp_path / "policy.onnx"))
+    assert json.loads(Path(meta).read_text())["inputs"]["observation"]["shape"] == ["batch", net.obs_size]
+    positions = random_positions(preset, 2_000, seed=2)
     obs = np.stack([encode_observation(state, seat) for state, seat in positions])
     masks = np.stack([encode_action_mask(state) for state, _ in positions])
     assert np.abs(OnnxAgent(model).probabilities(obs, masks) - torch_probabilities(net, obs, masks)).max() <= 1e-5
+    if net.obs_size > 1086:  # a model of its own kind of game, fed another game's observation: one line
+        with pytest.raises(ValueError, match=f"the model reads {net.obs_size} observation values, this game gives 1086"):
+            OnnxAgent(model).probabilities(obs[:, :1086], masks)
 
 
 def test_a_version_1_policy_exports_and_an_old_1068_input_model_still_plays(tmp_path):
