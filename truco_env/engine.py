@@ -567,10 +567,6 @@ class TrucoState:
         return True
 
     def _on_flor_declare(self, seat: int, action: str) -> None:
-        if action == "no_quiero":  # flor_before_answer="refuse_unsung": the truco refused, the flor never scored
-            self._credit(self._proposer_team, self._ladder_values[self._pending - 1], "truco")
-            self._end_hand()
-            return
         self._flor_declared = True
         self._envido_done = True
         self._envido_chain = []
@@ -726,7 +722,7 @@ class TrucoState:
         if phase == PLAY:
             return self._legal_play(seat)
         if phase == FLOR_DECLARE:
-            return ["flor", "no_quiero"] if self._may_refuse_unsung(seat) else ["flor"]
+            return ["flor"]
         if phase == ONZE:
             return ["quiero", "no_quiero"]
         legal = ["quiero", "no_quiero"]
@@ -757,7 +753,7 @@ class TrucoState:
         team = self.team_of(seat)
         if self._level < len(self._ladder_calls) and (self._level == 0 or self._holder == team):
             special_ok = self._special is None or cfg.mao_de_onze_truco == "caller_loses_match"
-            if special_ok and self._may_raise(team, None) and self._may_call_beside_partners_flor(seat):
+            if special_ok and self._may_raise(team, None):
                 legal.append(self._ladder_calls[self._level])
         if self._can_open_envido(seat):
             legal.extend(ENVIDO_CALLS)
@@ -766,18 +762,6 @@ class TrucoState:
         if self._may_signal(seat):
             legal.extend(actions.SENA_ACTIONS)
         return legal
-
-    def _may_refuse_unsung(self, seat: int) -> bool:
-        """docs/rules.md §8.10 row 18, ``flor_before_answer="refuse_unsung"``: a flor holder whose team a truco
-        challenges may refuse it without singing (the flor is then never scored)."""
-        return (self.config.flor_before_answer == "refuse_unsung" and self._pending > 0
-                and self.team_of(seat) != self._proposer_team)
-
-    def _may_call_beside_partners_flor(self, seat: int) -> bool:
-        """docs/rules.md §8.10 row 19, ``truco_with_unsung_flor=False``: no truco in the first trick while a
-        partner holds a flor not yet declared."""
-        return (self.config.truco_with_unsung_flor or self._trick_index != 0
-                or not any(s != seat and self.team_of(s) == self.team_of(seat) for s in self._undeclared_flor()))
 
     def _may_signal(self, seat: int) -> bool:
         """docs/rules.md §3.13: one signal a hand, before the seat's first card, in a hand with partners in it
