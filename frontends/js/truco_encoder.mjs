@@ -530,17 +530,22 @@ class HandState {
 
   onEnvido(seat, name) {
     const chain = this.envidoChain;
+    // truco_env.engine.envido_chain_points: the calls before the last; a refusal pays them (1 for a lone call) or
+    // them plus one (envido_refusal), an accepted falta pays itself and, with falta_adds_chain, them too
+    const before = chain.slice(0, -1).reduce((sum, c) => sum + (this.t.rules.envido_value[c] ?? 0), 0);
+    const falta = chain.includes("falta_envido");
     if (name === "quiero") {
       const [announced, winnerSeat] = this.shown("envido_shown");
       this.envidoAnnouncements = announced;
       const winner = this.teamOf(winnerSeat);
-      const points = chain.includes("falta_envido") ? this.falta(winner)
-        : chain.reduce((sum, c) => sum + this.t.rules.envido_value[c], 0);
+      const points = falta ? this.falta(winner) + (this.rules.falta_adds_chain ? before : 0)
+        : before + this.t.rules.envido_value[chain.at(-1)];
       this.closeEnvido();
       this.envidoStatus = "accepted";
       this.credit(winner, points);
     } else if (name === "no_quiero") {
-      const points = chain.length === 1 ? 1 : chain.slice(0, -1).reduce((sum, c) => sum + this.t.rules.envido_value[c], 0);
+      const points = this.rules.envido_refusal === "previous_sum_plus_one" ? before + 1
+        : chain.length === 1 ? 1 : before;
       this.closeEnvido();
       this.envidoStatus = "refused";
       this.credit(this.teamOf(this.envidoCaller), points);
