@@ -1454,6 +1454,8 @@ def _decide(vw, tab, st, me, memo, slot, bluff, samples, respect, signal):
     if signal and vw[V_SENA_TABLE] and _legal(vw, A_SENA):  # señas: tell the partner, honestly, by the table
         return A_SENA + _honest_gesture(vw, tab)
     phase = vw[V_PHASE]
+    if phase == PH_FLOR_DECLARE:  # a flor pays; refusing a truco unsung (rules.md §8.10 row 18) forfeits it
+        return A_FLOR
     if phase == PH_ONZE:
         return _onze(vw, tab, st, me, samples)
     if phase == PH_FLOR_CONTEST:

@@ -150,6 +150,8 @@ class ReferenceHeuristic(HeuristicParameters, Agent):
             return legal[0]
         if self.signal and v.sena_table and "sena:eyebrows" in legal:  # señas: tell the partner, honestly, by the table
             return f"sena:{senas.honest_gesture(v.hand)}"
+        if v.phase == "flor_declare":  # a flor pays; refusing a truco unsung (rules.md §8.10 row 18) forfeits it
+            return "flor"
         if v.phase == "onze":
             return self._onze(v)
         if v.phase == "flor_contest":

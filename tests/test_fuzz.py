@@ -89,6 +89,7 @@ def draw_rules(rng: random.Random, preset: str) -> dict:
         "plain_flor_base": lambda: rng.choice((0, 20)),
         "envido_refusal": lambda: rng.choice(CHOICES["envido_refusal"]),
         "pica_pica_until": lambda: rng.choice(CHOICES["pica_pica_until"]),
+        "flor_before_answer": lambda: rng.choice(CHOICES["flor_before_answer"]),
     }
     assert set(draws) | {"family"} == set(FIELD_NAMES), "a rules field the fuzzer does not draw"
     for name, draw in draws.items():

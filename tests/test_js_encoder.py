@@ -182,3 +182,28 @@ def test_the_docs_example_view_encodes_as_python_does():
     assert "`play:6c`, `retruco` and `mazo`" in text
     expected = encode_observation(state, view["seat"])
     assert np.array_equal(np.array(got["observation"], dtype=np.float64), expected.astype(np.float64))
+
+
+@needs_node
+def test_a_flor_refused_unsung_by_a_holder_the_viewer_never_saw_replays():
+    """``flor_before_answer="refuse_unsung"`` (rules.md §8.10 row 18) in team play: seat 3 holds a flor nobody else
+    knows of, seat 0's truco makes him declare, and he refuses unsung, acting where the others expected the
+    responder, seat 1; the hand ends there, so no seat decides again in it. The full seat view of the next hand
+    (the refused hand counts only in the match tally) encodes as Python does."""
+    config = make_config("uruguayan-2v2", flor_before_answer="refuse_unsung")
+    hands = [["1e", "1b", "7o"], ["4o", "5b", "6e"], ["2o", "3b", "10e"], ["7c", "6c", "3c"]]
+    state = TrucoState.new(config, seed=3, deal={"hands": hands, "vira": "12e", "dealer": 3})
+    state.apply("truco")
+    assert state.phase == "flor_declare" and state.actor == 3 and state.legal_actions() == ["flor", "no_quiero"]
+    state.apply("no_quiero")
+    assert state.hand_index == 1 and state.score == (1, 0)
+    seat = state.actor
+    view = {**seat_view(state, seat), "rules": config.to_dict()}
+    assert len(view["hands"]) == 2 and "flor_holders" not in view["hands"][0]
+    result = subprocess.run(["node", "--input-type=module", "-e", NODE_ENCODE], cwd=ROOT, input=json.dumps(view),
+                            capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    got = json.loads(result.stdout)
+    assert got["legal"] == state.legal_actions()
+    expected = encode_observation(state, seat)
+    assert np.array_equal(np.array(got["observation"], dtype=np.float64), expected.astype(np.float64))

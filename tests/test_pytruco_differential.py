@@ -36,10 +36,11 @@ Normalisations (§8.11, "turn-order differences"; each is a commented branch of 
 * pytruco says nothing where the project records "son buenas" once someone has said "son mejores"
   (``Ronda.exec_el_envido``): announcements are compared by their values.
 
-Two differences found by this test are kept out, narrowly (see :func:`play_hand`): pytruco lets a flor holder say
-``no_quiero`` to a truco without singing his flor (the project makes him declare first, rules.md §3.8 moment 3);
-and in 2v2 the project lets a player call ``truco`` while his partner holds an undeclared flor, which
-docs/rules.md §8.5 item 1 and pytruco (``GritarTruco.ok``) forbid.
+Two differences this test found: a flor holder challenged by a truco may say ``no_quiero`` without singing, now the
+field ``flor_before_answer="refuse_unsung"`` set here (row 18; the project's rule makes him declare first, rules.md
+§3.8 moment 3); and in team play pytruco forbids a ``truco`` in the first trick while a partner holds an
+undeclared flor (row 19), which is kept out, narrowly (see :func:`play_hand`): that reading would make a seat's
+legal actions tell it its partner's hidden flor, so the project states it and builds no field for it.
 """
 
 from __future__ import annotations
@@ -78,11 +79,12 @@ DECK = [rank + suit for rank in cards.SPANISH_RANKS for suit in SUIT_NAMES]
 
 
 def config_for(num_players: int) -> TrucoConfig:
-    """The engine with pytruco's readings of the fields it has (§8.10 rows 3, 4, 5, 13 and 15)."""
+    """The engine with pytruco's readings of the fields it has (§8.10 rows 3, 4, 5, 13, 15, 18 and 19)."""
     extra = {"lead_after_tie": "first_tied_card"} if num_players == 4 else {}
     return TrucoConfig(family="uruguayan", num_players=num_players, target_score=40,
                        envido_primero_after_played=False, falta_envido="winner_to_buenas",
-                       envido_refusal="previous_sum_plus_one", falta_adds_chain=True, **extra)
+                       envido_refusal="previous_sum_plus_one", falta_adds_chain=True,
+                       flor_before_answer="refuse_unsung", **extra)
 
 
 def their_card(text: str):
@@ -207,15 +209,12 @@ def play_hand(config: TrucoConfig, rng: random.Random, seed: int, counts: Counte
             counts["flor sung with the envido"] += 1
             continue
         theirs = pair.their_legal(seat, envido_pending)
-        if ours == {"flor"} and theirs == {"flor", "no_quiero"} and state.pending_truco is not None:
-            # Difference kept out: pytruco lets an unsung flor holder refuse a truco without singing
-            # (ResponderNoQuiero.ok checks the partners' flor only); the project makes him declare first.
-            theirs = {"flor"}
-            counts["no_quiero before the flor (pytruco only)"] += 1
+        if state.phase == "flor_declare" and "no_quiero" in ours:
+            counts["no_quiero before the flor"] += 1  # row 18, flor_before_answer="refuse_unsung"
         if ("truco" in ours and "truco" not in theirs and state.trick_index == 0 and state.flor_status == "none"
                 and any(h % 2 == seat % 2 and h != seat for h in state.flor_holders)):
-            # Suspected engine bug, kept out: a truco while the partner holds an undeclared flor (2v2 only);
-            # docs/rules.md §8.5 item 1 and pytruco's GritarTruco.ok forbid it.
+            # Kept out (rules.md §8.10 row 19, not a field): pytruco forbids a truco while the partner holds an
+            # undeclared flor (GritarTruco.ok); that reading would leak the partner's hidden flor into the mask.
             ours.discard("truco")
             counts["truco beside a partner's undeclared flor (project only)"] += 1
         assert ours == theirs, f"legal sets differ: project {sorted(ours)}, pytruco {sorted(theirs)}; {context}"
@@ -272,7 +271,7 @@ def play_many(num_players: int, hands: int, seed: int) -> Counter:
 EXERCISED = ("play", "truco", "retruco", "vale_cuatro", "quiero", "no_quiero", "envido", "real_envido", "falta_envido",
              "envido accepted", "envido chain raised", "envido chain accepted", "envido chain refused",
              "falta accepted after a chain", "envido va primero", "flor", "flor sung with the envido",
-             "no_quiero before the flor (pytruco only)", "tied trick")
+             "no_quiero before the flor", "tied trick")
 
 
 @pytest.mark.parametrize("num_players,hands", [(2, 800), (4, 300)])
@@ -292,13 +291,15 @@ def test_the_engine_plays_each_decision_as_pytruco_many_hands(num_players, hands
 
 @pytest.mark.parametrize("field,value,words", [
     ("envido_primero_after_played", True, "legal sets differ"), ("falta_envido", "malas_match", "scores differ"),
-    ("envido_refusal", "previous_sum", "scores differ"), ("falta_adds_chain", False, "scores differ")])
+    ("envido_refusal", "previous_sum", "scores differ"), ("falta_adds_chain", False, "scores differ"),
+    ("flor_before_answer", "declare", "legal sets differ")])
 def test_the_comparison_sees_a_reading_apart(field, value, words):
     """Positive controls: with one field at the project's own reading instead of pytruco's, the comparison fails.
     ``envido_primero_after_played`` (§8.10 row 13): a player who has played his first card may still answer a truco
     with an envido here, not in pytruco; ``falta_envido`` (row 3): at 0-0 the family's default falta wins the match,
     pytruco's is worth the 20 of the malas; ``envido_refusal`` (row 5): a refused chain pays one point less here;
-    ``falta_adds_chain`` (row 4): an accepted falta after other calls pays the falta alone here."""
+    ``falta_adds_chain`` (row 4): an accepted falta after other calls pays the falta alone here;
+    ``flor_before_answer`` (row 18): a flor holder challenged by a truco must sing before refusing here."""
     config = config_for(2).replace(**{field: value})
     rng = random.Random(2)
     saved = random.getstate()

@@ -43,6 +43,7 @@ def play(state, *names):
     {"deck_ranks": ("1", "2", "3", "4", "5", "7"), "num_players": 4},
     {"envido_refusal": "previous_sum_plus_one", "falta_adds_chain": True, "falta_envido": "winner_to_buenas"},
     {"envido_refusal": "previous_sum_plus_one", "falta_adds_chain": True, "num_players": 4, "flor": False},
+    {"flor_before_answer": "refuse_unsung", "num_players": 4}, {"flor_before_answer": "refuse_unsung"},
 ], ids=lambda f: ",".join(f"{k}={v}" for k, v in f.items()) or "defaults")
 def test_the_kernel_plays_uruguayan_truco_as_the_reference_engine(fields):
     """Records (every legal set included), actors, scores and every seat's observation agree step by step."""
@@ -256,3 +257,16 @@ def test_pica_pica_duels_stop_at_the_end_of_the_malas_by_default(until, stop):
             state.apply(next((a for a in legal if a.startswith("play:")), legal[0]))
         assert (len(state.participants) == 2) == (duels and max(state.score) < stop), (until, score, state.score)
     play_both(config, 3)
+
+
+def test_a_flor_holder_may_refuse_a_truco_unsung_by_the_reading_flor_before_answer():
+    """rules.md §8.10 row 18: challenged by a truco, a flor holder declares first (§3.8 moment 3), or under
+    pytruco's reading may say no_quiero unsung: the truco's 1 goes to the caller and the flor is never scored."""
+    hands = [["1e", "1b", "7o"], ["7c", "6c", "3c"]]  # seat 1 holds a flor of copas; muestra 12e
+    for reading, legal in (("declare", ["flor"]), ("refuse_unsung", ["flor", "no_quiero"])):
+        state = TrucoState.new(uruguayan(flor_before_answer=reading),
+                               deal={"hands": hands, "vira": "12e", "dealer": 1})
+        play(state, "truco")
+        assert state.phase == "flor_declare" and state.actor == 1 and state.legal_actions() == legal
+    play(state, "no_quiero")
+    assert state.score == (1, 0) and state.hand_index == 1 and state.flor_status == "none"

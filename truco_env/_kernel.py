@@ -70,7 +70,8 @@ C_ENV_REFUSAL_PLUS_ONE = 135  # Uruguayan: envido_refusal == "previous_sum_plus_
 C_FALTA_ADDS_CHAIN = 136  # Uruguayan: falta_adds_chain
 C_PICA_STOP = 137  # the score from which no more pica-pica deals are played (TrucoConfig.pica_pica_stop)
 C_PICA_UNTIL_T5 = 138  # Uruguayan: pica_pica_until == "target_minus_5" (its observation bit)
-CFG_SIZE = 139
+C_REFUSE_UNSUNG = 139  # Uruguayan: flor_before_answer == "refuse_unsung"
+CFG_SIZE = 140
 
 # ------------------------------------------------------------------------------------------- state layout
 _state_fields = [
@@ -980,7 +981,11 @@ def apply(st, cfg, action):
     elif phase == ENVIDO:
         _on_envido(st, cfg, seat, action)
     elif phase == FLOR_DECLARE:
-        _on_flor_declare(st, cfg, seat)
+        if action == A_NOQ:  # flor_before_answer="refuse_unsung": the truco refused, the flor never scored
+            _credit(st, cfg, st[S_PROPOSER], cfg[C_LADDER_VAL + st[S_PENDING] - 1])
+            _end_hand(st, cfg)
+        else:
+            _on_flor_declare(st, cfg, seat)
     elif phase == FLOR_CONTEST:
         _on_flor_contest(st, cfg, seat, action)
     elif phase == ONZE:
@@ -1067,6 +1072,9 @@ def legal_mask(st, cfg, mask):
         return count
     if phase == FLOR_DECLARE:
         mask[A_FLOR] = 1
+        if cfg[C_REFUSE_UNSUNG] and st[S_PENDING] > 0 and _team(seat) != st[S_PROPOSER]:
+            mask[A_NOQ] = 1
+            return 2
         return 1
     mask[A_QUIERO] = 1
     mask[A_NOQ] = 1
@@ -1125,8 +1133,8 @@ O_FAMILY, O_NUM_PLAYERS, O_HAND_SIZE, O_OPTIONS, O_TALLY = 1031, 1033, 1036, 103
 OBS_SIZE = 1086
 O_SENAS_SEEN, O_SENA_CAUGHT_BY, O_SENA_CODE = 1086, 1134, 1140  # truco_env.encoding.SENAS_OFFSETS
 OBS_SIZE_SENAS = 1141
-O_UY_FLAG, O_PIEZAS, O_UY_OPTIONS, O_UY_TARGET = 1086, 1087, 1127, 1133  # truco_env.encoding.URUGUAYAN_OFFSETS
-OBS_SIZE_UY = 1134
+O_UY_FLAG, O_PIEZAS, O_UY_OPTIONS, O_UY_TARGET = 1086, 1087, 1127, 1134  # truco_env.encoding.URUGUAYAN_OFFSETS
+OBS_SIZE_UY = 1135
 #: A buffer this wide holds the observation of any preset (señas' block or the Uruguayan one after the common part).
 OBS_SIZE_MAX = max(OBS_SIZE_SENAS, OBS_SIZE_UY)
 TALLY_SCALE = 20.0
@@ -1145,6 +1153,7 @@ def encode_static(cfg, options, out):
         out[O_UY_OPTIONS + 3] = 1.0 if cfg[C_ENV_REFUSAL_PLUS_ONE] else 0.0
         out[O_UY_OPTIONS + 4] = 1.0 if cfg[C_FALTA_ADDS_CHAIN] else 0.0
         out[O_UY_OPTIONS + 5] = 1.0 if cfg[C_PICA_UNTIL_T5] else 0.0
+        out[O_UY_OPTIONS + 6] = 1.0 if cfg[C_REFUSE_UNSUNG] else 0.0
         out[O_UY_TARGET] = min(cfg[C_TARGET] / 40.0, 1.0)
     else:
         out[O_FAMILY + cfg[C_FAMILY]] = 1.0

@@ -567,6 +567,10 @@ class TrucoState:
         return True
 
     def _on_flor_declare(self, seat: int, action: str) -> None:
+        if action == "no_quiero":  # flor_before_answer="refuse_unsung": the truco refused, the flor never scored
+            self._credit(self._proposer_team, self._ladder_values[self._pending - 1], "truco")
+            self._end_hand()
+            return
         self._flor_declared = True
         self._envido_done = True
         self._envido_chain = []
@@ -722,7 +726,7 @@ class TrucoState:
         if phase == PLAY:
             return self._legal_play(seat)
         if phase == FLOR_DECLARE:
-            return ["flor"]
+            return ["flor", "no_quiero"] if self._may_refuse_unsung(seat) else ["flor"]
         if phase == ONZE:
             return ["quiero", "no_quiero"]
         legal = ["quiero", "no_quiero"]
@@ -762,6 +766,12 @@ class TrucoState:
         if self._may_signal(seat):
             legal.extend(actions.SENA_ACTIONS)
         return legal
+
+    def _may_refuse_unsung(self, seat: int) -> bool:
+        """docs/rules.md §8.10 row 18, ``flor_before_answer="refuse_unsung"``: a flor holder whose team a truco
+        challenges may refuse it without singing (the flor is then never scored)."""
+        return (self.config.flor_before_answer == "refuse_unsung" and self._pending > 0
+                and self.team_of(seat) != self._proposer_team)
 
     def _may_signal(self, seat: int) -> bool:
         """docs/rules.md §3.13: one signal a hand, before the seat's first card, in a hand with partners in it

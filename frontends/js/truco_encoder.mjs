@@ -610,7 +610,12 @@ class HandState {
     return true;
   }
 
-  onFlorDeclare(seat) {
+  onFlorDeclare(seat, name) {
+    if (name === "no_quiero") { // flor_before_answer = "refuse_unsung": the truco refused, the flor never scored
+      this.credit(this.proposerTeam, this.ladderValues[this.pending - 1]);
+      this.endHand();
+      return;
+    }
     this.florDeclared = true;
     this.envidoDone = true;
     this.envidoChain = [];
@@ -801,7 +806,11 @@ class HandState {
     const phase = this.phase;
     if (phase === OVER || phase === null) return [];
     if (phase === PLAY) return [...(this.cardsKnown(seat) ? this.legalCards(seat) : []), ...this.legalCalls(seat)];
-    if (phase === FLOR_DECLARE) return ["flor"];
+    if (phase === FLOR_DECLARE) {
+      const refuse = this.rules.flor_before_answer === "refuse_unsung" && this.pending > 0
+        && this.teamOf(seat) !== this.proposerTeam;
+      return refuse ? ["flor", "no_quiero"] : ["flor"];
+    }
     if (phase === ONZE) return ["quiero", "no_quiero"];
     const legal = ["quiero", "no_quiero"];
     if (phase === TRUCO) {
