@@ -135,6 +135,7 @@ _view_fields = [
     ("FALTA_BUENAS", 1),  # Uruguayan falta_envido: 0 neither, 1 winner_to_buenas, 2 leader_to_buenas
     ("REFUSAL1", 1),  # Uruguayan envido_refusal = previous_sum_plus_one
     ("FALTA_CHAIN", 1),  # Uruguayan falta_adds_chain
+    ("TIE_MANO", 1),  # Uruguayan trick_tie_to_mano
 ]
 _pos = 0
 _V = {}
@@ -146,7 +147,7 @@ VIEW_SIZE = _pos
  V_RES, V_TI, V_LEADER, V_VIRA, V_MANILHA, V_LEVEL, V_HV, V_PENDING, V_PBYOWN, V_NECALLS, V_ECALL, V_EOWN,
  V_ESTATUS, V_ESHOWN, V_NFCALLS, V_FCALL, V_FOWN, V_FSTATUS, V_FHOLD, V_OWNENV, V_OWNFLOR, V_MANO, V_DEALER,
  V_NPART, V_PART, V_PHASE, V_OPT, V_NLEGAL, V_LEGAL, V_SIGNAL, V_SENA_TABLE, V_PLAIN0, V_FALTA_BUENAS, V_REFUSAL1,
- V_FALTA_CHAIN) = [
+ V_FALTA_CHAIN, V_TIE_MANO) = [
     _V[n] for n, _ in _view_fields]
 SHOWN_NONE, SHOWN_BUENAS = -2, -1  # envido_shown: nothing shown; "son buenas" (no points)
 
@@ -189,6 +190,7 @@ def _decode(obs, mask, tab, vw):
         vw[V_FALTA_BUENAS] = 1 if obs[tab[L_UY_OPTIONS] + 1] > 0 else 2 if obs[tab[L_UY_OPTIONS] + 2] > 0 else 0
         vw[V_REFUSAL1] = 1 if obs[tab[L_UY_OPTIONS] + 3] > 0 else 0
         vw[V_FALTA_CHAIN] = 1 if obs[tab[L_UY_OPTIONS] + 4] > 0 else 0
+        vw[V_TIE_MANO] = 1 if obs[tab[L_UY_OPTIONS] + 7] > 0 else 0
         envido_scale, flor_scale = UY_ENVIDO_SCALE, UY_FLOR_SCALE
     else:
         target = max(1, _pyround(np.float64(obs[tab[L_TARGET]]) * 30))
@@ -744,6 +746,9 @@ def _rollout(hands, hn, tr_seat, tr_s, tr_n, leader, t, res, nres, vw, tab, part
             return all_tied
         if has_own != has_opp and (count == 1 or partner_tie):
             res[nres] = OWN if fh % 2 == 0 else OPP
+            leader = fh
+        elif vw[V_TIE_MANO] and (has_own if vw[V_MANO] % 2 == 0 else has_opp):  # trick_tie_to_mano
+            res[nres] = OWN if vw[V_MANO] % 2 == 0 else OPP
             leader = fh
         else:
             res[nres] = TIE

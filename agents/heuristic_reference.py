@@ -306,6 +306,7 @@ class ReferenceHeuristic(HeuristicParameters, Agent):
         seats = list(v.participants)
         results = tuple(v.trick_results)
         partner_tie = v.options.get("partner_tie_wins_trick", True)
+        tie_team = v.mano % 2 if v.options.get("trick_tie_to_mano=True") else None
         lead_rule = ("first" if v.options.get("lead_after_tie=first_tied_card")
                      else "next" if v.options.get("lead_after_tie=next_after_leader") else "same")
         hand_size = v.hand_size
@@ -340,7 +341,8 @@ class ReferenceHeuristic(HeuristicParameters, Agent):
                     for (rel, _, _), h in zip(slots, sampled):
                         hands[rel] = list(h)
                     values.append(_rollout(hands, list(trick_now), leader, t, results, seats, rot,
-                                                  partner_tie, lead_rule, hand_size, all_tied, winners, first))
+                                                  partner_tie, lead_rule, hand_size, all_tied, winners, first,
+                                                  tie_team))
                 memo[sampled] = values
             rows.append(values)
         outcomes = [list(column) for column in zip(*rows)] if rows else [[] for _ in candidates]
@@ -744,7 +746,8 @@ def _pick(hand: list[int], t: int, best: int | None, team_alone: bool) -> int:
 
 def _rollout(hands: dict[int, list[int]], trick: list[tuple[int, int]], leader: int, t: int,
              results: tuple[int, ...], seats: list[int], rot: dict[int, list[int]], partner_tie: Any,
-             lead_rule: str, hand_size: int, all_tied: float, winners: dict, first: int | None) -> float:
+             lead_rule: str, hand_size: int, all_tied: float, winners: dict, first: int | None,
+             tie_team: int | None = None) -> float:
     """Play the hand out; 1.0 if the observer's team wins it, 0.0 if it loses (``all_tied`` if all tricks tie).
 
     Every hand is a list of trick strengths sorted ascending (the policy picks a strength, never a particular
@@ -752,7 +755,9 @@ def _rollout(hands: dict[int, list[int]], trick: list[tuple[int, int]], leader: 
     playing order when it leads, ``winners`` the ``_winner_table``. Seat 0 plays ``first`` (if not None) at its
     first turn; otherwise each seat plays its only card, or when leading its middle card in trick 1 and its top
     card afterwards, or its lowest card when its team alone holds the best card on the table, or else its
-    cheapest card that beats the best, a card that ties it, or its lowest card."""
+    cheapest card that beats the best, a card that ties it, or its lowest card. ``tie_team`` (0 own, 1 opponents):
+    the mano's team under ``trick_tie_to_mano``, which takes a tie it holds a top card of (led on by the tie's first
+    top card: the engine's exact leader is left aside)."""
     n = len(seats)
     while True:
         order = rot.get(leader, seats)
@@ -777,6 +782,9 @@ def _rollout(hands: dict[int, list[int]], trick: list[tuple[int, int]], leader: 
             return all_tied
         if has_own != has_opp and (count == 1 or partner_tie):
             results = results + ((OWN if fh % 2 == 0 else OPP),)
+            leader = fh
+        elif tie_team is not None and (has_own if tie_team == 0 else has_opp):
+            results = results + ((OWN if tie_team == 0 else OPP),)
             leader = fh
         else:
             results = results + (TIE,)

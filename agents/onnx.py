@@ -114,7 +114,7 @@ def _check_signature(path: str, session: Any) -> tuple[int | None, int]:
     """The observation width the model reads (None: any) and its number of actions, after checking its inputs
     and outputs against this truco-rl: ``observation`` of a known layout's width, ``action_mask`` of one entry per
     action, and ``probabilities`` of one per action (checked on one probe row too, since a width can be
-    symbolic), finite and summing to 1; 1,141 inputs and 106 actions for a model made for señas, 1,135 inputs for
+    symbolic), finite and summing to 1; 1,141 inputs and 106 actions for a model made for señas, 1,136 inputs for
     one made for Uruguayan Truco. Why at load: a
     model of another width would otherwise fail mid-match in numpy."""
     inputs = {i.name: i for i in session.get_inputs()}

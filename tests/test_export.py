@@ -78,7 +78,7 @@ def test_metadata_and_vectors_describe_the_contract(exported):
 
 @pytest.mark.parametrize("film,preset", [(False, "paulista"), (True, "paulista"), (True, "uruguayan-2v2")])
 def test_card_strength_network_exports_with_its_feature_layer(tmp_path, film, preset):
-    """A Uruguayan network (1,135 inputs, piezas among its 19 card strengths) exports like the others."""
+    """A Uruguayan network (1,136 inputs, piezas among its 19 card strengths) exports like the others."""
     torch.manual_seed(4)
     net = PolicyNet(obs_size=observation_size(PRESETS[preset]), hidden=(64,), features="card_strength",
                     tally_film=film)

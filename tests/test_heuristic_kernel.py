@@ -193,9 +193,10 @@ def test_act_many_mixes_kinds_and_decides_as_one_at_a_time():
     ({}, {}), ({"num_players": 4, "plain_flor_base": 0, "falta_envido": "leader_to_buenas"}, {"bluff": 0.3}),
     ({"num_players": 6, "flor": False, "falta_envido": "winner_to_buenas"}, {"samples": 16}),
     ({"envido_refusal": "previous_sum_plus_one", "falta_adds_chain": True, "falta_envido": "winner_to_buenas"}, {}),
-    ({"num_players": 4, "flor_before_answer": "refuse_unsung"}, {})],
+    ({"num_players": 4, "flor_before_answer": "refuse_unsung", "trick_tie_to_mano": True}, {}),
+    ({"trick_tie_to_mano": True}, {"samples": 16})],
     ids=["1v1", "2v2-plain0-leader_to_buenas", "3v3-noflor-winner_to_buenas", "1v1-pytruco-envido-chain",
-         "2v2-pytruco-flor-answers"])
+         "2v2-pytruco-flor-answers", "1v1-tie-to-mano"])
 def test_compiled_decisions_equal_the_reference_in_uruguayan_truco(fields, params):
     """The third family through the reference engine (its presets come with every layer): piezas in the tricks, the
     muestra's envido and flor in the sampled deals, the target of 40 in the match equity."""

@@ -18,6 +18,7 @@ from truco_env.encoding import (
     encode_observation,
     observation_size,
 )
+from truco_env.engine import TIE as TIE_RESULT
 from truco_env.fast import FastState
 
 
@@ -44,6 +45,8 @@ def play(state, *names):
     {"envido_refusal": "previous_sum_plus_one", "falta_adds_chain": True, "falta_envido": "winner_to_buenas"},
     {"envido_refusal": "previous_sum_plus_one", "falta_adds_chain": True, "num_players": 4, "flor": False},
     {"flor_before_answer": "refuse_unsung", "num_players": 4}, {"flor_before_answer": "refuse_unsung"},
+    {"trick_tie_to_mano": True}, {"trick_tie_to_mano": True, "num_players": 4, "partner_tie_wins_trick": False},
+    {"trick_tie_to_mano": True, "num_players": 6, "pica_pica": True},
 ], ids=lambda f: ",".join(f"{k}={v}" for k, v in f.items()) or "defaults")
 def test_the_kernel_plays_uruguayan_truco_as_the_reference_engine(fields):
     """Records (every legal set included), actors, scores and every seat's observation agree step by step."""
@@ -270,3 +273,22 @@ def test_a_flor_holder_may_refuse_a_truco_unsung_by_the_reading_flor_before_answ
         assert state.phase == "flor_declare" and state.actor == 1 and state.legal_actions() == legal
     play(state, "no_quiero")
     assert state.score == (1, 0) and state.hand_index == 1 and state.flor_status == "none"
+
+
+def test_a_tied_trick_goes_to_the_mano_by_the_reading_trick_tie_to_mano():
+    """rules.md §8.10 row 16: a tied trick is parda (§2.6), or with ``trick_tie_to_mano`` ([BAN]) it goes to the
+    mano's team, whose tying player leads the next trick. Seat 0 (the mano) and seat 1 tie the first trick with
+    two 3s; seat 1 wins the second."""
+    hands = [["3e", "4o", "5b"], ["3o", "7o", "6b"]]  # muestra 12c: no pieza, no flor
+    for to_mano in (False, True):
+        state = TrucoState.new(uruguayan(trick_tie_to_mano=to_mano), deal={"hands": hands, "vira": "12c", "dealer": 1})
+        play(state, "play:3e", "play:3o")
+        assert state.trick_results == [0 if to_mano else TIE_RESULT]
+        assert state.actor == 0  # the parda's leader (same_leader), or the mano who took the tie
+        play(state, "play:4o", "play:7o")
+        if to_mano:  # one trick each: the third decides
+            assert state.trick_results == [0, 1] and state.hand_index == 0
+        else:  # a parda, then the second trick decides the hand (§2.6)
+            assert state.hand_index == 1 and state.score == (0, 1)
+    assert TrucoConfig(family="uruguayan", trick_tie_to_mano=True).to_dict()["trick_tie_to_mano"] is True
+

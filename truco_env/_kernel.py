@@ -71,7 +71,8 @@ C_FALTA_ADDS_CHAIN = 136  # Uruguayan: falta_adds_chain
 C_PICA_STOP = 137  # the score from which no more pica-pica deals are played (TrucoConfig.pica_pica_stop)
 C_PICA_UNTIL_T5 = 138  # Uruguayan: pica_pica_until == "target_minus_5" (its observation bit)
 C_REFUSE_UNSUNG = 139  # Uruguayan: flor_before_answer == "refuse_unsung"
-CFG_SIZE = 140
+C_TIE_TO_MANO = 140  # Uruguayan: trick_tie_to_mano
+CFG_SIZE = 141
 
 # ------------------------------------------------------------------------------------------- state layout
 _state_fields = [
@@ -853,9 +854,18 @@ def _finish_trick(st, cfg):
             n_tops += 1
             team_mask |= 1 << _team(s)
     leader = st[S_LEADER]
+    mano_team = _team(st[S_MANO])
     if (team_mask == 1 or team_mask == 2) and (n_tops == 1 or cfg[C_PARTNER_TIE]):
         result = _team(first_top)
         next_leader = first_top
+    elif cfg[C_TIE_TO_MANO] and (team_mask >> mano_team) & 1:  # engine.trick_winner with mano_team
+        result = mano_team
+        next_leader = -1
+        for i in range(k):
+            s = st[base + 3 * i]
+            if (next_leader < 0 and _team(s) == mano_team and not st[base + 3 * i + 2]
+                    and STRENGTH[row, st[base + 3 * i + 1]] == top):
+                next_leader = s
     else:
         result = TIE
         rule = cfg[C_LEAD_TIE]
@@ -1133,8 +1143,8 @@ O_FAMILY, O_NUM_PLAYERS, O_HAND_SIZE, O_OPTIONS, O_TALLY = 1031, 1033, 1036, 103
 OBS_SIZE = 1086
 O_SENAS_SEEN, O_SENA_CAUGHT_BY, O_SENA_CODE = 1086, 1134, 1140  # truco_env.encoding.SENAS_OFFSETS
 OBS_SIZE_SENAS = 1141
-O_UY_FLAG, O_PIEZAS, O_UY_OPTIONS, O_UY_TARGET = 1086, 1087, 1127, 1134  # truco_env.encoding.URUGUAYAN_OFFSETS
-OBS_SIZE_UY = 1135
+O_UY_FLAG, O_PIEZAS, O_UY_OPTIONS, O_UY_TARGET = 1086, 1087, 1127, 1135  # truco_env.encoding.URUGUAYAN_OFFSETS
+OBS_SIZE_UY = 1136
 #: A buffer this wide holds the observation of any preset (señas' block or the Uruguayan one after the common part).
 OBS_SIZE_MAX = max(OBS_SIZE_SENAS, OBS_SIZE_UY)
 TALLY_SCALE = 20.0
@@ -1154,6 +1164,7 @@ def encode_static(cfg, options, out):
         out[O_UY_OPTIONS + 4] = 1.0 if cfg[C_FALTA_ADDS_CHAIN] else 0.0
         out[O_UY_OPTIONS + 5] = 1.0 if cfg[C_PICA_UNTIL_T5] else 0.0
         out[O_UY_OPTIONS + 6] = 1.0 if cfg[C_REFUSE_UNSUNG] else 0.0
+        out[O_UY_OPTIONS + 7] = 1.0 if cfg[C_TIE_TO_MANO] else 0.0
         out[O_UY_TARGET] = min(cfg[C_TARGET] / 40.0, 1.0)
     else:
         out[O_FAMILY + cfg[C_FAMILY]] = 1.0

@@ -58,7 +58,8 @@ ARGENTINE_ONLY = (
 #: Readings of the falta envido stated for Uruguayan Truco alone (rules.md §8.5): to the end of the malas.
 URUGUAYAN_FALTAS = ("winner_to_buenas", "leader_to_buenas")
 #: Fields of Uruguayan Truco alone (docs/rules.md §8.9).
-URUGUAYAN_ONLY = ("plain_flor_base", "envido_refusal", "falta_adds_chain", "pica_pica_until", "flor_before_answer")
+URUGUAYAN_ONLY = ("plain_flor_base", "envido_refusal", "falta_adds_chain", "pica_pica_until", "flor_before_answer",
+                  "trick_tie_to_mano")
 #: Family defaults of the fields whose default depends on the family (None in the dataclass resolves to these).
 FAMILY_DEFAULTS = {
     "target_score": {ARGENTINE: 30, PAULISTA: 12, URUGUAYAN: 40},
@@ -120,6 +121,7 @@ class TrucoConfig:
     falta_adds_chain: bool = False  # an accepted falta envido also pays the calls before it (pytruco's reading)
     pica_pica_until: str = "end_of_malas"  # duels stop once a team has half the target ("target_minus_5": 5 from it)
     flor_before_answer: str = "declare"  # a flor holder challenged by a truco declares first ("refuse_unsung": pytruco)
+    trick_tie_to_mano: bool = False  # a tied trick goes to the mano's team when it holds a top card ([BAN])
     # Research variants (small games solvable exactly; docs/rules.md §5.3)
     deck_ranks: tuple | None = None  # None: the family's whole deck; else the ranks kept, e.g. ("1", "7", "3")
     hand_size: int = 3  # cards dealt to each player, 1..3 (= number of tricks)

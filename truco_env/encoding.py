@@ -143,7 +143,7 @@ SENAS_OFFSETS = {name: (OBSERVATION_SIZE + a, OBSERVATION_SIZE + b) for name, (a
 URUGUAYAN_OPTION_BITS = (("plain_flor_base", 0), ("falta_envido", "winner_to_buenas"),
                          ("falta_envido", "leader_to_buenas"), ("envido_refusal", "previous_sum_plus_one"),
                          ("falta_adds_chain", True), ("pica_pica_until", "target_minus_5"),
-                         ("flor_before_answer", "refuse_unsung"))
+                         ("flor_before_answer", "refuse_unsung"), ("trick_tie_to_mano", True))
 #: Fields appended after ``OBSERVATION_FIELDS`` only in Uruguayan Truco. Why a block of its own, as for señas: the
 #: observations of the other families stay value for value, and the policies trained on them play on.
 URUGUAYAN_FIELDS = (

@@ -102,12 +102,13 @@ def hand_winner(results: list[int], num_tricks: int = 3) -> int | None:
 
 
 def trick_winner(trick: list[tuple[int, int, bool]], strength: Sequence[int] | dict,
-                 partner_tie_wins_trick: bool) -> tuple[int | str, list[int]]:
+                 partner_tie_wins_trick: bool, mano_team: int | None = None) -> tuple[int | str, list[int]]:
     """Who takes a finished trick (docs/rules.md): its plays ``(seat, card, face down)`` under the card
     ``strength`` of the hand; the team of the one highest card face up, or of equal highest cards of one team
-    when ``partner_tie_wins_trick``, else ``TIE``. Also the seats holding the highest card, in playing order. The
-    one statement of the rule: the engine plays by it and every display of a trick asks it (a face-down card never
-    wins; a trick of face-down cards alone is a tie)."""
+    when ``partner_tie_wins_trick``, else ``TIE`` (but with ``mano_team``, ``trick_tie_to_mano`` of §8.10 row 16,
+    a tie among top cards one of which that team holds goes to it). Also the seats holding the highest card, in
+    playing order (the winning team's first). The one statement of the rule: the engine plays by it and every
+    display of a trick asks it (a face-down card never wins; a trick of face-down cards alone is a tie)."""
     faces = [(seat, strength[card]) for seat, card, covered in trick if not covered]
     if not faces:
         return TIE, []
@@ -116,6 +117,8 @@ def trick_winner(trick: list[tuple[int, int, bool]], strength: Sequence[int] | d
     teams = {seat % 2 for seat in tops}
     if len(teams) == 1 and (len(tops) == 1 or partner_tie_wins_trick):
         return tops[0] % 2, tops
+    if mano_team is not None and mano_team in teams:
+        return mano_team, [s for s in tops if s % 2 == mano_team] + [s for s in tops if s % 2 != mano_team]
     return TIE, tops
 
 
@@ -661,7 +664,8 @@ class TrucoState:
 
     def _finish_trick(self) -> None:
         trick = self._trick
-        result, tops = trick_winner(trick, self._strength, self.config.partner_tie_wins_trick)
+        result, tops = trick_winner(trick, self._strength, self.config.partner_tie_wins_trick,
+                                    self.team_of(self.mano) if self.config.trick_tie_to_mano else None)
         leader = self._trick_leader
         if result != TIE:
             next_leader = tops[0]

@@ -76,6 +76,7 @@ def config_array(config: TrucoConfig) -> np.ndarray:
         _kernel.C_FALTA_ADDS_CHAIN: int(c.falta_adds_chain), _kernel.C_PICA_STOP: c.pica_pica_stop(),
         _kernel.C_PICA_UNTIL_T5: int(c.pica_pica_until == "target_minus_5"),
         _kernel.C_REFUSE_UNSUNG: int(c.flor_before_answer == "refuse_unsung"),
+        _kernel.C_TIE_TO_MANO: int(c.trick_tie_to_mano),
         _kernel.C_ENV_SCALE: envido_scale, _kernel.C_FLOR_SCALE: flor_scale,
     }
     for index, value in values.items():

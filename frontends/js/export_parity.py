@@ -79,7 +79,9 @@ CONFIGS = (
                                        "envido_refusal": "previous_sum_plus_one", "falta_adds_chain": True,
                                        "flor_before_answer": "refuse_unsung"}),
     ("uruguayan-2v2-pytruco", "uruguayan-2v2", {"envido_refusal": "previous_sum_plus_one", "falta_adds_chain": True,
-                                                "flor_before_answer": "refuse_unsung", "pica_pica_until": "target_minus_5"}),
+                                                "flor_before_answer": "refuse_unsung", "pica_pica_until": "target_minus_5",
+                                                "trick_tie_to_mano": True}),
+    ("uruguayan-tie-to-mano", "uruguayan", {"trick_tie_to_mano": True}),
     ("uruguayan-variants", "uruguayan-2v2", {
         "plain_flor_base": 0, "falta_envido": "leader_to_buenas", "target_score": 30, "responder": "team_pie",
         "flor_values": {"uncontested_per_flor": 3, "contested_per_flor": 4, "achico": 5, "contraflor_quiero": 7,

@@ -713,9 +713,13 @@ class HandState {
     const teams = new Set(tops.map((s) => this.teamOf(s)));
     const leader = this.trickLeader;
     let result, nextLeader;
+    const manoTeam = this.teamOf(this.mano);
     if (teams.size === 1 && (tops.length === 1 || this.rules.partner_tie_wins_trick)) {
       result = this.teamOf(tops[0]);
       nextLeader = tops[0];
+    } else if (this.rules.trick_tie_to_mano && teams.has(manoTeam)) { // rules.md §8.10 row 16: the mano's team
+      result = manoTeam;
+      nextLeader = tops.find((s) => this.teamOf(s) === manoTeam);
     } else {
       result = this.t.rules.tie;
       const rule = this.rules.lead_after_tie;

@@ -41,7 +41,7 @@ from truco_env.cards import (
 )
 from truco_env.config import PRESETS, make_config, unknown_preset
 from truco_env.encoding import partner_cards_visible, public_action_name
-from truco_env.engine import MAO_DE_FERRO, TIE, TrucoState, trick_winner
+from truco_env.engine import MAO_DE_FERRO, TIE, TrucoState, playing_order, trick_winner
 from truco_env.limits import clip
 from truco_env.records import StopWatching
 from truco_env.turns import ask_agent, play_turns
@@ -300,8 +300,10 @@ def last_trick(state: TrucoState, record: dict, words: Words | None = None) -> s
         return text + " (unfinished)"
     table = strength_table(family, None if vira is None else parse_card(vira, family), config.deck,
                              config.deck_ranks)
+    mano_team = (playing_order(record["dealer"], state.num_players, record.get("pair"))[0] % 2
+                 if config.trick_tie_to_mano else None)
     team, _ = trick_winner([(seat, -1 if card is None else parse_card(card, family), card is None)
-                            for seat, card in trick], table, config.partner_tie_wins_trick)
+                            for seat, card in trick], table, config.partner_tie_wins_trick, mano_team)
     if team == TIE:
         return text + " -> tied"
     if words.seat is None:

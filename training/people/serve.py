@@ -58,7 +58,7 @@ from truco_env.encoding import (
     partner_cards_visible,
     public_action_name,
 )
-from truco_env.engine import MAO_DE_FERRO, TIE, TrucoState, trick_winner
+from truco_env.engine import MAO_DE_FERRO, TIE, TrucoState, playing_order, trick_winner
 from truco_env.limits import clip, loads_json
 from truco_env.views import seat_view
 
@@ -438,6 +438,8 @@ class Table:
         strength = strength_table(family, None if vira is None else parse_card(vira, family), cfg.deck,
                                     cfg.deck_ranks)
         size = len(record.get("pair") or range(state.num_players))
+        mano_team = (playing_order(record["dealer"], state.num_players, record.get("pair"))[0] % 2
+                     if cfg.trick_tie_to_mano else None)
         plays: list[tuple[int, str, bool]] = []  # (seat, card, covered)
         for seat, name in record["actions"]:
             kind, _, arg = name.partition(":")
@@ -453,7 +455,7 @@ class Table:
             winner = None
             if len(trick) == size:
                 result, _ = trick_winner([(s, parse_card(card, family), covered) for s, card, covered in trick],
-                                         strength, cfg.partner_tie_wins_trick)
+                                         strength, cfg.partner_tie_wins_trick, mano_team)
                 winner = "tie" if result == TIE else result
             tricks.append({"plays": shown, "winner": winner})
         return tricks
