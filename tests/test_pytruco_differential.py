@@ -40,7 +40,9 @@ Two differences this test found: a flor holder challenged by a truco may say ``n
 field ``flor_before_answer="refuse_unsung"`` set here (row 18; the project's rule makes him declare first, rules.md
 §3.8 moment 3); and in team play pytruco forbids a ``truco`` in the first trick while a partner holds an
 undeclared flor (row 19), which is kept out, narrowly (see :func:`play_hand`): that reading would make a seat's
-legal actions tell it its partner's hidden flor, so the project states it and builds no field for it.
+legal actions tell it its partner's hidden flor, so the project states it and builds no field for it. pytruco
+applies the same condition to the refusal of row 18 (no ``no_quiero`` while a partner's flor is also unsung),
+kept out with row 19 for the same reason.
 """
 
 from __future__ import annotations
@@ -209,10 +211,17 @@ def play_hand(config: TrucoConfig, rng: random.Random, seed: int, counts: Counte
             counts["flor sung with the envido"] += 1
             continue
         theirs = pair.their_legal(seat, envido_pending)
+        partner_flor = any(h % 2 == seat % 2 and h != seat for h in state.flor_holders)
         if state.phase == "flor_declare" and "no_quiero" in ours:
-            counts["no_quiero before the flor"] += 1  # row 18, flor_before_answer="refuse_unsung"
+            if "no_quiero" not in theirs and partner_flor and state.flor_status == "none":
+                # Kept out with row 19 (not modelled): pytruco forbids the refusal while a partner's flor is also
+                # unsung (ResponderNoQuiero.ok), which would tell the holder his partner's hidden flor.
+                ours.discard("no_quiero")
+                counts["no_quiero beside a partner's undeclared flor (project only)"] += 1
+            else:
+                counts["no_quiero before the flor"] += 1  # row 18, flor_before_answer="refuse_unsung"
         if ("truco" in ours and "truco" not in theirs and state.trick_index == 0 and state.flor_status == "none"
-                and any(h % 2 == seat % 2 and h != seat for h in state.flor_holders)):
+                and partner_flor):
             # Kept out (rules.md §8.10 row 19, not a field): pytruco forbids a truco while the partner holds an
             # undeclared flor (GritarTruco.ok); that reading would leak the partner's hidden flor into the mask.
             ours.discard("truco")
