@@ -124,3 +124,39 @@ def test_shortfalls_name_each_missed_bar_with_its_figure():
     assert best_agent.shortfalls(HEURISTIC, rows) == [  # no ABR bar for the agent that sets it
         "30.0% against its worst gauntlet opponent (the bar: 50%)",
         "under 50% head to head against `cfr:argentine` (36.0%), `ppo:argentine` (32.0%)"]
+
+
+def test_the_bar_rises_only_for_a_best_agent_that_passes_every_bar(tmp_path, monkeypatch):
+    """Issue 73: where a preset's ``best:`` agent passes every bar, exploitability included, the report trains one
+    best response at five times the budget against it (``rise``), reuses it as every stage, and says it; a best
+    agent that misses a bar gets none."""
+    from training.measure import report
+    from training.measure.report_page import shortfall_lines
+
+    calls = []
+
+    def fake_exploit(recipe, matches, root, progress):
+        calls.append(recipe)
+        return {"status": "complete", "budget": {"decisions": recipe.decisions},
+                "abr": {"win_rate": 0.41, "ci_low": 0.39, "ci_high": 0.43}}, root
+
+    monkeypatch.setattr(report, "cached_exploit", fake_exploit)
+    monkeypatch.setattr(report, "same_code", lambda agent, preset: {"code": {"play": "p", "learner": "l"}})
+    settings = {"decisions": 600_000, "seed": 0, "eval_matches": 2000}
+
+    def rows_with(abr: float) -> list[dict]:
+        return [row("heuristic", None, 0.99, 0.30, 0.70), row("ppo:argentine", 0.70, 0.97, 0.60, abr)]
+
+    rows = rows_with(0.35)
+    report.rise(rows, "argentine", tmp_path / "report", settings, 1, False, lambda line: None, {})
+    assert [c.decisions for c in calls] == [3_000_000] and calls[0].target == "ppo:argentine"
+    assert rows[1]["rise"]["abr"]["win_rate"] == 0.41
+    line = shortfall_lines(rows)[-1]
+    assert "every bar passed; a best response at 5 times the standard budget (3,000,000 learner decisions) wins " \
+           "41.0% [39.0, 43.0] against it: the risen bar (at most 45%) passed" in line
+    again = rows_with(0.35)  # a second report: the stage file under --runs is reused, nothing is trained
+    report.rise(again, "argentine", tmp_path / "report", settings, 1, False, lambda line: None, {})
+    assert len(calls) == 1 and again[1]["rise"]["abr"]["win_rate"] == 0.41
+    missing = rows_with(0.45)  # an ABR win rate above 40%: not every bar passed, no risen bar
+    report.rise(missing, "argentine", tmp_path / "other", settings, 1, False, lambda line: None, {})
+    assert len(calls) == 1 and "rise" not in missing[1]

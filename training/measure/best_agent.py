@@ -95,6 +95,27 @@ def shortfalls(row: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+#: Where a preset's ``best:`` agent passes every bar, the bars rise (issue 73): one best response at
+#: :data:`RISE_FACTOR` times the standard budget (seed 0 of the report's learners) wins at most :data:`RISE_BAR`.
+RISE_FACTOR = 5
+RISE_BAR = 0.45
+
+
+def passes_every_bar(row: dict[str, Any], rows: list[dict[str, Any]]) -> bool:
+    """All four bars and exploitability: what earns a preset's ``best:`` agent the risen bar."""
+    return row["agent"] != "heuristic" and all(bars(row, rows).values()) and not shortfalls(row, rows)
+
+
+def rise_line(row: dict[str, Any]) -> str:
+    """The risen bar in words, for a row that has its ``rise`` stage."""
+    abr = row["rise"]["abr"]
+    verdict = "passed" if abr["win_rate"] <= RISE_BAR else "missed"
+    return (f"a best response at {RISE_FACTOR} times the standard budget "
+            f"({row['rise']['budget']['decisions']:,} learner decisions) wins {100 * abr['win_rate']:.1f}% "
+            f"[{100 * abr['ci_low']:.1f}, {100 * abr['ci_high']:.1f}] against it: the risen bar (at most "
+            f"{100 * RISE_BAR:.0f}%) {verdict}")
+
+
 def choose(rows: list[dict[str, Any]]) -> str:
     """The agent spec the rule (module docstring) names among one preset's rows."""
     passed = {row["agent"]: sum(bool(v) for v in bars(row, rows).values()) for row in rows}

@@ -80,6 +80,7 @@ STAGES = {
     "bluffing": {**STAGE, "opponent": "text", "matches": "count",
                  "counts": {"hands": "positive", "*": "integer",
                             **dict.fromkeys(("bluffs?", "calling_hands?", "bluffs_won?", "truco_calls?"), "count")}},
+    "rise": {**STAGE, "abr": _WIN_RATE, "budget": {"decisions": "positive"}},
     "search": {**STAGE, "searched": "text",
                **{side: {"blueprint": FIGURE, "searched": FIGURE, "seconds?": "seconds"}
                   for side in ("heuristic", "exploiter")}},

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from training.measure.behaviour import behaviour_rates
-from training.measure.best_agent import RULE, best_table, choices, shortfalls
+from training.measure.best_agent import RULE, best_table, choices, rise_line, shortfalls
 from training.measure.exploit import ABR_LEARNERS
 from training.measure.gauntlet import OPPONENTS, markdown_table
 from training.measure.report_data import BLUFF_MATCHES, BLUFF_OPPONENT, SEARCH_MS, stages_of
@@ -173,9 +173,10 @@ def shortfall_lines(rows: list[dict[str, Any]]) -> list[str]:
               "40% ABR win rate and below the heuristic's); what was measured of why is in the "
               "[research log](research.md#where-the-shipped-agents-fall-short):"), ""]
     for preset, agent in choices(rows).items():
-        short = shortfalls(next(r for r in rows if r["agent"] == agent and r["preset"] == preset),
-                           [r for r in rows if r["preset"] == preset])
-        lines.append(f"* {preset}, `{agent}`: " + ("; ".join(short) if short else "every bar passed") + ".")
+        row = next(r for r in rows if r["agent"] == agent and r["preset"] == preset)
+        short = shortfalls(row, [r for r in rows if r["preset"] == preset])
+        rise = f"; {rise_line(row)}" if not short and "rise" in row else ""
+        lines.append(f"* {preset}, `{agent}`: " + ("; ".join(short) if short else "every bar passed") + rise + ".")
     return lines
 
 
