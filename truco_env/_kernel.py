@@ -951,6 +951,13 @@ def _tally_class(action):
 
 
 @njit(cache=True)
+def _refuse_truco(st, cfg):
+    """The pending truco refused: its proposer scores the level below, the hand ends."""
+    _credit(st, cfg, st[S_PROPOSER], cfg[C_LADDER_VAL + st[S_PENDING] - 1])
+    _end_hand(st, cfg)
+
+
+@njit(cache=True)
 def apply(st, cfg, action):
     """Apply a LEGAL action id of the actor (the caller checks legality). The phase may then be DEAL."""
     seat = st[S_ACTOR]
@@ -980,8 +987,7 @@ def apply(st, cfg, action):
             st[S_PENDING] = 0
             _resume(st, cfg)
         elif action == A_NOQ:
-            _credit(st, cfg, st[S_PROPOSER], cfg[C_LADDER_VAL + st[S_PENDING] - 1])
-            _end_hand(st, cfg)
+            _refuse_truco(st, cfg)
         elif action == A_ENVIDO or action == A_REAL or action == A_FALTA:
             _open_envido(st, cfg, seat, action)
         else:
@@ -992,8 +998,7 @@ def apply(st, cfg, action):
         _on_envido(st, cfg, seat, action)
     elif phase == FLOR_DECLARE:
         if action == A_NOQ:  # flor_before_answer="refuse_unsung": the truco refused, the flor never scored
-            _credit(st, cfg, st[S_PROPOSER], cfg[C_LADDER_VAL + st[S_PENDING] - 1])
-            _end_hand(st, cfg)
+            _refuse_truco(st, cfg)
         else:
             _on_flor_declare(st, cfg, seat)
     elif phase == FLOR_CONTEST:

@@ -52,6 +52,8 @@ LADDER_VALUES = {cards.ARGENTINE: (1, 2, 3, 4), cards.PAULISTA: (1, 3, 6, 9, 12)
 ENVIDO_CALLS = ("envido", "real_envido", "falta_envido")
 ENVIDO_VALUE = {"envido": 2, "real_envido": 3}
 FLOR_CALLS = ("contraflor", "contraflor_al_resto")
+
+
 def envido_chain_points(chain: list[str], refusal_plus_one: bool = False,
                         falta_adds_chain: bool = False) -> tuple[int, int]:
     """What an envido chain pays (docs/rules.md §3.4, §8.10 rows 4 and 5): (accepted, refused). ``accepted``
@@ -571,8 +573,7 @@ class TrucoState:
 
     def _on_flor_declare(self, seat: int, action: str) -> None:
         if action == "no_quiero":  # flor_before_answer="refuse_unsung": the truco refused, the flor never scored
-            self._credit(self._proposer_team, self._ladder_values[self._pending - 1], "truco")
-            self._end_hand()
+            self._on_truco(seat, action)
             return
         self._flor_declared = True
         self._envido_done = True

@@ -612,8 +612,7 @@ class HandState {
 
   onFlorDeclare(seat, name) {
     if (name === "no_quiero") { // flor_before_answer = "refuse_unsung": the truco refused, the flor never scored
-      this.credit(this.proposerTeam, this.ladderValues[this.pending - 1]);
-      this.endHand();
+      this.onTruco(seat, name);
       return;
     }
     this.florDeclared = true;
