@@ -845,27 +845,25 @@ def _finish_trick(st, cfg):
             top = max(top, v)
     n_tops = 0
     first_top = -1
+    mano_team = _team(st[S_MANO])
+    mano_top = -1  # the mano's team's first top card (trick_tie_to_mano)
     team_mask = 0
     for i in range(k):
         if not st[base + 3 * i + 2] and STRENGTH[row, st[base + 3 * i + 1]] == top:
             s = st[base + 3 * i]
             if first_top < 0:
                 first_top = s
+            if mano_top < 0 and _team(s) == mano_team:
+                mano_top = s
             n_tops += 1
             team_mask |= 1 << _team(s)
     leader = st[S_LEADER]
-    mano_team = _team(st[S_MANO])
     if (team_mask == 1 or team_mask == 2) and (n_tops == 1 or cfg[C_PARTNER_TIE]):
         result = _team(first_top)
         next_leader = first_top
-    elif cfg[C_TIE_TO_MANO] and (team_mask >> mano_team) & 1:  # engine.trick_winner with mano_team
+    elif cfg[C_TIE_TO_MANO] and mano_top >= 0:  # engine.trick_winner with mano_team
         result = mano_team
-        next_leader = -1
-        for i in range(k):
-            s = st[base + 3 * i]
-            if (next_leader < 0 and _team(s) == mano_team and not st[base + 3 * i + 2]
-                    and STRENGTH[row, st[base + 3 * i + 1]] == top):
-                next_leader = s
+        next_leader = mano_top
     else:
         result = TIE
         rule = cfg[C_LEAD_TIE]
