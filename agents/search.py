@@ -253,22 +253,34 @@ def _factory(arg: str | None, params: dict[str, str]) -> Agent:
     if not arg:
         raise ValueError(f"agent 'search' needs an agent to search with: {usage}")
     inner, options = split_spec(arg)
-    if not inner:
+    inner = inner.strip()
+    if not inner.strip(","):
         raise ValueError(f"agent 'search' needs an agent to search with: {usage}")
-    try:
-        worlds = number_in(1, 4096, int)(options.get("worlds", str(DEFAULTS["worlds"])))
-        margin = number_in(0.0, 1.0)(options.get("margin", str(DEFAULTS["margin"])))
-    except ValueError as exc:
-        raise ValueError(f"agent 'search': worlds must be an integer 1..4096 and margin a number 0..1, got "
-                         f"{echo(str(exc))}") from None
+    numbers = {"worlds": (number_in(1, 4096, int), "an integer 1..4096"),
+               "margin": (number_in(0.0, 1.0), "a number 0..1")}
+    values = {}
+    for key, (convert, allowed) in numbers.items():
+        text = options.get(key, str(DEFAULTS[key]))
+        try:
+            values[key] = convert(text)
+        except ValueError:  # the value itself, not int()'s or float()'s words about it
+            raise ValueError(f"agent 'search': {key} must be {allowed}, got {echo(text)}") from None
+    worlds, margin = values["worlds"], values["margin"]
     on = frozenset(kind.strip() for kind in options.get("on", DEFAULTS["on"]).split("+"))
     unknown = sorted(on - set(SEARCH_KINDS))
     if unknown:
         names = clip(", ".join(echo(kind) for kind in unknown), 2 * MAX_ECHO)
         raise ValueError(f"agent 'search': unknown decision kinds [{names}]; choose from {list(SEARCH_KINDS)}")
-    if inner.partition(":")[0] == "search":
+    if inner.partition(":")[0].strip() == "search":
         raise ValueError("agent 'search': a search inside a search is not supported; search the agent itself")
-    return SearchAgent(make_agent(inner), worlds=worlds, margin=margin, on=on)
+    try:
+        agent = make_agent(inner)
+    except ValueError as exc:
+        if "," not in inner:
+            raise
+        # a misspelt search option (world=8) stays with the agent searched with, whose error names only its own
+        raise ValueError(f"{exc} (the search's own options come last: worlds=W, margin=M, on=KINDS)") from None
+    return SearchAgent(agent, worlds=worlds, margin=margin, on=on)
 
 
 register_agent("search", _factory)

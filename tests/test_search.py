@@ -72,7 +72,7 @@ def test_rollouts_price_folding_a_sure_hand_below_playing_it():
     ("search:heuristic", "gives no action probabilities"),
     ("search:ppo:argentine,on=cards+dance", "unknown decision kinds ['dance']"),
     ("search:ppo:argentine,worlds=0", "worlds must be an integer 1..4096"),
-    ("search:ppo:argentine,margin=" + "9" * 5000, "margin a number 0..1"),
+    ("search:ppo:argentine,margin=" + "9" * 5000, "margin must be a number 0..1"),
     ("search:search:ppo:argentine", "a search inside a search"),
     ("search:ppo:argentine,worlds=32,worlds=2", "worlds is given twice"),
 ])
@@ -81,6 +81,27 @@ def test_a_bad_search_spec_is_one_line(spec, words):
         make_agent(spec)
     message = str(failure.value)
     assert words in message and "\n" not in message and len(message) < 400, message
+
+
+@pytest.mark.parametrize("spec,words", [
+    # the value given, not int()'s words about it ("invalid literal for int() with base 10: ..."), and which option
+    ("search:ppo:argentine,worlds=nan", "worlds must be an integer 1..4096, got 'nan'"),
+    ("search:ppo:argentine,worlds=3.5", "worlds must be an integer 1..4096, got '3.5'"),
+    ("search:ppo:argentine,margin=", "margin must be a number 0..1, got ''"),
+    ("search:ppo:argentine,margin=inf", "margin must be a number 0..1, got 'inf'"),
+    # a space before the inner spec hid the nested search, which then failed as "gives no action probabilities"
+    ("search: search:ppo:argentine", "a search inside a search"),
+    ("search:,", "needs an agent to search with"),
+    # a misspelt search option is refused by the agent searched with, whose words alone named only its options
+    ("search:ppo:argentine,world=8", "worlds=W, margin=M, on=KINDS"),
+    ("search:cfr:paulista,margins=0.1", "worlds=W, margin=M, on=KINDS"),
+])
+def test_a_bad_search_option_names_the_option_and_the_value(spec, words):
+    with pytest.raises(ValueError) as failure:
+        make_agent(spec)
+    message = str(failure.value)
+    assert words in message and "invalid literal" not in message and "\n" not in message, message
+    assert len(message) < 400, message
 
 
 def test_the_search_wraps_blueprints_and_keeps_their_preset():
