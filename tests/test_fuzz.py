@@ -99,6 +99,8 @@ def draw_rules(rng: random.Random, preset: str) -> dict:
         drawn["pica_pica"] = False
     if value("senas") and value("num_players") == 2:
         drawn["senas"] = False
+    if value("flor_scoring") != "table":  # pytruco's flor scoring has no table (rules.md §8.9)
+        drawn["flor_values"] = dict(DEFAULT_FLOR_VALUES)
     if not value("senas"):  # the señas fields keep their defaults without señas (a señas preset sets them)
         for name in SENAS_FIELDS[1:]:
             drawn[name] = getattr(TrucoConfig, name)

@@ -16,11 +16,15 @@ The subset where both engines should agree (docs/rules.md §8.10 and §8.11):
   chain of them, answered ``quiero`` or ``no_quiero``, with pytruco's readings of what they pay (the falta
   ``falta_envido="winner_to_buenas"``, row 3; an accepted falta adds the calls before it,
   ``falta_adds_chain=True``, row 4; a refused chain pays the calls before the refused one plus one,
-  ``envido_refusal="previous_sum_plus_one"``, row 5); ``flor``. Never played: contra flor and ``mazo`` (rows 8, 9
-  and 12 of §8.10 are readings the engine does not have yet). pytruco's ``limite_envido`` is left at its
-  default 4, which is the engine's rule (two ``envido`` calls at most, row 6);
-* deals where only one team holds flor (no flor contest: rows 7 and 8). A flor then pays 3 per flor in both engines
-  and its value never counts, so the default ``plain_flor_base`` (row 7) is kept;
+  ``envido_refusal="previous_sum_plus_one"``, row 5); ``flor`` and the flor contest (answered by singing, a
+  refusal, ``contraflor`` or ``contraflor_al_resto``), with pytruco's readings of what it pays
+  (``flor_scoring="per_flor_refusals"``, row 8), of who may raise it (``flor_raise_by="unsung_holder"``, row 9)
+  and of the value of a flor without a pieza (``plain_flor_base=0``, row 7); ``mazo`` in 1v1 (in team play a fold
+  concedes for the team here and for the player there, row 12), with pytruco's reading of an opponent's unsung flor
+  (``fold_against_unsung_flor="flor_lost"``, row 10), drawn one time in ten where legal (one in two against an
+  unsung flor) so that hands go on. pytruco's ``limite_envido`` is left at its default 4, which is the engine's rule
+  (two ``envido`` calls at most, row 6);
+* random deals, and in a quarter of the cases a deal where both teams hold flor, so that contests are common;
 * config: ``envido_primero_after_played=False`` (row 13) and, for 2v2, ``lead_after_tie="first_tied_card"`` (row 15),
   pytruco's readings of two fields the engine has.
 
@@ -30,9 +34,14 @@ Normalisations (§8.11, "turn-order differences"; each is a commented branch of 
   What pytruco also offers the other seats must be one of the documented extras (:func:`out_of_turn`): the truco
   caller's card before the answer (item 2), a raise by the team holding the quiero (row 11), any member of a
   challenged team answering, raising an envido chain or opening the envido va primero (item 1, row 14), a flor
-  sung out of turn (item 1);
+  sung out of turn and any flor holder of the team a flor contest challenges answering it (item 1), a fold at any
+  time (row 12); a fold pytruco offers the actor where the project has none (row 12) is left out of its set;
+* the project's ``quiero`` to a flor alone is pytruco's ``flor``: the answering holder sings his own (pytruco takes
+  no ``quiero`` to a flor, only to a contra flor or al resto);
 * an envido against an undeclared flor: pytruco sings that flor inside the envido command (item 3), the project asks
-  the holder for ``flor`` as its next decision; that decision is applied to the project alone;
+  the holder for ``flor`` as its next decision; that decision is applied to the project alone. Where both teams
+  hold flor, pytruco sings the first holder in its list of players whoever is mano, the project the first from the
+  mano (§3.8; item 4): when the two differ the contests open from opposite teams, and that hand stops there;
 * pytruco says nothing where the project records "son buenas" once someone has said "son mejores"
   (``Ronda.exec_el_envido``): announcements are compared by their values.
 
@@ -42,7 +51,10 @@ field ``flor_before_answer="refuse_unsung"`` set here (row 18; the project's rul
 undeclared flor (row 19), which is kept out, narrowly (see :func:`play_hand`): that reading would make a seat's
 legal actions tell it its partner's hidden flor, so the project states it and builds no field for it. pytruco
 applies the same condition to the refusal of row 18 (no ``no_quiero`` while a partner's flor is also unsung),
-kept out with row 19 for the same reason.
+kept out with row 19 for the same reason, and to the refusal of a flor in a contest (a team may not back down
+while one of its holders has not sung: in the project a team's flors are declared together, so no such state
+exists). With the flor contest in the comparison it found two more: pytruco's scoring (row 8) and who may raise
+(row 9), now the fields set here.
 """
 
 from __future__ import annotations
@@ -73,20 +85,23 @@ ACTION_NAMES = {
     "ResponderQuiero": "quiero", "ResponderNoQuiero": "no_quiero", "IrseAlMazo": "mazo",
 }
 #: The words of pytruco's command line (``Partida.cmd``) where they differ from the project's names.
-COMMAND_WORDS = {"retruco": "re-truco", "vale_cuatro": "vale-4", "no_quiero": "no-quiero", "falta_envido": "falta-envido",
+COMMAND_WORDS = {"contraflor": "contra-flor", "contraflor_al_resto": "contra-flor-al-resto", "retruco": "re-truco", "vale_cuatro": "vale-4", "no_quiero": "no-quiero", "falta_envido": "falta-envido",
                  "real_envido": "real-envido"}
-SUBSET_CALLS = {"truco", "retruco", "vale_cuatro", "envido", "real_envido", "falta_envido", "flor", "quiero", "no_quiero"}
+SUBSET_CALLS = {"truco", "retruco", "vale_cuatro", "envido", "real_envido", "falta_envido", "flor", "contraflor",
+                "contraflor_al_resto", "quiero", "no_quiero"}
 PLAYER_IDS = ("Ana", "Beto", "Caro", "Dani")  # seat order; pytruco seats azules and rojos alternately
 DECK = [rank + suit for rank in cards.SPANISH_RANKS for suit in SUIT_NAMES]
 
 
 def config_for(num_players: int) -> TrucoConfig:
-    """The engine with pytruco's readings of the fields it has (§8.10 rows 3, 4, 5, 13, 15, 18 and 19)."""
+    """The engine with pytruco's readings of the fields it has (§8.10 rows 3, 4, 5, 7, 8, 9, 10, 13, 15 and 18)."""
     extra = {"lead_after_tie": "first_tied_card"} if num_players == 4 else {}
     return TrucoConfig(family="uruguayan", num_players=num_players, target_score=40,
                        envido_primero_after_played=False, falta_envido="winner_to_buenas",
                        envido_refusal="previous_sum_plus_one", falta_adds_chain=True,
-                       flor_before_answer="refuse_unsung", **extra)
+                       flor_before_answer="refuse_unsung", flor_scoring="per_flor_refusals",
+                       flor_raise_by="unsung_holder", fold_against_unsung_flor="flor_lost",
+                       plain_flor_base=0, **extra)
 
 
 def their_card(text: str):
@@ -100,9 +115,16 @@ def their_name(move) -> str:
     return ACTION_NAMES[kind]
 
 
-def in_subset(action: str, envido_pending: bool) -> bool:
-    """The actions both engines share with one meaning (the module docstring)."""
-    return action.startswith("play:") or action in SUBSET_CALLS
+def in_subset(action: str, num_players: int) -> bool:
+    """The actions both engines share with one meaning (the module docstring): a fold only in 1v1, where a
+    player is a team (§8.10 row 12)."""
+    return action.startswith("play:") or action in SUBSET_CALLS or action == "mazo" and num_players == 2
+
+
+def first_flor_answer(state: TrucoState) -> bool:
+    """Is the actor answering a flor (not a contra flor)? The project's ``quiero`` is then pytruco's ``flor``: the
+    answering holder sings his own (pytruco takes no ``quiero`` to a flor alone)."""
+    return state.phase == "flor_contest" and state.flor_calls[-1][1] == "flor"
 
 
 def out_of_turn(state: TrucoState, seat: int, action: str) -> bool:
@@ -111,6 +133,9 @@ def out_of_turn(state: TrucoState, seat: int, action: str) -> bool:
     team = seat % 2
     pending = state.pending_truco
     challenged = pending is not None and pending[1] != team
+    if state.phase == "flor_contest" and action in ("flor", "contraflor", "contraflor_al_resto", "quiero", "no_quiero"):
+        # any flor holder of the team a flor contest challenges answers it (§8.11 item 1)
+        return seat in state.flor_holders and state.flor_calls[-1][0] % 2 != team
     if action.startswith("play:"):  # the truco caller may play before the answer (§8.11 item 2)
         return pending is not None and pending[1] == team
     if action in ("retruco", "vale_cuatro"):  # any member answers; the quiero's team raises at any time (row 11)
@@ -124,6 +149,8 @@ def out_of_turn(state: TrucoState, seat: int, action: str) -> bool:
     if action in ("quiero", "no_quiero"):  # any member of the challenged team answers (§8.11 item 1)
         envido_against = state.phase == "envido" and state.envido_calls[-1][0] % 2 != team
         return challenged or envido_against
+    if action == "mazo":  # any player may fold at any time (row 12)
+        return True
     if action == "flor":  # a flor may be sung out of turn (§8.11 item 1)
         return seat in state.flor_holders and state.flor_status == "none" and state.trick_index == 0
     return False
@@ -147,9 +174,9 @@ class Pair:
     def their_holders(self) -> list[int]:
         return sorted(self.ids.index(j) for j in self.partida.ronda.envite.sin_cantar)
 
-    def their_legal(self, seat: int, envido_pending: bool) -> set[str]:
+    def their_legal(self, seat: int) -> set[str]:
         moves = pdt_chi.chi(self.partida, self.partida.ronda.manojos[seat])
-        return {a for a in map(their_name, moves) if in_subset(a, envido_pending)}
+        return {a for a in map(their_name, moves) if in_subset(a, len(self.ids))}
 
     def their_score(self) -> tuple[int, int]:
         points = self.partida.puntajes
@@ -183,16 +210,20 @@ def draw_deal(rng: random.Random, n: int) -> tuple[list[list[str]], str, int]:
     return [cards_drawn[3 * s:3 * s + 3] for s in range(n)], cards_drawn[-1], rng.randrange(n)
 
 
-def play_hand(config: TrucoConfig, rng: random.Random, seed: int, counts: Counter) -> None:
-    """Draw a deal with flor in at most one team, play one hand in both engines with moves drawn from the common
-    legal set, and assert they agree at every step. ``counts`` tallies what was exercised."""
+def play_hand(config: TrucoConfig, rng: random.Random, seed: int, counts: Counter, contest: bool = False) -> None:
+    """Draw a deal (with ``contest``, one where both teams hold flor), play one hand in both engines with moves
+    drawn from the common legal set (a fold one time in ten where it is legal, so that hands go on), and assert
+    they agree at every step. ``counts`` tallies what was exercised."""
     n = config.num_players
     while True:
         hands, muestra, mano = draw_deal(rng, n)
-        pair = Pair(config, hands, muestra, mano, seed)
-        state = pair.state
-        if len({s % 2 for s in state.flor_holders}) < 2:  # no flor contest (§8.10 rows 7 and 8)
+        holders = TrucoState.new(config, seed=seed, deal={"hands": hands, "vira": muestra,
+                                                          "dealer": (mano - 1) % n}).flor_holders
+        if not contest or len({h % 2 for h in holders}) == 2:
             break
+    pair = Pair(config, hands, muestra, mano, seed)
+    state = pair.state
+    counts["flor contest deal"] += len({s % 2 for s in state.flor_holders}) == 2
     where = f"deal {hands}, muestra {muestra}, mano seat {mano}"
     assert pair.their_holders() == sorted(state.flor_holders), f"flor holders differ; {where}"
     history: list[tuple[int, str]] = []
@@ -201,16 +232,24 @@ def play_hand(config: TrucoConfig, rng: random.Random, seed: int, counts: Counte
         seat = state.actor
         envido_pending = state.phase == "envido"
         context = f"{where}, actions {history}, seat {seat} to act"
-        ours = {a for a in state.legal_actions() if in_subset(a, envido_pending)}
-        if (state.phase == "flor_declare" and history and history[-1][1] in ("envido", "real_envido", "falta_envido")
-                and not pair.their_holders()):
+        ours = {a for a in state.legal_actions() if in_subset(a, n)}
+        after_envido = (state.phase == "flor_declare" and history
+                        and history[-1][1] in ("envido", "real_envido", "falta_envido"))
+        if after_envido and any(h % 2 != seat % 2 and h not in pair.their_holders() for h in state.flor_holders):
+            # §8.11 item 4: the envido made pytruco sing the first flor in its list of players, whoever is mano;
+            # the project's first holder from the mano sings (§3.8). The two contests open from opposite teams:
+            # the hand is not compared further.
+            counts["flor contest opened from the other team (hand stopped)"] += 1
+            counts["hands"] += 1
+            return
+        if after_envido and seat not in pair.their_holders():
             # §8.11 item 3: pytruco sang the flor inside the envido command; the project asks for it now
             assert ours == {"flor"}, context
             state.apply("flor")
             history.append((seat, "flor (pytruco: sung with the envido)"))
             counts["flor sung with the envido"] += 1
             continue
-        theirs = pair.their_legal(seat, envido_pending)
+        theirs = pair.their_legal(seat)
         partner_flor = any(h % 2 == seat % 2 and h != seat for h in state.flor_holders)
         if state.phase == "flor_declare" and "no_quiero" in ours:
             if "no_quiero" not in theirs and partner_flor and state.flor_status == "none":
@@ -220,19 +259,35 @@ def play_hand(config: TrucoConfig, rng: random.Random, seed: int, counts: Counte
                 counts["no_quiero beside a partner's undeclared flor (project only)"] += 1
             else:
                 counts["no_quiero before the flor"] += 1  # row 18, flor_before_answer="refuse_unsung"
+        if (state.phase == "flor_contest" and "no_quiero" in ours and "no_quiero" not in theirs and partner_flor
+                and state.flor_calls[-1][1] == "flor"):
+            # The same condition of pytruco, in a flor contest: a team may not back down while one of its holders
+            # has not sung; in the project a team's flors are declared together (rules.md §8.10 row 19)
+            ours.discard("no_quiero")
+            counts["no_quiero to a flor beside a partner's flor (project only)"] += 1
         if ("truco" in ours and "truco" not in theirs and state.trick_index == 0 and state.flor_status == "none"
                 and partner_flor):
             # Kept out (rules.md §8.10 row 19, not a field): pytruco forbids a truco while the partner holds an
             # undeclared flor (GritarTruco.ok); that reading would leak the partner's hidden flor into the mask.
             ours.discard("truco")
             counts["truco beside a partner's undeclared flor (project only)"] += 1
-        assert ours == theirs, f"legal sets differ: project {sorted(ours)}, pytruco {sorted(theirs)}; {context}"
+        if "mazo" in theirs and "mazo" not in ours:
+            # row 12 (mazo_scope, not yet a field): pytruco lets a player fold at any time, in the middle of an
+            # envido or a flor contest too; the project folds only where §3.10 says
+            theirs.discard("mazo")
+            counts["mazo where the project has none (row 12)"] += 1
+        sings = first_flor_answer(state)
+        ours_named = {"flor" if sings and a == "quiero" else a for a in ours}
+        assert ours_named == theirs, f"legal sets differ: project {sorted(ours)}, pytruco {sorted(theirs)}; {context}"
         counts["decisions"] += 1
         for other in range(n):
             if other != seat:
-                extra = [a for a in pair.their_legal(other, envido_pending) if not out_of_turn(state, other, a)]
+                extra = [a for a in pair.their_legal(other) if not out_of_turn(state, other, a)]
                 assert not extra, f"pytruco offers seat {other} {extra} out of turn; {context}"
-        action = rng.choice(sorted(ours))
+        against_flor = state.flor_status == "none" and any(h % 2 != seat % 2 for h in state.flor_holders)
+        fold = 0.5 if against_flor else 0.1  # row 10 needs folds against an unsung flor; others end hands early
+        choices = sorted(ours - {"mazo"}) if "mazo" in ours and len(ours) > 1 and rng.random() > fold else sorted(ours)
+        action = rng.choice(choices)
         if action == "envido" and state.pending_truco is not None:
             counts["envido va primero"] += 1
         chain = [call for _, call in state.envido_calls] if envido_pending else []
@@ -243,8 +298,12 @@ def play_hand(config: TrucoConfig, rng: random.Random, seed: int, counts: Counte
             counts["falta accepted after a chain"] += action == "quiero" and chain[-1] == "falta_envido"
         # each engine starts new lists for the next hand: these two keep this hand's tricks
         results, their_tricks = state.trick_results, pair.partida.ronda.manos
+        if state.phase == "flor_contest":
+            counts["flor contest " + ("sung" if sings and action == "quiero" else action)] += 1
+        if action == "mazo" and any(h % 2 != seat % 2 for h in state.flor_holders) and state.flor_status == "none":
+            counts["mazo against an unsung flor"] += 1
         state.apply(action)
-        packets = pair.their_command(seat, action)
+        packets = pair.their_command(seat, "flor" if sings and action == "quiero" else action)
         history.append((seat, action))
         counts[action if not action.startswith("play:") else "play"] += 1
         if envido_pending and action == "quiero":
@@ -270,7 +329,7 @@ def play_many(num_players: int, hands: int, seed: int) -> Counter:
     saved = random.getstate()
     try:
         for case in range(hands):
-            play_hand(config, rng, case, counts)
+            play_hand(config, rng, case, counts, contest=case % 4 == 0)  # a flor contest in a quarter of them
     finally:
         random.setstate(saved)
     return counts
@@ -280,14 +339,17 @@ def play_many(num_players: int, hands: int, seed: int) -> Counter:
 EXERCISED = ("play", "truco", "retruco", "vale_cuatro", "quiero", "no_quiero", "envido", "real_envido", "falta_envido",
              "envido accepted", "envido chain raised", "envido chain accepted", "envido chain refused",
              "falta accepted after a chain", "envido va primero", "flor", "flor sung with the envido",
-             "no_quiero before the flor", "tied trick")
+             "no_quiero before the flor", "tied trick", "flor contest deal", "flor contest sung",
+             "flor contest no_quiero", "flor contest contraflor", "flor contest contraflor_al_resto",
+             "flor contest quiero")
+EXERCISED_1V1 = ("mazo", "mazo against an unsung flor")  # a fold is compared in 1v1 only (row 12)
 
 
 @pytest.mark.parametrize("num_players,hands", [(2, 800), (4, 300)])
 def test_the_engine_plays_each_decision_as_pytruco(num_players, hands):
     counts = play_many(num_players, hands, seed=num_players)
     assert counts["hands"] == hands
-    missing = [name for name in EXERCISED if not counts[name]]
+    missing = [name for name in EXERCISED + (EXERCISED_1V1 if num_players == 2 else ()) if not counts[name]]
     assert not missing, (missing, counts)
 
 
@@ -301,20 +363,26 @@ def test_the_engine_plays_each_decision_as_pytruco_many_hands(num_players, hands
 @pytest.mark.parametrize("field,value,words", [
     ("envido_primero_after_played", True, "legal sets differ"), ("falta_envido", "malas_match", "scores differ"),
     ("envido_refusal", "previous_sum", "scores differ"), ("falta_adds_chain", False, "scores differ"),
-    ("flor_before_answer", "declare", "legal sets differ")])
+    ("flor_before_answer", "declare", "legal sets differ"), ("plain_flor_base", 20, "scores differ"),
+    ("flor_scoring", "table", "scores differ"), ("flor_raise_by", "either_team", "legal sets differ"),
+    ("fold_against_unsung_flor", "score_flor", "scores differ")])
 def test_the_comparison_sees_a_reading_apart(field, value, words):
     """Positive controls: with one field at the project's own reading instead of pytruco's, the comparison fails.
     ``envido_primero_after_played`` (§8.10 row 13): a player who has played his first card may still answer a truco
     with an envido here, not in pytruco; ``falta_envido`` (row 3): at 0-0 the family's default falta wins the match,
     pytruco's is worth the 20 of the malas; ``envido_refusal`` (row 5): a refused chain pays one point less here;
     ``falta_adds_chain`` (row 4): an accepted falta after other calls pays the falta alone here;
-    ``flor_before_answer`` (row 18): a flor holder challenged by a truco must sing before refusing here."""
+    ``flor_before_answer`` (row 18): a flor holder challenged by a truco must sing before refusing here;
+    ``plain_flor_base`` (row 7): a flor without a pieza counts 20 more here, and wins contests it loses there;
+    ``flor_scoring`` (row 8): a flor contest pays the ``flor_values`` table here; ``flor_raise_by`` (row 9): the
+    singer's team may answer a contra flor with al resto here; ``fold_against_unsung_flor`` (row 10): a fold pays
+    the other team's unsung flor here."""
     config = config_for(2).replace(**{field: value})
     rng = random.Random(2)
     saved = random.getstate()
     try:
         with pytest.raises(AssertionError, match=words):
             for case in range(400):
-                play_hand(config, rng, case, Counter())
+                play_hand(config, rng, case, Counter(), contest=case % 4 == 0)
     finally:
         random.setstate(saved)

@@ -47,6 +47,10 @@ def play(state, *names):
     {"flor_before_answer": "refuse_unsung", "num_players": 4}, {"flor_before_answer": "refuse_unsung"},
     {"trick_tie_to_mano": True}, {"trick_tie_to_mano": True, "num_players": 4, "partner_tie_wins_trick": False},
     {"trick_tie_to_mano": True, "num_players": 6, "pica_pica": True},
+    {"flor_scoring": "per_flor_refusals"}, {"flor_scoring": "per_flor_refusals", "num_players": 4},
+    {"flor_raise_by": "unsung_holder", "fold_against_unsung_flor": "flor_lost"},
+    {"flor_raise_by": "unsung_holder", "fold_against_unsung_flor": "flor_lost", "num_players": 4,
+     "flor_scoring": "per_flor_refusals"},
 ], ids=lambda f: ",".join(f"{k}={v}" for k, v in f.items()) or "defaults")
 def test_the_kernel_plays_uruguayan_truco_as_the_reference_engine(fields):
     """Records (every legal set included), actors, scores and every seat's observation agree step by step."""
@@ -292,3 +296,69 @@ def test_a_tied_trick_goes_to_the_mano_by_the_reading_trick_tie_to_mano():
             assert state.hand_index == 1 and state.score == (0, 1)
     assert TrucoConfig(family="uruguayan", trick_tie_to_mano=True).to_dict()["trick_tie_to_mano"] is True
 
+
+
+def play_deal(config, deal, *calls):
+    """``calls`` from a forced deal in the reference engine and the compiled kernel, which must agree on every
+    legal set and score; the reference state."""
+    ref, fast = TrucoState.new(config, seed=0, deal=deal), FastState.new(config, seed=0, deal=deal)
+    for name in calls:
+        assert fast.legal_actions() == ref.legal_actions() and name in ref.legal_actions(), (name, ref.legal_actions())
+        ref.apply(name)
+        fast.apply(name)
+        assert fast.score == ref.score and fast.actor == ref.actor, (name, fast.score, ref.score)
+    assert fast.legal_actions() == ref.legal_actions()
+    return ref
+
+
+FLOR_AGAINST_FLOR = {"hands": [["7e", "6e", "5e"], ["1o", "6o", "3o"]], "vira": "12b", "dealer": 1}  # 38 against 30
+
+
+@pytest.mark.parametrize("calls,team,table,per_flor", [
+    (["quiero"], 0, 6, 6), (["no_quiero"], 0, 4, 6), (["contraflor", "quiero"], 0, 6, 4),
+    (["contraflor", "no_quiero"], 1, 4, 7), (["contraflor_al_resto", "no_quiero"], 1, 4, 7),
+    (["contraflor", "contraflor_al_resto", "no_quiero"], 0, 6, 7), (["contraflor_al_resto", "quiero"], 0, None, None),
+])
+def test_a_flor_contest_pays_by_the_reading_flor_scoring(calls, team, table, per_flor):
+    """rules.md §8.10 row 8: the ``flor_values`` table (§3.8), or pytruco's reading: 3 a flor shown, 4 for an
+    accepted contra flor, the falta alone for an accepted al resto (the table adds 3 a flor), and a refusal 3 for
+    every flor at the table, 1 more after a contra flor or al resto. The mano (38) sings against a flor of 30."""
+    for reading, points in (("table", table), ("per_flor_refusals", per_flor)):
+        falta = TrucoState.new(uruguayan(), deal=FLOR_AGAINST_FLOR)._falta(0)
+        state = play_deal(uruguayan(flor_scoring=reading), FLOR_AGAINST_FLOR, "flor", *calls)
+        if points is None:  # al resto accepted
+            points = falta + (6 if reading == "table" else 0)
+        assert state.score[team] == points and state.score[1 - team] == 0, (reading, state.score)
+        assert state.flor_status == ("accepted" if calls[-1] == "quiero" else "refused")
+
+
+def test_only_the_team_yet_to_sing_raises_a_flor_contest_by_the_reading_flor_raise_by():
+    """rules.md §8.10 row 9: either team may raise until al resto is called (§3.8), or in pytruco's reading only a
+    holder who has not sung: the first answer to the flor, never the singer's team after a contra flor."""
+    for reading, legal in (("either_team", ["quiero", "no_quiero", "contraflor_al_resto"]),
+                           ("unsung_holder", ["quiero", "no_quiero"])):
+        state = play_deal(uruguayan(flor_raise_by=reading), FLOR_AGAINST_FLOR, "flor")
+        assert state.legal_actions() == ["quiero", "no_quiero", "contraflor", "contraflor_al_resto"]
+        state = play_deal(uruguayan(flor_raise_by=reading), FLOR_AGAINST_FLOR, "flor", "contraflor")
+        assert state.actor == 0 and state.legal_actions() == legal
+
+
+def test_a_fold_pays_the_unsung_flor_of_the_other_team_by_the_reading_fold_against_unsung_flor():
+    """rules.md §8.10 row 10: a team that folds concedes the other's undeclared flor too (§3.8), or in pytruco's
+    reading that flor is never scored. The mano folds at once against the foot's unsung flor."""
+    deal = {"hands": [["1e", "4b", "7o"], ["1o", "6o", "3o"]], "vira": "12b", "dealer": 1}
+    for reading, score in (("score_flor", (0, 4)), ("flor_lost", (0, 1))):
+        state = play_deal(uruguayan(fold_against_unsung_flor=reading), deal, "mazo")
+        assert state.score == score and state.hand_index == 1
+
+
+def test_the_flor_contest_readings_belong_to_the_family_and_flor_values_to_its_table():
+    for name, value in (("flor_scoring", "per_flor_refusals"), ("flor_raise_by", "unsung_holder"),
+                        ("fold_against_unsung_flor", "flor_lost")):
+        with pytest.raises(ValueError, match=f"'{name}' applies only to the uruguayan family"):
+            TrucoConfig(family="argentine", flor=True, **{name: value})
+        assert uruguayan(**{name: value}).to_dict()[name] == value
+    with pytest.raises(ValueError, match="'flor_values' applies only with flor_scoring = 'table'"):
+        uruguayan(flor_scoring="per_flor_refusals", flor_values={**uruguayan().flor_values, "achico": 5})
+    with pytest.raises(ValueError, match="choose one of"):
+        uruguayan(flor_raise_by="anyone")

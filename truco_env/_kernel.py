@@ -72,7 +72,10 @@ C_PICA_STOP = 137  # the score from which no more pica-pica deals are played (Tr
 C_PICA_UNTIL_T5 = 138  # Uruguayan: pica_pica_until == "target_minus_5" (its observation bit)
 C_REFUSE_UNSUNG = 139  # Uruguayan: flor_before_answer == "refuse_unsung"
 C_TIE_TO_MANO = 140  # Uruguayan: trick_tie_to_mano
-CFG_SIZE = 141
+C_FLOR_PER_FLOR = 141  # Uruguayan: flor_scoring == "per_flor_refusals"
+C_FLOR_RAISE_UNSUNG = 142  # Uruguayan: flor_raise_by == "unsung_holder"
+C_FOLD_FLOR_LOST = 143  # Uruguayan: fold_against_unsung_flor == "flor_lost"
+CFG_SIZE = 144
 
 # ------------------------------------------------------------------------------------------- state layout
 _state_fields = [
@@ -723,7 +726,7 @@ def _on_flor_declare(st, cfg, seat):
             one_team = False
     if one_team:
         st[S_FSTATUS] = 4
-        _credit(st, cfg, _team(seat), cfg[C_FV] * nf)
+        _credit(st, cfg, _team(seat), _uncontested_points(cfg, nf))
         if not _check_match_end(st, cfg):
             _resume(st, cfg)
         return
@@ -752,34 +755,19 @@ def _flor_call(st, cfg, seat):
 
 @njit(cache=True)
 def _on_flor_contest(st, cfg, seat, action):
-    count = st[S_FHOLD_N]
     n_chain = st[S_FCHAIN_N]
     if action == A_QUIERO:
         values = np.full(6, -1, np.int32)
-        for i in range(count):
+        for i in range(st[S_FHOLD_N]):
             s = st[S_FHOLD + i]
             values[s] = st[S_FLOR_VAL + s]
         winner = _team(_showdown(st, cfg, values, True))
-        if _chain_has(st, S_FCHAIN, S_FCHAIN_N, A_CFRESTO):
-            points = _falta(st, cfg, winner) + cfg[C_FV + 5] * count
-        elif _chain_has(st, S_FCHAIN, S_FCHAIN_N, A_CFLOR):
-            points = cfg[C_FV + 3]
-        else:
-            points = cfg[C_FV + 1] * count
         st[S_FSTATUS] = 2
-        _credit(st, cfg, winner, points)
+        _credit(st, cfg, winner, _contest_points(st, cfg, action, winner))
     elif action == A_NOQ:
-        last = st[S_FCHAIN + n_chain - 1]
-        if last == A_FLOR:
-            points = cfg[C_FV + 2]
-        elif last == A_CFLOR:
-            points = cfg[C_FV + 4]
-        elif _chain_has(st, S_FCHAIN, S_FCHAIN_N, A_CFLOR):
-            points = cfg[C_FV + 7]
-        else:
-            points = cfg[C_FV + 6]
         st[S_FSTATUS] = 3
-        _credit(st, cfg, _team(st[S_FCALLER]), points)
+        team = _team(st[S_FCALLER])
+        _credit(st, cfg, team, _contest_points(st, cfg, action, team))
     else:
         st[S_FCHAIN + n_chain] = action
         st[S_FCHAIN_N] = n_chain + 1
@@ -792,6 +780,36 @@ def _on_flor_contest(st, cfg, seat, action):
     st[S_FCHAIN_N] = 0
     if not _check_match_end(st, cfg):
         _resume(st, cfg)
+
+
+@njit(cache=True)
+def _contest_points(st, cfg, answer, team):
+    """engine.TrucoState._contest_points: the flor_values table, or pytruco's reading (flor_scoring)."""
+    count = st[S_FHOLD_N]
+    last = st[S_FCHAIN + st[S_FCHAIN_N] - 1]
+    has_cf = _chain_has(st, S_FCHAIN, S_FCHAIN_N, A_CFLOR)
+    has_resto = _chain_has(st, S_FCHAIN, S_FCHAIN_N, A_CFRESTO)
+    if cfg[C_FLOR_PER_FLOR]:
+        if answer == A_NOQ:
+            return 3 * count + (1 if last != A_FLOR else 0)
+        if has_resto:
+            return _falta(st, cfg, team)
+        return 4 if has_cf else 3 * count
+    if answer == A_QUIERO:
+        if has_resto:
+            return _falta(st, cfg, team) + cfg[C_FV + 5] * count
+        return cfg[C_FV + 3] if has_cf else cfg[C_FV + 1] * count
+    if last == A_FLOR:
+        return cfg[C_FV + 2]
+    if last == A_CFLOR:
+        return cfg[C_FV + 4]
+    return cfg[C_FV + 7] if has_cf else cfg[C_FV + 6]
+
+
+@njit(cache=True, inline="always")
+def _uncontested_points(cfg, flors):
+    """engine.TrucoState._uncontested_points."""
+    return (3 if cfg[C_FLOR_PER_FLOR] else cfg[C_FV]) * flors
 
 
 @njit(cache=True)
@@ -924,10 +942,10 @@ def _fold(st, cfg, seat):
         for i in range(st[S_FHOLD_N]):
             if _team(st[S_FHOLD + i]) != team:
                 their += 1
-    if their:
+    if their and not cfg[C_FOLD_FLOR_LOST]:
         st[S_FDECLARED] = 1
         st[S_FSTATUS] = 4
-        _credit(st, cfg, 1 - team, cfg[C_FV] * their)
+        _credit(st, cfg, 1 - team, _uncontested_points(cfg, their))
     _credit(st, cfg, 1 - team, value)
     _end_hand(st, cfg)
 
@@ -1125,7 +1143,7 @@ def legal_mask(st, cfg, mask):
         if not has_falta:
             mask[A_FALTA] = 1
             count += 1
-    elif phase == FLOR_CONTEST:
+    elif phase == FLOR_CONTEST and (st[S_FCHAIN_N] == 1 or not cfg[C_FLOR_RAISE_UNSUNG]):
         if st[S_FCHAIN_N] == 1:
             mask[A_CFLOR] = 1
             count += 1

@@ -45,6 +45,9 @@ CHOICES = {
     "envido_refusal": ("previous_sum", "previous_sum_plus_one"),
     "pica_pica_until": ("end_of_malas", "target_minus_5"),
     "flor_before_answer": ("declare", "refuse_unsung"),
+    "flor_scoring": ("table", "per_flor_refusals"),
+    "flor_raise_by": ("either_team", "unsung_holder"),
+    "fold_against_unsung_flor": ("score_flor", "flor_lost"),
 }
 
 MAX_TARGET = 1000  # far above any real match; keeps scores in records small
@@ -59,7 +62,7 @@ ARGENTINE_ONLY = (
 URUGUAYAN_FALTAS = ("winner_to_buenas", "leader_to_buenas")
 #: Fields of Uruguayan Truco alone (docs/rules.md §8.9).
 URUGUAYAN_ONLY = ("plain_flor_base", "envido_refusal", "falta_adds_chain", "pica_pica_until", "flor_before_answer",
-                  "trick_tie_to_mano")
+                  "trick_tie_to_mano", "flor_scoring", "flor_raise_by", "fold_against_unsung_flor")
 #: Family defaults of the fields whose default depends on the family (None in the dataclass resolves to these).
 FAMILY_DEFAULTS = {
     "target_score": {ARGENTINE: 30, PAULISTA: 12, URUGUAYAN: 40},
@@ -122,6 +125,9 @@ class TrucoConfig:
     pica_pica_until: str = "end_of_malas"  # duels stop once a team has half the target ("target_minus_5": 5 from it)
     flor_before_answer: str = "declare"  # a flor holder challenged by a truco declares first ("refuse_unsung": pytruco)
     trick_tie_to_mano: bool = False  # a tied trick goes to the mano's team when it holds a top card ([BAN])
+    flor_scoring: str = "table"  # a flor contest pays flor_values ("per_flor_refusals": pytruco's 3 a flor, +1)
+    flor_raise_by: str = "either_team"  # who may raise a flor contest ("unsung_holder": a team yet to sing, pytruco)
+    fold_against_unsung_flor: str = "score_flor"  # a fold pays the other team's unsung flor ("flor_lost": pytruco)
     # Research variants (small games solvable exactly; docs/rules.md §5.3)
     deck_ranks: tuple | None = None  # None: the family's whole deck; else the ranks kept, e.g. ("1", "7", "3")
     hand_size: int = 3  # cards dealt to each player, 1..3 (= number of tricks)
@@ -229,6 +235,9 @@ class TrucoConfig:
         if self.falta_envido in URUGUAYAN_FALTAS and self.family != URUGUAYAN:
             raise ValueError(f"config field 'falta_envido' = {self.falta_envido!r} is a reading of the uruguayan family "
                              f"only (rules.md §8.5); choose one of {list(CHOICES['falta_envido'][:3])}")
+        if self.flor_scoring != "table" and self.flor_values != DEFAULT_FLOR_VALUES:
+            raise ValueError(f"config field 'flor_values' applies only with flor_scoring = 'table', not with "
+                             f"{self.flor_scoring!r} (leave it at its default)")
         if type(self.plain_flor_base) is not int or self.plain_flor_base not in (0, 20):
             raise ValueError(f"config field 'plain_flor_base' = {clip(repr(self.plain_flor_base))} is not allowed; "
                              f"choose 20 (a flor without a pieza is 20 + its three values) or 0 (pytruco's reading)")

@@ -510,7 +510,10 @@ def observation_markdown() -> str:
                f"has {URUGUAYAN_SIZE} more values after the common ones, {OBSERVATION_SIZE_URUGUAYAN} in all; there "
                "`vira` holds the muestra, `manilha_rank` and `family` stay zero, and envido and flor points are "
                f"scaled by the family's largest values ({ENVIDO_SCALE['uruguayan']} and {FLOR_SCALE['uruguayan']}). "
-               "Señas are not specified for this family, so the two blocks never meet."), "",
+               "Señas are not specified for this family, so the two blocks never meet. Like `flor_values` in "
+               "every family, the flor contest's fields `flor_scoring`, `flor_raise_by` (which the action mask "
+               "shows) and `fold_against_unsung_flor` have no bits: what a flor pays is learnt as the table's "
+               "values are."), "",
               "| field | offset | size | meaning |", "|---|---|---|---|"]
     for name, size, meaning in URUGUAYAN_FIELDS:
         lines.append(f"| `{name}` | {URUGUAYAN_OFFSETS[name][0]} | {size} | {meaning} |")

@@ -582,7 +582,7 @@ class TrucoState:
         teams = {self.team_of(s) for s in self._flor_holders}
         if len(teams) == 1:
             self.flor_status = "uncontested"
-            self._credit(self.team_of(seat), self.config.flor_values["uncontested_per_flor"] * len(self._flor_holders), "flor")
+            self._credit(self.team_of(seat), self._uncontested_points(len(self._flor_holders)), "flor")
             if not self._check_match_end():
                 self._resume()
             return
@@ -599,41 +599,53 @@ class TrucoState:
         self._actor = next(s for s in order if s in self._flor_holders and self.team_of(s) == other)
 
     def _on_flor_contest(self, seat: int, action: str) -> None:
-        values = self.config.flor_values
-        chain = self._flor_chain
-        count = len(self._flor_holders)
         if action == "quiero":
             winner_seat, self.flor_announcements = self._showdown(
                 {s: self._flor_points[s] for s in self._flor_holders})
             winner = self.team_of(winner_seat)
-            if "contraflor_al_resto" in chain:
-                points = self._falta(winner) + values["resto_bonus_per_flor"] * count
-            elif "contraflor" in chain:
-                points = values["contraflor_quiero"]
-            else:
-                points = values["contested_per_flor"] * count
             self.flor_status = "accepted"
-            self._credit(winner, points, "flor")
+            self._credit(winner, self._contest_points(action, winner), "flor")
         elif action == "no_quiero":
-            last = chain[-1]
-            if last == "flor":
-                points = values["achico"]
-            elif last == "contraflor":
-                points = values["contraflor_no_quiero"]
-            elif "contraflor" in chain:
-                points = values["resto_no_quiero_after_contraflor"]
-            else:
-                points = values["resto_no_quiero_direct"]
             self.flor_status = "refused"
-            self._credit(self.team_of(self._flor_caller), points, "flor")
+            caller_team = self.team_of(self._flor_caller)
+            self._credit(caller_team, self._contest_points(action, caller_team), "flor")
         else:
-            chain.append(action)
+            self._flor_chain.append(action)
             self.flor_calls.append((seat, action))
             self._flor_call(seat)
             return
         self._flor_chain = []
         if not self._check_match_end():
             self._resume()
+
+    def _contest_points(self, answer: str, team: int) -> int:
+        """What a flor contest pays ``team`` when ``answer`` ends it (docs/rules.md §3.8): the ``flor_values``
+        table, or with ``flor_scoring="per_flor_refusals"`` pytruco's reading (§8.10 row 8): 3 a flor shown, 4 for
+        an accepted contra flor, the falta alone for al resto, and a refusal 3 for every flor at the table, plus 1
+        after a contra flor or al resto."""
+        chain, count = self._flor_chain, len(self._flor_holders)
+        if self.config.flor_scoring == "per_flor_refusals":
+            if answer == "no_quiero":
+                return 3 * count + (chain[-1] != "flor")
+            if "contraflor_al_resto" in chain:
+                return self._falta(team)
+            return 4 if "contraflor" in chain else 3 * count
+        values = self.config.flor_values
+        if answer == "quiero":
+            if "contraflor_al_resto" in chain:
+                return self._falta(team) + values["resto_bonus_per_flor"] * count
+            return values["contraflor_quiero"] if "contraflor" in chain else values["contested_per_flor"] * count
+        last = chain[-1]
+        if last == "flor":
+            return values["achico"]
+        if last == "contraflor":
+            return values["contraflor_no_quiero"]
+        return values["resto_no_quiero_after_contraflor" if "contraflor" in chain else "resto_no_quiero_direct"]
+
+    def _uncontested_points(self, flors: int) -> int:
+        """What ``flors`` flors of one team pay when no other team holds one (3 each in pytruco's scoring)."""
+        per_flor = 3 if self.config.flor_scoring == "per_flor_refusals" else self.config.flor_values["uncontested_per_flor"]
+        return per_flor * flors
 
     # --- mão de onze decision -----------------------------------------------------------------------------
 
@@ -707,16 +719,17 @@ class TrucoState:
         self._end_hand()
 
     def _fold(self, seat: int) -> None:
-        """``mazo``: the folding team concedes the hand (docs/rules.md §3.10), opponents' undeclared flor scores."""
+        """``mazo``: the folding team concedes the hand (docs/rules.md §3.10), opponents' undeclared flor scores
+        (never with ``fold_against_unsung_flor="flor_lost"``, §8.10 row 10)."""
         team = self.team_of(seat)
         bonus = (self.config.mazo_first_trick_bonus and self._trick_index == 0 and not self._envido_opened
                  and not self._flor_declared and self._level == 0)
         value = 2 if bonus else self.hand_value
         their_flor = [s for s in self._undeclared_flor() if self.team_of(s) != team]
-        if their_flor:
+        if their_flor and self.config.fold_against_unsung_flor == "score_flor":
             self._flor_declared = True
             self.flor_status = "uncontested"
-            self._credit(1 - team, self.config.flor_values["uncontested_per_flor"] * len(their_flor), "flor")
+            self._credit(1 - team, self._uncontested_points(len(their_flor)), "flor")
         self._credit(1 - team, value, "truco")
         self._end_hand()
 
@@ -742,7 +755,8 @@ class TrucoState:
                 legal.extend(ENVIDO_CALLS)
         elif phase == ENVIDO:
             legal.extend(self._envido_raises())
-        elif phase == FLOR_CONTEST:
+        elif phase == FLOR_CONTEST and (self._flor_chain == ["flor"] or self.config.flor_raise_by == "either_team"):
+            # flor_raise_by="unsung_holder" (§8.10 row 9): only the team yet to sing raises, i.e. the first answer
             if self._flor_chain == ["flor"]:
                 legal.append("contraflor")
             if "contraflor_al_resto" not in self._flor_chain:

@@ -77,6 +77,9 @@ def config_array(config: TrucoConfig) -> np.ndarray:
         _kernel.C_PICA_UNTIL_T5: int(c.pica_pica_until == "target_minus_5"),
         _kernel.C_REFUSE_UNSUNG: int(c.flor_before_answer == "refuse_unsung"),
         _kernel.C_TIE_TO_MANO: int(c.trick_tie_to_mano),
+        _kernel.C_FLOR_PER_FLOR: int(c.flor_scoring == "per_flor_refusals"),
+        _kernel.C_FLOR_RAISE_UNSUNG: int(c.flor_raise_by == "unsung_holder"),
+        _kernel.C_FOLD_FLOR_LOST: int(c.fold_against_unsung_flor == "flor_lost"),
         _kernel.C_ENV_SCALE: envido_scale, _kernel.C_FLOR_SCALE: flor_scale,
     }
     for index, value in values.items():
