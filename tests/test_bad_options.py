@@ -173,3 +173,19 @@ def test_a_tournament_starts_no_more_workers_than_its_work(monkeypatch):
     tasks = evaluate.make_tasks(["random", "random"], ["argentine"], 2, seed=0)
     results = evaluate.play_tasks(tasks, workers=12)
     assert len(results) == 2 and sizes == [2]
+
+
+@pytest.mark.parametrize("setting, words", [
+    ("learning_rate=.inf", "'learning_rate' = inf is not allowed: should be a finite number"),  # trained NaNs
+    ("clip_coef=-.inf", "should be a finite number"),
+    ("total_decisions=true", "'total_decisions' = True is not allowed: should be a number, not true or false"),
+    ("seed=false", "should be a number, not true or false"),  # ran as seed 0
+])
+def test_an_infinite_number_or_a_boolean_for_a_number_is_refused(setting, words):
+    from training.learn.ppo import PPOArgs
+    from training.options import load
+
+    with pytest.raises(ValueError) as info:
+        load(PPOArgs, None, ["preset=uruguayan", setting])
+    assert words in str(info.value) and "\n" not in str(info.value), str(info.value)
+    assert load(PPOArgs, None, ["tally_film=true", "learning_rate=0.001"]).tally_film is True  # a flag stays one

@@ -408,6 +408,12 @@ YAML_CASES = {
     "huge-integer": ("a: " + "9" * 5000 + "\n", "not usable YAML"),
     "too-large": ("# " + "x" * (1 << 20) + "\n", "larger than the"),
     "not-utf8": (b"a: \xff\xfe\n", "not valid YAML"),
+    # PyYAML keeps the last of two equal keys: the first preset of a run was dropped without a word
+    "duplicate-key": ("preset: uruguayan\nrun_dir: /x\npreset: paulista\n", "key 'preset' is given twice at line 3"),
+    "duplicate-nested-key": ("scripted: {random: 0.1, random: 0.2}\n", "key 'random' is given twice"),
+    # an empty file ran every default (a PPO run into runs/ppo) as if it were a config
+    "empty": ("", "holds no options"),
+    "comments-only": ("# preset: uruguayan\n", "holds no options"),
 }
 
 

@@ -13,10 +13,18 @@ from __future__ import annotations
 
 import difflib
 import os
-from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin
+import types
+from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from truco_env.config import PRESETS, unknown_preset
 from truco_env.limits import MAX_CONFIG_BYTES, MAX_DEPTH, clip
@@ -45,11 +53,34 @@ def _device_name(value: str) -> str:
 DeviceName = Annotated[str, AfterValidator(_device_name)]
 
 
+def _leaf_types(kind: Any) -> set[Any]:
+    """The types a field of type ``kind`` takes at its top level (through ``Annotated``, unions and literals)."""
+    origin, args = get_origin(kind), get_args(kind)
+    if origin is Annotated:
+        return _leaf_types(args[0])
+    if origin in (Union, types.UnionType):
+        return set().union(*(_leaf_types(a) for a in args))
+    if origin is Literal:
+        return {type(a) for a in args}
+    return {kind}
+
+
 class Options(BaseModel):
-    """Base of every typed options class: unknown keys are errors, field docstrings are the documentation."""
+    """Base of every typed options class: unknown keys are errors, field docstrings are the documentation. A
+    number is finite (``learning_rate: .inf`` trained a network of NaNs to the end), and ``true``/``false`` is no
+    number (``total_decisions: true`` ran one decision)."""
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, validate_assignment=True,
-                              frozen=False)
+                              frozen=False, allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_boolean_for_a_number(cls, value: Any, info: ValidationInfo) -> Any:
+        if isinstance(value, bool) and info.field_name in cls.model_fields:
+            leaves = _leaf_types(cls.model_fields[info.field_name].annotation)
+            if leaves & {int, float} and not leaves & {bool, Any}:
+                raise ValueError("should be a number, not true or false")
+        return value
 
 
 class _BoundedLoader(yaml.SafeLoader):
@@ -57,6 +88,25 @@ class _BoundedLoader(yaml.SafeLoader):
     alias expands to a copy of what its anchor names, so a 495-byte file of nested aliases (a "billion laughs")
     took 131 s and 1 GB; and the composer recurses, so deep nesting ended in a RecursionError. Option files
     never need either."""
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        """A key given twice is an error: YAML's loaders keep the last one, so that ``preset: uruguayan`` above
+        ``preset: paulista`` trained paulista without a word."""
+        if isinstance(node, yaml.MappingNode):
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    twice = key in seen
+                    seen.add(key)
+                except TypeError:  # an unhashable key: the base constructor names it
+                    continue
+                if twice:
+                    raise yaml.constructor.ConstructorError(None, None, f"key {clip(repr(key))} is given twice",
+                                                            key_node.start_mark)
+        return super().construct_mapping(node, deep)
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
@@ -103,8 +153,9 @@ def read_yaml(path: str) -> dict[str, Any]:
     if len(data) > MAX_CONFIG_BYTES:
         raise ValueError(f"{path}: larger than the {MAX_CONFIG_BYTES:,} bytes allowed for an options file")
     loaded = _load_yaml(data, path)
-    if loaded is None:
-        return {}
+    if loaded is None:  # an empty file ran every default (a training into runs/ppo) as if nothing were wrong
+        raise ValueError(f"{path}: holds no options (empty, or comments only); an options file is a mapping "
+                         f"such as 'preset: argentine'")
     if not isinstance(loaded, dict):
         raise ValueError(f"{path}: expected a mapping of options, got {type(loaded).__name__}")
     return loaded
