@@ -28,6 +28,7 @@ def test_a_finished_stage_is_stored_with_its_key_and_date_and_reused_for_the_sam
     assert run_stage(Stage(path, {"seed": 0}, run))["value"] == 1
     stored = json.loads(path.read_text())
     seconds = stored.pop("seconds")  # what the run took: a report's cost is the sum of its stages'
+    stored.pop("cpu_seconds")
     assert stored == {"value": 1, "status": COMPLETE, "settings": {"seed": 0}, "measured": time.strftime("%Y-%m-%d")}
     assert 0 <= seconds < 60
     assert run_stage(Stage(path, {"seed": 0}, run))["value"] == 1 and len(calls) == 1  # reused
@@ -62,3 +63,25 @@ def test_a_stored_file_that_is_no_json_is_a_one_line_error(tmp_path):
 def test_a_file_name_made_of_an_agent_spec_is_one_name():
     assert safe_name("ppo:runs/x y,greedy") == "ppo_runs_x_y_greedy"
     assert safe_name("heuristic:bluff=0.3") == "heuristic_bluff_0.3"
+
+
+def test_a_stage_keeps_the_cpu_seconds_of_its_run_and_of_its_worker_processes(tmp_path):
+    """A report measured beside other work states its cost from the CPU time: the stage's own and that of the
+    processes it started and waited for, not the wall time a busy machine stretches."""
+    import multiprocessing
+
+    def spin():
+        end = time.process_time() + 0.3
+        while time.process_time() < end:
+            pass
+
+    def run():
+        spin()
+        worker = multiprocessing.get_context("fork").Process(target=spin)
+        worker.start()
+        worker.join()
+        return {"value": 1}
+
+    stored = run_stage(Stage(tmp_path / "stage.json", {}, run))
+    assert stored["cpu_seconds"] >= 0.55  # both spins, the worker's included
+    assert json.loads((tmp_path / "stage.json").read_text())["cpu_seconds"] == stored["cpu_seconds"]

@@ -244,6 +244,8 @@ class StageRunner:
             preset, agent, name = self.pending[done[0]]
             results[done[0]] = result = self._result(done[0], f"{preset}: {agent}: {name}")
             took = f" in {result['seconds']:,.0f} s" if isinstance(result.get("seconds"), (int, float)) else ""
+            if isinstance(result.get("cpu_seconds"), (int, float)):
+                took += f" ({result['cpu_seconds']:,.0f} CPU s)"
             log(f"{preset}: {agent}: {name} {result.get('status', 'stopped')}{took} ({len(waiting)} stage(s) to go)")
         self.pending.clear()
         rows = [{k: results.get(v, v) if _is_ref(v) else v for k, v in row.items()} for row in rows]
@@ -532,16 +534,29 @@ def write_report(root: Path, data: list[dict[str, Any]], measured: list[dict[str
     return text
 
 
-def check_places(presets: list[str], root: Path, runs: Path) -> None:
-    """ValueError naming the first bad input, before anything is read or measured."""
+def check_places(presets: list[str], root: Path, runs: Path, matches: dict[str, int] | None = None) -> None:
+    """ValueError naming the first bad input, before anything is read or measured: an odd count of ``matches``
+    (flag -> value), or a ``root`` whose folders could not be written (found only after hours of measuring)."""
     bad = [p for p in presets if p not in MAIN_PRESETS]
     if bad:
         raise ValueError(f"the report covers presets {list(MAIN_PRESETS)}, not {clip(repr(bad[0]))}")
+    for flag, count in (matches or {}).items():
+        if count < 2 or count % 2:
+            raise ValueError(f"{flag} must be an even number >= 2 (each deal is played twice with the seats "
+                             f"swapped), got {count}")
     if root.exists() and not root.is_dir():
         raise ValueError(f"--root {str(root)!r} is a file; give the folder the report is written into (the "
                          "repository's root)")
     if runs.exists() and not runs.is_dir():
         raise ValueError(f"--runs {str(runs)!r} is a file; give the folder for the stage files")
+    for folder in (root / PAGE.parent, root / PLOT.parent, root / CARDS):
+        found = next(p for p in (folder, *folder.parents) if p.exists() or p == Path(p.anchor or "."))
+        if not found.is_dir():
+            raise ValueError(f"--root {clip(str(root))!r}: {clip(str(found))!r} is a file, so {clip(str(folder))!r} "
+                             "cannot be made; give the folder the report is written into (the repository's root)")
+        if not os.access(found, os.W_OK | os.X_OK):
+            raise ValueError(f"--root {clip(str(root))!r}: {clip(str(found))!r} is not writable, so the report "
+                             "could not be written at its end; give a folder you can write into")
 
 
 def kept_rows(stored: dict[tuple[str, str], dict[str, Any]], presets: list[str], settings: dict[str, Any],
@@ -559,14 +574,14 @@ def kept_rows(stored: dict[tuple[str, str], dict[str, Any]], presets: list[str],
 def cli_main(args: Any) -> int:
     """``truco report``: exit 0 when the report is written, 2 on bad input (or a preset's folder of ``--runs`` in
     use by another report), 130 when interrupted."""
-    presets = args.preset or list(MAIN_PRESETS)
+    presets = list(dict.fromkeys(args.preset or MAIN_PRESETS))  # a preset named twice is measured once
     root, runs = Path(args.root), Path(args.runs)
     settings = {"decisions": args.budget_decisions or STANDARD_DECISIONS, "seed": args.seed,
                 "gauntlet_matches": args.gauntlet_matches, "eval_matches": args.matches}
     log = logger.info  # progress: which agent, which stage is run or reused, which file is written
     rows = []
     try:
-        check_places(presets, root, runs)
+        check_places(presets, root, runs, {"--matches": args.matches, "--gauntlet-matches": args.gauntlet_matches})
         stored = stored_rows(root / DATA, page=True)
         kept = kept_rows(stored, presets, settings, root / DATA)
         runner = StageRunner(getattr(args, "backend", "local"), args.workers)

@@ -64,7 +64,7 @@ KINDS = {
 ORDERED = (("ci_low", "win_rate", "ci_high"), ("ci_low", "win_rate_a", "ci_high"), ("mean_low", "mean", "mean_high"),
            ("min", "max"), ("bluffs_won", "bluffs", "calling_hands", "hands"))
 FIGURE = {"win_rate_a": "rate", "ci_low": "rate", "ci_high": "rate", "matches~": "positive"}
-STAGE = {"status?": "text", "measured?": "text", "settings?": "any", "seconds?": "seconds"}
+STAGE = {"status?": "text", "measured?": "text", "settings?": "any", "seconds?": "seconds", "cpu_seconds?": "seconds"}
 _WIN_RATE = {"win_rate": "rate", "ci_low": "rate", "ci_high": "rate"}
 _PAIRINGS = {**STAGE, "*": FIGURE}  # a figure per opponent
 STAGES = {

@@ -13,6 +13,7 @@ opponents and the report's ABR figures share).
 
 from __future__ import annotations
 
+import resource
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -73,12 +74,14 @@ class Stage:
         found = self.read()
         return (found, str(self.path)) if self.reusable(found) else None
 
-    def store(self, result: dict[str, Any], seconds: float | None = None) -> dict[str, Any]:
-        """Keep a finished result, marked complete, with its key, the day it was measured and the seconds its run
-        took (the run that finished it: a stage resumed after a stop counts its last part); returns what is
-        kept."""
+    def store(self, result: dict[str, Any], seconds: float | None = None,
+              cpu_seconds: float | None = None) -> dict[str, Any]:
+        """Keep a finished result, marked complete, with its key, the day it was measured, the seconds its run
+        took and the CPU seconds it used (the run that finished it: a stage resumed after a stop counts its last
+        part); returns what is kept."""
         kept = {**result, "status": COMPLETE, "settings": self.key, "measured": time.strftime("%Y-%m-%d"),
-                **({"seconds": round(seconds, 1)} if seconds is not None else {})}
+                **({"seconds": round(seconds, 1)} if seconds is not None else {}),
+                **({"cpu_seconds": round(cpu_seconds, 1)} if cpu_seconds is not None else {})}
         atomic_write_json(self.path, kept, indent=1)
         return kept
 
@@ -93,8 +96,16 @@ def run_stage(stage: Stage, log: Callable[[str], Any] = lambda line: None) -> di
         log(f"  reuse {where}")
         return result
     log(f"  run   {stage.path.parent.name}/{stage.path.name}")
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), cpu_seconds()
     made = stage.run()
     if made.get("status", COMPLETE) != COMPLETE:
         return made
-    return stage.store(made, time.perf_counter() - started)
+    return stage.store(made, time.perf_counter() - started, cpu_seconds() - cpu_started)
+
+
+def cpu_seconds() -> float:
+    """CPU seconds used so far by this process and its children that have ended (a stage's worker processes end
+    with it). Why beside the wall time: on a machine that runs other work too, the wall time says the load and the
+    CPU time what the stage costs, so the cost of a report measured in the background can be stated."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
