@@ -171,6 +171,44 @@ def test_an_extra_setting_in_the_data_file_is_no_crash(tmp_path, monkeypatch):
     assert json.loads(path.read_text())["rows"] == COMMITTED["rows"]
 
 
+@pytest.mark.parametrize("flags, words", [
+    # a --root that can never be written was found only when the page was written, hours of measuring later
+    (["--root", "{tmp}/afile/sub"], "afile' is a file, so"),
+    (["--root", "{tmp}/afile"], "is a file; give the folder"),
+    # an odd count was refused by the gauntlet stage, after the hour of the ABR stage before it
+    (["--gauntlet-matches", "3"], "--gauntlet-matches must be an even number >= 2"),
+    (["--matches", "5"], "--matches must be an even number >= 2"),
+])
+def test_a_root_that_cannot_be_written_or_an_odd_count_is_refused_before_measuring(tmp_path, capsys, monkeypatch,
+                                                                                    flags, words):
+    def measuring(*args, **kwargs):
+        raise AssertionError("measured a stage")
+
+    monkeypatch.setattr(report, "measure", measuring)
+    (tmp_path / "afile").write_text("")
+    argv = ["report", "--preset", "paulista", "--runs", str(tmp_path / "runs"), "--root", str(tmp_path / "root"),
+            "--no-progress", *[flag.replace("{tmp}", str(tmp_path)) for flag in flags]]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("truco report: error: ") and words in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_preset_named_twice_is_measured_once(tmp_path, monkeypatch):
+    """Its rows were measured twice and written twice into the page and the data file."""
+    seen = []
+
+    def measuring(*args):
+        seen.append((args[1], args[0]))
+        return args[10]  # each agent's stored row, as measured
+
+    monkeypatch.setattr(report, "measure", measuring)
+    path = write(tmp_path)
+    assert main(["report", "--preset", "paulista", "--preset", "paulista", "--runs", str(tmp_path / "runs"),
+                 "--root", str(tmp_path), "--no-progress"]) == 0
+    assert len(seen) == len(set(seen)) > 0
+    assert json.loads(path.read_text())["rows"] == COMMITTED["rows"]
+
+
 def stage_file(tmp_path: Path, change=None, text: str | None = None) -> tuple[Path, dict]:
     """The committed heuristic's exploit stage on argentine as a stage file under ``tmp_path``, and its
     settings."""

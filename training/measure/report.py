@@ -551,12 +551,13 @@ def check_places(presets: list[str], root: Path, runs: Path, matches: dict[str, 
         raise ValueError(f"--runs {str(runs)!r} is a file; give the folder for the stage files")
     for folder in (root / PAGE.parent, root / PLOT.parent, root / CARDS):
         found = next(p for p in (folder, *folder.parents) if p.exists() or p == Path(p.anchor or "."))
+        where = f"--root {clip(str(root), 200)!r}: {clip(str(found), 200)!r}"
         if not found.is_dir():
-            raise ValueError(f"--root {clip(str(root))!r}: {clip(str(found))!r} is a file, so {clip(str(folder))!r} "
-                             "cannot be made; give the folder the report is written into (the repository's root)")
+            raise ValueError(f"{where} is a file, so the report's folders cannot be made in it; give the folder the "
+                             "report is written into (the repository's root)")
         if not os.access(found, os.W_OK | os.X_OK):
-            raise ValueError(f"--root {clip(str(root))!r}: {clip(str(found))!r} is not writable, so the report "
-                             "could not be written at its end; give a folder you can write into")
+            raise ValueError(f"{where} is not writable, so the report could not be written at its end; give a "
+                             "folder you can write into")
 
 
 def kept_rows(stored: dict[tuple[str, str], dict[str, Any]], presets: list[str], settings: dict[str, Any],
