@@ -189,3 +189,15 @@ def test_an_infinite_number_or_a_boolean_for_a_number_is_refused(setting, words)
         load(PPOArgs, None, ["preset=uruguayan", setting])
     assert words in str(info.value) and "\n" not in str(info.value), str(info.value)
     assert load(PPOArgs, None, ["tally_film=true", "learning_rate=0.001"]).tally_film is True  # a flag stays one
+
+
+@pytest.mark.parametrize("argv", [
+    ["train", "ppo", "--set", "device=cuda:999", "--run-dir", "{tmp}/run", "--quiet"],
+    ["exploit", "random", "--device", "cuda:999", "--budget-decisions", "1", "--out", "{tmp}/exploit", "--no-progress"],
+])
+def test_a_gpu_torch_does_not_see_is_refused_before_any_folder_is_made(argv, tmp_path, capsys):
+    """The run dir (train) or OUT.training/ (exploit) was made first and left behind empty."""
+    assert main([part.replace("{tmp}", str(tmp_path)) for part in argv]) == 2
+    err = capsys.readouterr().err
+    assert "device 'cuda:999': torch sees" in err and len(err.strip().splitlines()) == 1, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

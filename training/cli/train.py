@@ -126,7 +126,7 @@ def _cmd_train_ppo(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     import shlex
 
     from agents.network import PolicyFileError
-    from training.learn.ppo import PPOArgs, TrainingInterrupted, train_ppo
+    from training.learn.ppo import PPOArgs, TrainingInterrupted, torch_device, train_ppo
     from training.measure.population import refuse_gauntlet_opponents
     from training.options import load
     from truco_env.limits import clip
@@ -135,6 +135,7 @@ def _cmd_train_ppo(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     try:
         options = load(PPOArgs, args.config, args.set, run_dir=args.run_dir, backend=args.backend)
         refuse_gauntlet_opponents(options.scripted, options.eval_opponents)
+        torch_device(options.device)  # a GPU torch does not see, refused before the run dir is made (left empty)
         path = train_ppo(options, resume=args.resume, progress_bar=not args.quiet, overwrite=args.overwrite)
     except (ValueError, PolicyFileError) as err:
         print(f"truco train ppo: error: {one_line(err)}", file=sys.stderr)
