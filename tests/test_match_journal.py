@@ -199,3 +199,28 @@ def test_a_chunk_lost_on_ray_keeps_the_matches_before_it_and_the_rerun_goes_on(t
     assert main(command("local")) == 0
     pairings = [json.loads((folder / "results.json").read_text())["pairings"] for folder in (out, tmp_path / "local")]
     assert pairings[0] == pairings[1]
+
+
+def test_truco_gauntlet_killed_mid_way_resumes_when_run_again(tmp_path, monkeypatch):
+    """``truco gauntlet --out`` journals as ``truco eval`` does: a rerun after Ctrl-C plays only what is missing
+    (a gauntlet of a searching agent is hours of play)."""
+    from training.cli import main
+
+    out = tmp_path / "gauntlet"
+    command = ["gauntlet", "random", "--preset", PRESET, "--matches", "2", "--seed", "3", "--workers", "1",
+               "--no-progress", "--out", str(out)]
+    played = []
+
+    def interrupted(task):
+        if len(played) == 7:
+            raise KeyboardInterrupt
+        played.append(task)
+        return REAL_RUN_TASK(task)
+
+    monkeypatch.setattr(evaluate, "run_task", interrupted)
+    assert main(command) == 130
+    assert not out.exists() and len((tmp_path / ".gauntlet.journal.jsonl").read_text().splitlines()) == 1 + 7
+    played = counting(monkeypatch)
+    assert main(command) == 0
+    result = json.loads((out / "gauntlet.json").read_text())
+    assert len(played) == 2 * len(result["opponents"]) - 7 and not (tmp_path / ".gauntlet.journal.jsonl").exists()

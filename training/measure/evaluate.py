@@ -533,8 +533,8 @@ def cli_main(args: Any) -> int:
     """``truco eval``: exit 0 on success, 2 on a bad option, spec, preset, number or output path (or an output
     folder in use or already full), 130 on Ctrl-C. The files appear together once every match is played (see
     :func:`training.outputs.output_folder`); an interrupted run leaves ``--out`` as it was, and the same command
-    run again resumes from the matches already played (:func:`training.measure.match_journal.eval_journal`)."""
-    from training.measure.match_journal import eval_journal
+    run again resumes from the matches already played (:func:`training.measure.match_journal.journal_beside`)."""
+    from training.measure.match_journal import journal_beside
     from training.outputs import MANIFEST, output_folder
 
     out = None
@@ -557,7 +557,7 @@ def cli_main(args: Any) -> int:
             summary, meta = run_tournament(opts.agents, opts.presets, opts.matches, seed=opts.seed, workers=workers,
                                            progress=opts.progress, backend=opts.backend,
                                            allow_other_preset=opts.allow_other_preset, records=record_folder,
-                                           journal=eval_journal(out))
+                                           journal=journal_beside(out))
             written = [out / p.relative_to(folder) for p in write_outputs(folder, summary, meta, plots=opts.plots)]
             written.append(out / MANIFEST)
     except ValueError as exc:

@@ -36,6 +36,7 @@ from typing import Any
 from agents.base import check_preset, make_agent
 from training.atomic import atomic_write, atomic_write_json
 from training.measure.evaluate import run_tournament
+from training.measure.match_journal import journal_beside
 from training.measure.population import (  # noqa: F401
     MAIN_PRESETS,
     OPPONENTS,
@@ -146,19 +147,21 @@ def run_gauntlet(agent: str, preset: str, matches: int = 400, seed: int = 0, wor
                  out: Path | None = None, progress: bool = True, overwrite: bool = False) -> dict[str, Any]:
     """Play ``agent`` against every opponent of ``preset``'s gauntlet; writes files to ``out`` when given, all
     together once every match is played (:func:`training.outputs.output_folder`): ValueError before any match
-    when another process writes ``out``, or when it holds an earlier run's files and ``overwrite`` is false."""
+    when another process writes ``out``, or when it holds an earlier run's files and ``overwrite`` is false.
+    With ``out``, the matches are journalled beside it as they finish, and the same call after a kill plays only
+    the rest."""
     check_inputs(agent, preset, matches, out)
     if out is None:
         return _play_gauntlet(agent, preset, matches, seed, workers, None, progress)
     with output_folder(out, "gauntlet", overwrite, markers=GAUNTLET_MARKERS) as folder:
-        return _play_gauntlet(agent, preset, matches, seed, workers, folder, progress)
+        return _play_gauntlet(agent, preset, matches, seed, workers, folder, progress, journal_beside(out))
 
 
 def _play_gauntlet(agent: str, preset: str, matches: int, seed: int, workers: int, out: Path | None,
-                   progress: bool) -> dict[str, Any]:
+                   progress: bool, journal: Any = None) -> dict[str, Any]:
     specs = gauntlet_specs(preset)
     summary, meta = run_tournament([agent, *specs], [preset], matches, seed=seed, workers=workers,
-                                   progress=progress, pairs=[(agent, s) for s in specs])
+                                   progress=progress, pairs=[(agent, s) for s in specs], journal=journal)
     result = summarise_gauntlet(agent, preset, summary["pairings"])
     result.update(matches_per_opponent=matches, seed=seed, seconds=meta["seconds"])
     if out is not None:

@@ -42,9 +42,10 @@ def code_digest() -> str:
     return h.hexdigest()[:16]
 
 
-def eval_journal(out: Path) -> MatchJournal:
-    """The journal of a ``truco eval`` writing to ``out``: beside it, not in it (the folder appears whole only at
-    the end), so a rerun of the same command after a kill plays only the matches still missing."""
+def journal_beside(out: Path) -> MatchJournal:
+    """The journal of a ``truco eval`` or ``truco gauntlet`` writing to ``out``: beside it, not in it (the folder
+    appears whole only at the end), so a rerun of the same command after a kill plays only the matches still
+    missing."""
     out = Path(os.path.abspath(out))
     return MatchJournal(out.parent / f".{out.name}.journal.jsonl", key={"code": code_digest()})
 
