@@ -43,6 +43,21 @@ def test_an_agent_through_the_protocol_plays_as_the_agent_itself(monkeypatch):
     assert matches_of(piped) == matches_of(direct)
 
 
+@pytest.mark.parametrize("preset", ["uruguayan", "argentine-2v2-senas"])
+def test_truco_bot_plays_the_presets_whose_observation_is_longer(monkeypatch, preset):
+    """`truco bot` read only the common observation (1,086 values): on a Uruguayan or señas preset it left at its
+    first act message ("an observation of 1136 values; this truco-rl reads 1086") and every match was forfeited."""
+    import agents.exec
+    import training.measure.evaluate
+
+    monkeypatch.setattr(training.measure.evaluate, "plays_program", lambda specs: False)
+    monkeypatch.setattr(agents.exec, "hidden_seed", lambda *parts, **_: parts[-1])
+    piped, _ = run_tournament([f"exec:{TRUCO_BOT} heuristic", "random"], [preset], 2, seed=3, workers=1)
+    direct, _ = run_tournament(["heuristic", "random"], [preset], 2, seed=3, workers=1)
+    assert matches_of(piped) == matches_of(direct)
+    assert all(m["hands"] > 1 for m in piped["matches"])
+
+
 @pytest.mark.skipif(shutil.which("node") is None or shutil.which("javac") is None or shutil.which("java") is None,
                     reason="Node.js or a Java development kit is not installed")
 def test_bots_in_javascript_and_java_play_truco_eval_against_the_heuristic(tmp_path, capsys):

@@ -33,9 +33,18 @@ def _cmd_bot(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     import numpy as np
 
     from agents.base import make_agent
-    from truco_env.actions import NUM_ACTIONS
-    from truco_env.encoding import OBSERVATION_SIZE
+    from truco_env.actions import NUM_ACTIONS, NUM_ACTIONS_SENAS
+    from truco_env.encoding import (
+        OBSERVATION_SIZE,
+        OBSERVATION_SIZE_SENAS,
+        OBSERVATION_SIZE_URUGUAYAN,
+    )
     from truco_env.limits import clip, loads_json
+
+    # the observation's length says its rules' blocks (truco_env.encoding.observation_size): the common one, with
+    # señas, or the Uruguayan one (only the first was read: every Uruguayan or señas match was forfeited at once)
+    actions_of_size = {OBSERVATION_SIZE: NUM_ACTIONS, OBSERVATION_SIZE_SENAS: NUM_ACTIONS_SENAS,
+                       OBSERVATION_SIZE_URUGUAYAN: NUM_ACTIONS}
 
     try:
         agent = make_agent(args.spec)
@@ -58,14 +67,14 @@ def _cmd_bot(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                 agent.seed(message.get("seed"))
                 agent.reset(message.get("seat"))
             elif kind == "act":
-                observation = np.zeros(OBSERVATION_SIZE, np.float32)
                 carried = message["observation"]
-                if carried["size"] != OBSERVATION_SIZE:
+                if carried["size"] not in actions_of_size:
                     raise ValueError(f"an observation of {carried['size']} values; this truco-rl reads "
-                                     f"{OBSERVATION_SIZE}")
+                                     f"{' or '.join(map(str, actions_of_size))}")
+                observation = np.zeros(carried["size"], np.float32)
                 for index, value in carried["nonzero"]:
                     observation[int(index)] = float(value)
-                mask = np.zeros(NUM_ACTIONS, np.int8)
+                mask = np.zeros(actions_of_size[carried["size"]], np.int8)
                 mask[[int(entry["id"]) for entry in message["legal"]]] = 1
                 action = int(agent.act({"observation": observation, "action_mask": mask}))
                 name = next(entry["name"] for entry in message["legal"] if int(entry["id"]) == action)
