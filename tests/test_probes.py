@@ -53,6 +53,14 @@ def test_the_probe_of_a_seeded_run_finds_the_recorded_figures(tmp_path, opponent
     (["--opponent", "nobot"], "nobot"),
     (["--preset", "argentin"], "unknown preset 'argentin'"),
     (["--policy", "ppo:missing.safetensors"], "missing.safetensors"),
+    # not networks: an AttributeError's traceback ('SearchAgent' object has no attribute 'net')
+    (["--policy", "search:ppo:argentine"], "'search:ppo:argentine' is not a network"),
+    (["--policy", "cfr:argentine"], "'cfr:argentine' is not a network"),
+    (["--policy", "heuristic"], "'heuristic' is not a network"),
+    # another game's network (or opponent) was probed on this one without a word, as no other command plays it
+    (["--policy", "ppo:uruguayan"], "was made for preset(s) ['uruguayan'], not 'argentine'"),
+    (["--policy", "ppo:uruguayan", "--preset", "uruguayan-3v3"], "made for preset(s) ['uruguayan'], not 'uruguayan-3v3'"),
+    (["--opponent", "ppo:paulista"], "was made for preset(s) ['paulista'], not 'argentine'"),
 ])
 def test_truco_probe_refuses_bad_input_in_one_line(argv, message, capsys):
     from training.cli import main

@@ -21,11 +21,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.base import Agent, make_agent
-from agents.network import load_policy
+from agents.base import Agent, check_preset, make_agent
 from agents.seats import TableSeats
 from truco_env.actions import CALL_BASE, CALLS
+from truco_env.config import PRESETS, unknown_preset
 from truco_env.encoding import OBS_OFFSETS
+from truco_env.limits import clip
 from truco_env.vector import VectorEnv
 
 NO_QUIERO = CALL_BASE + CALLS.index("no_quiero")
@@ -93,12 +94,18 @@ def _play(net: Any, preset: str, opponent: str, answers: int, seed: int, tables:
 def answer_probe(policy: str, preset: str, opponent: str = "random", answers: int = 20000, seed: int = 1,
                  tables: int = 256) -> dict[str, Any]:
     """The probe of the module docstring: self-play first (the reference tally row), then ``opponent``."""
+    if preset not in PRESETS:
+        raise unknown_preset(preset)
     path = policy.removeprefix("ppo:")
-    agent = make_agent(policy) if not path.endswith(".safetensors") else None
-    net = agent.net if agent is not None else load_policy(path)[0]
+    agent = make_agent(policy if not path.endswith(".safetensors") else f"ppo:{path}")
+    net = getattr(agent, "net", None)
+    if net is None:  # a blueprint, a search, the heuristic: an AttributeError's traceback before
+        raise ValueError(f"--policy {clip(repr(policy), 200)} is not a network; the probe reads a network's "
+                         "probabilities: ppo:<preset>, ppo:PATH.safetensors or a best:<preset> that is one")
+    check_preset(agent, preset)  # another game's network was probed on this one without a word
     net.eval()
     if opponent != "self":
-        make_agent(opponent)  # a bad spec is refused before the self-play pass
+        check_preset(make_agent(opponent), preset)  # a bad spec is refused before the self-play pass
     own = _play(net, preset, "self", 0, seed + 1, tables, None)
     found = _play(net, preset, opponent, answers, seed, tables, own["tally_row"])
     return {"policy": policy, "preset": preset, "opponent": opponent, "answers": found["answers"],
