@@ -335,3 +335,10 @@ def test_an_out_that_is_a_file_is_one_line(tmp_path, capsys, nothing_plays):
     assert main(["leaderboard", str(board), "--out", str(out), "--no-progress"]) == 2
     err = capsys.readouterr().err.strip()
     assert "is a file" in err and "\n" not in err and len(err) < 1000, err
+
+
+def test_an_entrant_made_for_another_preset_names_no_flag_the_leaderboard_lacks(tmp_path, capsys, nothing_plays):
+    """The refusal said '(--allow-other-preset plays it anyway)', a flag of truco eval that truco leaderboard lacks."""
+    err = one_line_error(capsys, "entrants: [ppo:paulista, random]\npreset: uruguayan\nmatches: 2\n", tmp_path,
+                         "agent 'ppo:paulista' was made for preset(s) ['paulista'], not 'uruguayan'")
+    assert "--allow-other-preset" not in err, err

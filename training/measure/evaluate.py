@@ -177,7 +177,8 @@ def run_task(task: Task) -> dict[str, Any]:
 # the tournament
 
 
-def validate(agents: list[str], presets: list[str], matches: int, allow_other_preset: bool = False) -> None:
+def validate(agents: list[str], presets: list[str], matches: int, allow_other_preset: bool = False,
+             other_preset_hint: str = "--allow-other-preset plays it anyway") -> None:
     """ValueError naming what is wrong and what is allowed (before any worker starts). A policy or checkpoint
     made for other presets is refused unless ``allow_other_preset`` (a research choice, never a default)."""
     if len(agents) < 2:
@@ -200,7 +201,7 @@ def validate(agents: list[str], presets: list[str], matches: int, allow_other_pr
             try:
                 check_preset(agent, preset)
             except ValueError as exc:
-                raise ValueError(f"{exc} (--allow-other-preset plays it anyway)") from None
+                raise ValueError(f"{exc} ({other_preset_hint})" if other_preset_hint else str(exc)) from None
 
 
 def pairings_of(agents: list[str]) -> list[tuple[str, str]]:

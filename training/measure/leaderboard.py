@@ -199,7 +199,7 @@ def run_leaderboard(config: LeaderboardConfig, out: Path, workers: int = 1, prog
     if config.matches % 2:
         raise ValueError(f"matches must be even (each deal is played twice with the seats swapped), got "
                          f"{config.matches}")
-    validate(config.entrants, [config.preset], config.matches)
+    validate(config.entrants, [config.preset], config.matches, other_preset_hint="")  # it has no such flag
     hashes = {spec: file_hash(spec) for spec in config.entrants}
     pairs = pairings_of(config.entrants)
     stored = out / "pairings"
