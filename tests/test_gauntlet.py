@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
 import time
 from pathlib import Path
@@ -148,6 +149,8 @@ def test_a_small_gauntlet_writes_its_files(tmp_path):
     (["gauntlet", "random", "--matches", "5"], "matches must be an even number"),
     (["gauntlet", "--preset", "argentine"], "give the AGENT spec"),
     (["report", "--preset", "argentine-mini"], "the report covers presets"),
+    (["gauntlet", "random", "--preset", "uruguayan-3v3"], "the gauntlet covers presets"),
+    (["gauntlet", "--make-opponents", "--preset", "argentine-3v3"], "the gauntlet is made for presets"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, message):
     out = tmp_path / "never"
@@ -641,3 +644,21 @@ def test_a_reports_best_responses_are_kept_beside_its_runs_where_every_node_sees
         report.measure("heuristic", "argentine", runs, 1000, 0, 1, 2, 2, False, lambda line: None)
     assert trained.value.args[0] == tmp_path / "shared" / "exploit"
     assert report.learner_cache(Path("runs/report")) == Path("runs/exploit")
+
+
+def test_the_uruguayan_presets_have_a_gauntlet_and_a_report(tmp_path):
+    """Uruguayan Truco's 1v1 and 2v2 are measured as the main presets are (issue 76): the gauntlet takes them and
+    names its trained opponents until they are packaged; the report accepts them; no training config may name
+    their held-out opponents either."""
+    from training.measure.gauntlet import check_inputs
+    from training.measure.population import REPORT_PRESETS
+    from training.measure.report import check_places
+
+    for preset in ("uruguayan", "uruguayan-2v2"):
+        assert preset in REPORT_PRESETS and preset not in MAIN_PRESETS
+        assert set(gauntlet_specs(preset)) <= all_gauntlet_specs()
+        check_places([preset], tmp_path / "root", tmp_path / "runs")  # accepted
+        if not all(os.path.isfile(os.path.join(ROOT, "agents", "policies", "gauntlet", f"{preset}-{n}.safetensors"))
+                   for n in ("br-heuristic", "br-threshold")):
+            with pytest.raises(ValueError, match=f"--make-opponents --preset {preset}"):
+                check_inputs("random", preset, 2, None)

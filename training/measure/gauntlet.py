@@ -40,6 +40,7 @@ from training.measure.match_journal import journal_beside
 from training.measure.population import (  # noqa: F401
     MAIN_PRESETS,
     OPPONENTS,
+    REPORT_PRESETS,
     Opponent,
     all_gauntlet_specs,
     gauntlet_specs,
@@ -75,8 +76,8 @@ def make_trained_opponents(preset: str, workers: int = 2, progress: bool = True)
 
 
 def check_inputs(agent: str, preset: str, matches: int, out: Path | None) -> None:
-    if preset not in MAIN_PRESETS:
-        raise ValueError(f"the gauntlet covers presets {list(MAIN_PRESETS)}, not {clip(repr(preset))}")
+    if preset not in REPORT_PRESETS:
+        raise ValueError(f"the gauntlet covers presets {list(REPORT_PRESETS)}, not {clip(repr(preset))}")
     check_preset(make_agent(agent), preset)
     if agent in gauntlet_specs(preset):
         raise ValueError(f"{agent!r} is itself a gauntlet opponent of {preset}")
@@ -196,8 +197,8 @@ def cli_main(args: Any) -> int:
     """``truco gauntlet``: exit 0 on success, 2 on bad input (or an output folder in use or already full), 130
     when interrupted."""
     if args.make_opponents:
-        if args.preset not in MAIN_PRESETS:
-            print(f"truco gauntlet: error: the gauntlet is made for presets {list(MAIN_PRESETS)}, not "
+        if args.preset not in REPORT_PRESETS:
+            print(f"truco gauntlet: error: the gauntlet is made for presets {list(REPORT_PRESETS)}, not "
                   f"{args.preset!r}", file=sys.stderr)
             return 2
         try:

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-#: The presets the gauntlet is made for: the four main ones.
+#: The four main presets, those the strength bars of docs/strength.md are counted over and the report measures by
+#: default.
 MAIN_PRESETS = ("argentine", "argentine-2v2", "paulista", "paulista-2v2")
+#: The presets the gauntlet and the report are made for: the main ones and Uruguayan Truco's 1v1 and 2v2.
+REPORT_PRESETS = MAIN_PRESETS + ("uruguayan", "uruguayan-2v2")
 
 
 @dataclass(frozen=True)
@@ -48,7 +51,7 @@ def gauntlet_specs(preset: str) -> list[str]:
 
 def all_gauntlet_specs() -> set[str]:
     """Every spec of every preset's gauntlet (what training configs may never name)."""
-    return {spec for preset in MAIN_PRESETS for spec in gauntlet_specs(preset)}
+    return {spec for preset in REPORT_PRESETS for spec in gauntlet_specs(preset)}
 
 
 def refuse_gauntlet_opponents(league: dict[str, float], eval_opponents: tuple[str, ...]) -> None:

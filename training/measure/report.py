@@ -69,7 +69,7 @@ from training.measure.exploit import (
     strongest_exploit,
 )
 from training.measure.fingerprint import learner_fingerprint, play_fingerprint
-from training.measure.gauntlet import MAIN_PRESETS, OPPONENTS, run_gauntlet
+from training.measure.gauntlet import MAIN_PRESETS, OPPONENTS, REPORT_PRESETS, run_gauntlet
 from training.measure.match_journal import MatchJournal
 from training.measure.model_cards import card_name, model_card
 from training.measure.report_data import (
@@ -537,9 +537,9 @@ def write_report(root: Path, data: list[dict[str, Any]], measured: list[dict[str
 def check_places(presets: list[str], root: Path, runs: Path, matches: dict[str, int] | None = None) -> None:
     """ValueError naming the first bad input, before anything is read or measured: an odd count of ``matches``
     (flag -> value), or a ``root`` whose folders could not be written (found only after hours of measuring)."""
-    bad = [p for p in presets if p not in MAIN_PRESETS]
+    bad = [p for p in presets if p not in REPORT_PRESETS]
     if bad:
-        raise ValueError(f"the report covers presets {list(MAIN_PRESETS)}, not {clip(repr(bad[0]))}")
+        raise ValueError(f"the report covers presets {list(REPORT_PRESETS)}, not {clip(repr(bad[0]))}")
     for flag, count in (matches or {}).items():
         if count < 2 or count % 2:
             raise ValueError(f"{flag} must be an even number >= 2 (each deal is played twice with the seats "
@@ -607,6 +607,6 @@ def cli_main(args: Any) -> int:
     settings["finished"] = time.strftime("%Y-%m-%d")
     # a --preset run measures its presets and keeps the others' rows, so the page and the data file always show
     # every preset measured (the same settings), and no measurement is lost
-    data = sorted(rows + kept, key=lambda r: list(MAIN_PRESETS).index(r["preset"]))
+    data = sorted(rows + kept, key=lambda r: list(REPORT_PRESETS).index(r["preset"]))
     print(write_report(root, data, rows, settings, log))
     return 0

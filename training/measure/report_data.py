@@ -12,7 +12,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from training.measure.population import MAIN_PRESETS
+from training.measure.population import REPORT_PRESETS
 from training.measure.stages import read_json
 from truco_env.limits import clip
 
@@ -85,7 +85,7 @@ STAGES = {
                **{side: {"blueprint": FIGURE, "searched": FIGURE, "seconds?": "seconds"}
                   for side in ("heuristic", "exploiter")}},
 }
-ROW = {"agent": "text", "preset": tuple(MAIN_PRESETS),
+ROW = {"agent": "text", "preset": tuple(REPORT_PRESETS),
        **{name + ("" if name in ("exploit", "gauntlet", "versus") else "?"): spec for name, spec in STAGES.items()}}
 MEASURING = ("decisions", "seed", "gauntlet_matches", "eval_matches")  # the settings a report is measured with
 REPORT = {"settings": {"finished": "text", "seed~": "integer",
