@@ -19,10 +19,10 @@ The subset where both engines should agree (docs/rules.md §8.10 and §8.11):
   ``envido_refusal="previous_sum_plus_one"``, row 5); ``flor`` and the flor contest (answered by singing, a
   refusal, ``contraflor`` or ``contraflor_al_resto``), with pytruco's readings of what it pays
   (``flor_scoring="per_flor_refusals"``, row 8), of who may raise it (``flor_raise_by="unsung_holder"``, row 9)
-  and of the value of a flor without a pieza (``plain_flor_base=0``, row 7); ``mazo`` in 1v1 (in team play a fold
-  concedes for the team here and for the player there, row 12), with pytruco's reading of an opponent's unsung flor
-  (``fold_against_unsung_flor="flor_lost"``, row 10), drawn one time in ten where legal (one in two against an
-  unsung flor) so that hands go on. pytruco's ``limite_envido`` is left at its default 4, which is the engine's rule
+  and of the value of a flor without a pieza (``plain_flor_base=0``, row 7); ``mazo``, with pytruco's readings of
+  an opponent's unsung flor (``fold_against_unsung_flor="flor_lost"``, row 10) and of a fold in team play, which
+  concedes for the folder alone (``mazo_scope="player"``, row 12), drawn one time in ten where legal (one in two
+  against an unsung flor) so that hands go on. pytruco's ``limite_envido`` is left at its default 4, which is the engine's rule
   (two ``envido`` calls at most, row 6);
 * random deals, and in a quarter of the cases a deal where both teams hold flor, so that contests are common;
 * config: ``envido_primero_after_played=False`` (row 13) and, for 2v2, ``lead_after_tie="first_tied_card"`` (row 15),
@@ -94,14 +94,14 @@ DECK = [rank + suit for rank in cards.SPANISH_RANKS for suit in SUIT_NAMES]
 
 
 def config_for(num_players: int) -> TrucoConfig:
-    """The engine with pytruco's readings of the fields it has (§8.10 rows 3, 4, 5, 7, 8, 9, 10, 13, 15 and 18)."""
+    """The engine with pytruco's readings of the fields it has (§8.10 rows 3, 4, 5, 7, 8, 9, 10, 12, 13, 15 and 18)."""
     extra = {"lead_after_tie": "first_tied_card"} if num_players == 4 else {}
     return TrucoConfig(family="uruguayan", num_players=num_players, target_score=40,
                        envido_primero_after_played=False, falta_envido="winner_to_buenas",
                        envido_refusal="previous_sum_plus_one", falta_adds_chain=True,
                        flor_before_answer="refuse_unsung", flor_scoring="per_flor_refusals",
                        flor_raise_by="unsung_holder", fold_against_unsung_flor="flor_lost",
-                       plain_flor_base=0, **extra)
+                       plain_flor_base=0, mazo_scope="player", **extra)
 
 
 def their_card(text: str):
@@ -115,10 +115,9 @@ def their_name(move) -> str:
     return ACTION_NAMES[kind]
 
 
-def in_subset(action: str, num_players: int) -> bool:
-    """The actions both engines share with one meaning (the module docstring): a fold only in 1v1, where a
-    player is a team (§8.10 row 12)."""
-    return action.startswith("play:") or action in SUBSET_CALLS or action == "mazo" and num_players == 2
+def in_subset(action: str) -> bool:
+    """The actions both engines share with one meaning (the module docstring)."""
+    return action.startswith("play:") or action in SUBSET_CALLS or action == "mazo"
 
 
 def first_flor_answer(state: TrucoState) -> bool:
@@ -176,7 +175,7 @@ class Pair:
 
     def their_legal(self, seat: int) -> set[str]:
         moves = pdt_chi.chi(self.partida, self.partida.ronda.manojos[seat])
-        return {a for a in map(their_name, moves) if in_subset(a, len(self.ids))}
+        return {a for a in map(their_name, moves) if in_subset(a)}
 
     def their_score(self) -> tuple[int, int]:
         points = self.partida.puntajes
@@ -232,7 +231,7 @@ def play_hand(config: TrucoConfig, rng: random.Random, seed: int, counts: Counte
         seat = state.actor
         envido_pending = state.phase == "envido"
         context = f"{where}, actions {history}, seat {seat} to act"
-        ours = {a for a in state.legal_actions() if in_subset(a, n)}
+        ours = {a for a in state.legal_actions() if in_subset(a)}
         after_envido = (state.phase == "flor_declare" and history
                         and history[-1][1] in ("envido", "real_envido", "falta_envido"))
         if after_envido and any(h % 2 != seat % 2 and h not in pair.their_holders() for h in state.flor_holders):
@@ -272,7 +271,7 @@ def play_hand(config: TrucoConfig, rng: random.Random, seed: int, counts: Counte
             ours.discard("truco")
             counts["truco beside a partner's undeclared flor (project only)"] += 1
         if "mazo" in theirs and "mazo" not in ours:
-            # row 12 (mazo_scope, not yet a field): pytruco lets a player fold at any time, in the middle of an
+            # row 12 (a turn-order difference): pytruco lets a player fold at any time, in the middle of an
             # envido or a flor contest too; the project folds only where §3.10 says
             theirs.discard("mazo")
             counts["mazo where the project has none (row 12)"] += 1
@@ -302,6 +301,8 @@ def play_hand(config: TrucoConfig, rng: random.Random, seed: int, counts: Counte
             counts["flor contest " + ("sung" if sings and action == "quiero" else action)] += 1
         if action == "mazo" and any(h % 2 != seat % 2 for h in state.flor_holders) and state.flor_status == "none":
             counts["mazo against an unsung flor"] += 1
+        if action == "mazo" and any(s != seat and s % 2 == seat % 2 for s in state.participants):
+            counts["mazo alone, the partner plays on"] += 1
         state.apply(action)
         packets = pair.their_command(seat, "flor" if sings and action == "quiero" else action)
         history.append((seat, action))
@@ -315,7 +316,8 @@ def play_hand(config: TrucoConfig, rng: random.Random, seed: int, counts: Counte
         hand_over = pair.partida.ronda.manos is not their_tricks
         assert (state.hand_index != 0) == hand_over, f"only one engine ended the hand after {action}; {context}"
     code = {"ganoAzul": 0, "ganoRojo": 1, "empardada": -1}
-    theirs = [code[str(t.resultado)] for t in their_tricks if len(t.cartas_tiradas) == n]
+    # the tricks the project finished (a player folded alone leaves a trick of fewer cards than seats)
+    theirs = [code[str(t.resultado)] for t in their_tricks[:len(results)]]
     assert list(results) == theirs, f"trick winners differ: project {results}, pytruco {theirs}; {where}, {history}"
     counts["tied trick"] += -1 in results
     counts["hands"] += 1
@@ -341,15 +343,15 @@ EXERCISED = ("play", "truco", "retruco", "vale_cuatro", "quiero", "no_quiero", "
              "falta accepted after a chain", "envido va primero", "flor", "flor sung with the envido",
              "no_quiero before the flor", "tied trick", "flor contest deal", "flor contest sung",
              "flor contest no_quiero", "flor contest contraflor", "flor contest contraflor_al_resto",
-             "flor contest quiero")
-EXERCISED_1V1 = ("mazo", "mazo against an unsung flor")  # a fold is compared in 1v1 only (row 12)
+             "flor contest quiero", "mazo", "mazo against an unsung flor")
 
 
 @pytest.mark.parametrize("num_players,hands", [(2, 800), (4, 300)])
 def test_the_engine_plays_each_decision_as_pytruco(num_players, hands):
     counts = play_many(num_players, hands, seed=num_players)
     assert counts["hands"] == hands
-    missing = [name for name in EXERCISED + (EXERCISED_1V1 if num_players == 2 else ()) if not counts[name]]
+    missing = [name for name in EXERCISED + (("mazo alone, the partner plays on",) if num_players == 4 else ())
+               if not counts[name]]
     assert not missing, (missing, counts)
 
 
@@ -360,13 +362,14 @@ def test_the_engine_plays_each_decision_as_pytruco_many_hands(num_players, hands
     assert counts["hands"] == hands
 
 
-@pytest.mark.parametrize("field,value,words", [
-    ("envido_primero_after_played", True, "legal sets differ"), ("falta_envido", "malas_match", "scores differ"),
-    ("envido_refusal", "previous_sum", "scores differ"), ("falta_adds_chain", False, "scores differ"),
-    ("flor_before_answer", "declare", "legal sets differ"), ("plain_flor_base", 20, "scores differ"),
-    ("flor_scoring", "table", "scores differ"), ("flor_raise_by", "either_team", "legal sets differ"),
-    ("fold_against_unsung_flor", "score_flor", "scores differ")])
-def test_the_comparison_sees_a_reading_apart(field, value, words):
+@pytest.mark.parametrize("field,value,words,players", [
+    ("envido_primero_after_played", True, "legal sets differ", 2), ("falta_envido", "malas_match", "scores differ", 2),
+    ("envido_refusal", "previous_sum", "scores differ", 2), ("falta_adds_chain", False, "scores differ", 2),
+    ("flor_before_answer", "declare", "legal sets differ", 2), ("plain_flor_base", 20, "scores differ", 2),
+    ("flor_scoring", "table", "scores differ", 2), ("flor_raise_by", "either_team", "legal sets differ", 2),
+    ("fold_against_unsung_flor", "score_flor", "scores differ", 2),
+    ("mazo_scope", "team", "scores differ|only one engine ended the hand", 4)])
+def test_the_comparison_sees_a_reading_apart(field, value, words, players):
     """Positive controls: with one field at the project's own reading instead of pytruco's, the comparison fails.
     ``envido_primero_after_played`` (§8.10 row 13): a player who has played his first card may still answer a truco
     with an envido here, not in pytruco; ``falta_envido`` (row 3): at 0-0 the family's default falta wins the match,
@@ -376,8 +379,8 @@ def test_the_comparison_sees_a_reading_apart(field, value, words):
     ``plain_flor_base`` (row 7): a flor without a pieza counts 20 more here, and wins contests it loses there;
     ``flor_scoring`` (row 8): a flor contest pays the ``flor_values`` table here; ``flor_raise_by`` (row 9): the
     singer's team may answer a contra flor with al resto here; ``fold_against_unsung_flor`` (row 10): a fold pays
-    the other team's unsung flor here."""
-    config = config_for(2).replace(**{field: value})
+    the other team's unsung flor here; ``mazo_scope`` (row 12, 2v2): a fold ends the hand for the team here."""
+    config = config_for(players).replace(**{field: value})
     rng = random.Random(2)
     saved = random.getstate()
     try:

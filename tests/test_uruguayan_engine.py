@@ -51,6 +51,9 @@ def play(state, *names):
     {"flor_raise_by": "unsung_holder", "fold_against_unsung_flor": "flor_lost"},
     {"flor_raise_by": "unsung_holder", "fold_against_unsung_flor": "flor_lost", "num_players": 4,
      "flor_scoring": "per_flor_refusals"},
+    {"mazo_scope": "player", "num_players": 4}, {"mazo_scope": "player", "num_players": 6},
+    {"mazo_scope": "player", "num_players": 6, "pica_pica": True, "responder": "team_pie"},
+    {"mazo_scope": "player", "num_players": 4, "lead_after_tie": "next_after_leader", "envido_tie": "mano_team"},
 ], ids=lambda f: ",".join(f"{k}={v}" for k, v in f.items()) or "defaults")
 def test_the_kernel_plays_uruguayan_truco_as_the_reference_engine(fields):
     """Records (every legal set included), actors, scores and every seat's observation agree step by step."""
@@ -362,3 +365,22 @@ def test_the_flor_contest_readings_belong_to_the_family_and_flor_values_to_its_t
         uruguayan(flor_scoring="per_flor_refusals", flor_values={**uruguayan().flor_values, "achico": 5})
     with pytest.raises(ValueError, match="choose one of"):
         uruguayan(flor_raise_by="anyone")
+
+
+def test_a_player_folds_alone_by_the_reading_mazo_scope():
+    """rules.md §8.10 row 12: a fold concedes the hand for the team (§3.10), or in pytruco's reading the folder
+    alone leaves it: his partner plays on, the trick completes without him, he is no longer among the hand's
+    participants (which every seat's observation shows), and the last of a team to fold concedes the hand."""
+    deal = {"hands": [["4e", "5e", "6o"], ["7c", "6c", "4b"], ["1e", "7o", "3b"], ["3c", "2o", "5b"]],
+            "vira": "12o", "dealer": 3}  # the mano is seat 0; piezas in oros: 2o (seat 3)
+    team = play_deal(uruguayan(num_players=4), deal, "mazo")
+    assert team.hand_index == 1 and team.score == (0, 1)
+    state = play_deal(uruguayan(num_players=4, mazo_scope="player"), deal, "mazo")
+    assert state.hand_index == 0 and state.participants == (1, 2, 3) and state.actor == 1
+    obs = encode_observation(state, 1)
+    a, b = OBS_OFFSETS["participants"]
+    assert list(obs[a:b][:4]) == [1.0, 1.0, 1.0, 0.0]  # relative seats 0-2 (seats 1, 2, 3); seat 0 left
+    state = play_deal(uruguayan(num_players=4, mazo_scope="player"), deal, "mazo", "play:7c", "play:1e", "play:3c")
+    assert state.trick_results == [0] and state.actor == 2  # three cards made the trick; seat 2 (1e) leads
+    state = play_deal(uruguayan(num_players=4, mazo_scope="player"), deal, "mazo", "play:7c", "mazo")
+    assert state.hand_index == 1 and state.score == (0, 1)  # seat 2, the last of team 0, concedes the hand

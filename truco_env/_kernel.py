@@ -75,7 +75,8 @@ C_TIE_TO_MANO = 140  # Uruguayan: trick_tie_to_mano
 C_FLOR_PER_FLOR = 141  # Uruguayan: flor_scoring == "per_flor_refusals"
 C_FLOR_RAISE_UNSUNG = 142  # Uruguayan: flor_raise_by == "unsung_holder"
 C_FOLD_FLOR_LOST = 143  # Uruguayan: fold_against_unsung_flor == "flor_lost"
-CFG_SIZE = 144
+C_MAZO_PLAYER = 144  # Uruguayan: mazo_scope == "player"
+CFG_SIZE = 145
 
 # ------------------------------------------------------------------------------------------- state layout
 _state_fields = [
@@ -934,6 +935,12 @@ def _all_tricks_tied(st, cfg):
 @njit(cache=True)
 def _fold(st, cfg, seat):
     team = _team(seat)
+    if cfg[C_MAZO_PLAYER]:
+        for i in range(st[S_NSEATS]):
+            s = st[S_SEATS + i]
+            if s != seat and _team(s) == team:
+                _leave_hand(st, cfg, seat)
+                return
     bonus = (cfg[C_MAZO_BONUS] and st[S_TRICK_INDEX] == 0 and not st[S_EOPENED] and not st[S_FDECLARED]
              and st[S_LEVEL] == 0)
     value = 2 if bonus else _hand_value(st, cfg)
@@ -948,6 +955,28 @@ def _fold(st, cfg, seat):
         _credit(st, cfg, 1 - team, _uncontested_points(cfg, their))
     _credit(st, cfg, 1 - team, value)
     _end_hand(st, cfg)
+
+
+@njit(cache=True)
+def _leave_hand(st, cfg, seat):
+    """engine.TrucoState._leave_hand (mazo_scope="player"): the seat leaves the hand's seats and order."""
+    ns = st[S_NSEATS]
+    for base in (S_SEATS, S_ORDER):
+        k = 0
+        for i in range(ns):
+            s = st[base + i]
+            if s != seat:
+                st[base + k] = s
+                k += 1
+    st[S_NSEATS] = ns - 1
+    t = st[S_NTDONE]
+    if st[S_TRICK_LEN + t] == 0 and st[S_LEADER] == seat:
+        st[S_LEADER] = _next_seat(st, seat)
+    if st[S_TRICK_LEN + t] < st[S_NSEATS]:
+        st[S_TURN] = _next_seat(st, seat)
+        _resume(st, cfg)
+    else:
+        _finish_trick(st, cfg)
 
 
 @njit(cache=True, inline="always")

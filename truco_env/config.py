@@ -48,6 +48,7 @@ CHOICES = {
     "flor_scoring": ("table", "per_flor_refusals"),
     "flor_raise_by": ("either_team", "unsung_holder"),
     "fold_against_unsung_flor": ("score_flor", "flor_lost"),
+    "mazo_scope": ("team", "player"),
 }
 
 MAX_TARGET = 1000  # far above any real match; keeps scores in records small
@@ -62,7 +63,7 @@ ARGENTINE_ONLY = (
 URUGUAYAN_FALTAS = ("winner_to_buenas", "leader_to_buenas")
 #: Fields of Uruguayan Truco alone (docs/rules.md §8.9).
 URUGUAYAN_ONLY = ("plain_flor_base", "envido_refusal", "falta_adds_chain", "pica_pica_until", "flor_before_answer",
-                  "trick_tie_to_mano", "flor_scoring", "flor_raise_by", "fold_against_unsung_flor")
+                  "trick_tie_to_mano", "flor_scoring", "flor_raise_by", "fold_against_unsung_flor", "mazo_scope")
 #: Family defaults of the fields whose default depends on the family (None in the dataclass resolves to these).
 FAMILY_DEFAULTS = {
     "target_score": {ARGENTINE: 30, PAULISTA: 12, URUGUAYAN: 40},
@@ -128,6 +129,7 @@ class TrucoConfig:
     flor_scoring: str = "table"  # a flor contest pays flor_values ("per_flor_refusals": pytruco's 3 a flor, +1)
     flor_raise_by: str = "either_team"  # who may raise a flor contest ("unsung_holder": a team yet to sing, pytruco)
     fold_against_unsung_flor: str = "score_flor"  # a fold pays the other team's unsung flor ("flor_lost": pytruco)
+    mazo_scope: str = "team"  # a fold concedes for the team ("player": the folder alone leaves the hand, pytruco)
     # Research variants (small games solvable exactly; docs/rules.md §5.3)
     deck_ranks: tuple | None = None  # None: the family's whole deck; else the ranks kept, e.g. ("1", "7", "3")
     hand_size: int = 3  # cards dealt to each player, 1..3 (= number of tricks)

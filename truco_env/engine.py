@@ -263,7 +263,8 @@ class TrucoState:
 
     @property
     def participants(self) -> tuple[int, ...]:
-        """Seats playing the current hand: everybody, or the pair of a pica-pica duel."""
+        """Seats playing the current hand: everybody, or the pair of a pica-pica duel; less a player who folded
+        alone (``mazo_scope="player"``)."""
         return self._seats
 
     @property
@@ -720,8 +721,12 @@ class TrucoState:
 
     def _fold(self, seat: int) -> None:
         """``mazo``: the folding team concedes the hand (docs/rules.md §3.10), opponents' undeclared flor scores
-        (never with ``fold_against_unsung_flor="flor_lost"``, §8.10 row 10)."""
+        (never with ``fold_against_unsung_flor="flor_lost"``, §8.10 row 10). With ``mazo_scope="player"`` (row 12)
+        a player whose partners are still in the hand leaves it alone."""
         team = self.team_of(seat)
+        if self.config.mazo_scope == "player" and any(s != seat and self.team_of(s) == team for s in self._seats):
+            self._leave_hand(seat)
+            return
         bonus = (self.config.mazo_first_trick_bonus and self._trick_index == 0 and not self._envido_opened
                  and not self._flor_declared and self._level == 0)
         value = 2 if bonus else self.hand_value
@@ -732,6 +737,19 @@ class TrucoState:
             self._credit(1 - team, self._uncontested_points(len(their_flor)), "flor")
         self._credit(1 - team, value, "truco")
         self._end_hand()
+
+    def _leave_hand(self, seat: int) -> None:
+        """``mazo_scope="player"``: ``seat`` (on its turn, so not yet in this trick, and its flor declared at its
+        first turn) folds alone: out of the hand's players, its cards unplayed; the trick goes on without it, or
+        ends if it was the last card awaited."""
+        self._seats = tuple(s for s in self._seats if s != seat)
+        if not self._trick and self._trick_leader == seat:
+            self._trick_leader = self._next_seat(seat)
+        if len(self._trick) < len(self._seats):
+            self.turn = self._next_seat(seat)
+            self._resume()
+        else:
+            self._finish_trick()
 
     # ------------------------------------------------------------------------------------------------------
     # legal actions
@@ -822,7 +840,7 @@ class TrucoState:
 
     def _team_pie(self, team: int) -> int:
         """A team's last player in the hand's order from the mano."""
-        return [s for s in self._hand_order if self.team_of(s) == team][-1]
+        return [s for s in self._hand_order if self.team_of(s) == team and s in self._seats][-1]
 
     def _responder_for(self, team: int, after: int) -> int:
         if self.config.responder == "team_pie":

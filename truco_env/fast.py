@@ -80,6 +80,7 @@ def config_array(config: TrucoConfig) -> np.ndarray:
         _kernel.C_FLOR_PER_FLOR: int(c.flor_scoring == "per_flor_refusals"),
         _kernel.C_FLOR_RAISE_UNSUNG: int(c.flor_raise_by == "unsung_holder"),
         _kernel.C_FOLD_FLOR_LOST: int(c.fold_against_unsung_flor == "flor_lost"),
+        _kernel.C_MAZO_PLAYER: int(c.mazo_scope == "player"),
         _kernel.C_ENV_SCALE: envido_scale, _kernel.C_FLOR_SCALE: flor_scale,
     }
     for index, value in values.items():

@@ -82,6 +82,10 @@ CONFIGS = (
                                                 "flor_before_answer": "refuse_unsung", "pica_pica_until": "target_minus_5",
                                                 "trick_tie_to_mano": True}),
     ("uruguayan-tie-to-mano", "uruguayan", {"trick_tie_to_mano": True}),
+    ("uruguayan-2v2-flor-mazo", "uruguayan-2v2", {"flor_scoring": "per_flor_refusals", "flor_raise_by": "unsung_holder",
+                                                  "fold_against_unsung_flor": "flor_lost", "mazo_scope": "player"}),
+    ("uruguayan-flor-readings", "uruguayan", {"flor_scoring": "per_flor_refusals", "flor_raise_by": "unsung_holder",
+                                              "fold_against_unsung_flor": "flor_lost"}),
     ("uruguayan-variants", "uruguayan-2v2", {
         "plain_flor_base": 0, "falta_envido": "leader_to_buenas", "target_score": 30, "responder": "team_pie",
         "flor_values": {"uncontested_per_flor": 3, "contested_per_flor": 4, "achico": 5, "contraflor_quiero": 7,

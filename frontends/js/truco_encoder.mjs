@@ -623,7 +623,7 @@ class HandState {
     if (!this.florHolders.includes(seat)) fail(`${this.where}.flor_holders: seat ${seat} declared a flor but is not listed`);
     if (teams.size === 1) {
       this.florStatus = "uncontested";
-      this.credit(this.teamOf(seat), this.rules.flor_values.uncontested_per_flor * this.florHolders.length);
+      this.credit(this.teamOf(seat), this.uncontestedPoints(this.florHolders.length));
       if (!this.checkMatchEnd()) this.resume();
       return;
     }
@@ -640,36 +640,48 @@ class HandState {
   }
 
   onFlorContest(seat, name) {
-    const values = this.rules.flor_values;
-    const chain = this.florChain;
-    const count = this.florHolders.length;
     if (name === "quiero") {
       const [announced, winnerSeat] = this.shown("flor_shown");
       this.florAnnouncements = announced;
       const winner = this.teamOf(winnerSeat);
-      let points;
-      if (chain.includes("contraflor_al_resto")) points = this.falta(winner) + values.resto_bonus_per_flor * count;
-      else if (chain.includes("contraflor")) points = values.contraflor_quiero;
-      else points = values.contested_per_flor * count;
       this.florStatus = "accepted";
-      this.credit(winner, points);
+      this.credit(winner, this.contestPoints(name, winner));
     } else if (name === "no_quiero") {
-      const last = chain.at(-1);
-      let points;
-      if (last === "flor") points = values.achico;
-      else if (last === "contraflor") points = values.contraflor_no_quiero;
-      else if (chain.includes("contraflor")) points = values.resto_no_quiero_after_contraflor;
-      else points = values.resto_no_quiero_direct;
+      const team = this.teamOf(this.florCaller);
       this.florStatus = "refused";
-      this.credit(this.teamOf(this.florCaller), points);
+      this.credit(team, this.contestPoints(name, team));
     } else {
-      chain.push(name);
+      this.florChain.push(name);
       this.florCalls.push([seat, name]);
       this.florCall(seat);
       return;
     }
     this.florChain = [];
     if (!this.checkMatchEnd()) this.resume();
+  }
+
+  contestPoints(answer, team) {
+    // engine.TrucoState._contest_points: the flor_values table, or pytruco's reading (flor_scoring)
+    const chain = this.florChain;
+    const count = this.florHolders.length;
+    if (this.rules.flor_scoring === "per_flor_refusals") {
+      if (answer === "no_quiero") return 3 * count + (chain.at(-1) !== "flor" ? 1 : 0);
+      if (chain.includes("contraflor_al_resto")) return this.falta(team);
+      return chain.includes("contraflor") ? 4 : 3 * count;
+    }
+    const values = this.rules.flor_values;
+    if (answer === "quiero") {
+      if (chain.includes("contraflor_al_resto")) return this.falta(team) + values.resto_bonus_per_flor * count;
+      return chain.includes("contraflor") ? values.contraflor_quiero : values.contested_per_flor * count;
+    }
+    const last = chain.at(-1);
+    if (last === "flor") return values.achico;
+    if (last === "contraflor") return values.contraflor_no_quiero;
+    return chain.includes("contraflor") ? values.resto_no_quiero_after_contraflor : values.resto_no_quiero_direct;
+  }
+
+  uncontestedPoints(flors) {
+    return (this.rules.flor_scoring === "per_flor_refusals" ? 3 : this.rules.flor_values.uncontested_per_flor) * flors;
   }
 
   onOnze(seat, name) {
@@ -750,11 +762,27 @@ class HandState {
   }
 
   fold(seat) {
+    if (this.rules.mazo_scope === "player" && this.seats.some((s) => s !== seat && this.teamOf(s) === this.teamOf(seat))) {
+      this.leaveHand(seat);
+      return;
+    }
     // mazo ends the hand; what it scores (with any flor bonus) only matters to the next hand's score_before,
     // which the view gives, or to the end of the match, which leaves no seat to act either way
     this.handOver = true;
     this.phase = null;
     this.actor = null;
+  }
+
+  leaveHand(seat) {
+    // mazo_scope="player" (rules.md §8.10 row 12): the folder alone leaves the hand, its partners play on
+    this.seats = this.seats.filter((s) => s !== seat);
+    if (this.trick.length === 0 && this.trickLeader === seat) this.trickLeader = this.nextSeat(seat);
+    if (this.trick.length < this.seats.length) {
+      this.turn = this.nextSeat(seat);
+      this.resume();
+    } else {
+      this.finishTrick();
+    }
   }
 
   // ---------------------------------------------------------------------------------------------------------
@@ -824,8 +852,12 @@ class HandState {
     } else if (phase === ENVIDO) {
       legal.push(...this.envidoRaises());
     } else if (phase === FLOR_CONTEST) {
-      if (this.florChain.length === 1 && this.florChain[0] === "flor") legal.push("contraflor");
-      if (!this.florChain.includes("contraflor_al_resto")) legal.push("contraflor_al_resto");
+      const first = this.florChain.length === 1 && this.florChain[0] === "flor";
+      if (first) legal.push("contraflor");
+      // flor_raise_by = "unsung_holder" (rules.md §8.10 row 9): only the first answer raises
+      if (!this.florChain.includes("contraflor_al_resto") && (first || this.rules.flor_raise_by !== "unsung_holder")) {
+        legal.push("contraflor_al_resto");
+      }
     }
     return legal;
   }
@@ -882,7 +914,7 @@ class HandState {
   }
 
   teamPie(team) {
-    return this.handOrder.filter((s) => this.teamOf(s) === team).at(-1);
+    return this.handOrder.filter((s) => this.teamOf(s) === team && this.seats.includes(s)).at(-1);
   }
 
   responderFor(team, after) {
