@@ -72,6 +72,46 @@ def test_resume_after_a_crash_equals_an_uninterrupted_run(magnet, tmp_path, monk
     assert all(torch.equal(ca[k], cb[k]) for k in ca)
 
 
+def test_a_resumed_run_logs_each_step_once(tmp_path, monkeypatch):
+    """A run stopped after a logged update its checkpoint does not hold logs that update again when resumed: the
+    resumed writer purges the stopped run's later steps, so TensorBoard and the shipped curves (which also drop
+    them from logs written before the purge, training.learn.ship.after_resumes) show each step once, as an
+    uninterrupted run does."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from training.learn.ship import after_resumes
+
+    def steps(name):
+        logs = EventAccumulator(str(tmp_path / name / "tb"))
+        logs.Reload()
+        return [e.step for e in logs.Scalars("charts/SPS")]
+
+    changes = {"checkpoint_every": 2, "total_decisions": 6000}
+    train_ppo(tiny(tmp_path, "whole", **changes), progress_bar=False)
+    calls = {"n": 0}
+    real_run = ppo.Backend.run
+
+    def crash_on_fourth_update(self, *a, **k):
+        calls["n"] += 1
+        if calls["n"] == 4:  # update 3 was logged, the checkpoint holds update 2
+            raise KeyboardInterrupt
+        return real_run(self, *a, **k)
+
+    monkeypatch.setattr(ppo.Backend, "run", crash_on_fourth_update)
+    with pytest.raises(KeyboardInterrupt):
+        train_ppo(tiny(tmp_path, "split", **changes), progress_bar=False)
+    monkeypatch.setattr(ppo.Backend, "run", real_run)
+    train_ppo(tiny(tmp_path, "split", **changes), resume=True, progress_bar=False)
+    assert steps("split") == steps("whole") and len(steps("whole")) >= 4
+
+    class Event:
+        def __init__(self, step):
+            self.step = step
+
+    logged = [Event(s) for s in (1, 2, 3, 4, 3, 4, 5)]  # a resume at 3 in a log written without the purge
+    assert [e.step for e in after_resumes(logged)] == [1, 2, 3, 4, 5] and after_resumes(logged)[2] is logged[4]
+
+
 def test_the_magnet_holds_the_policy_near_where_it_started(tmp_path):
     """Magnetic mirror descent's KL term: two runs from the same weights, one with the term, drift apart from
     their start by different amounts, the regularised one less (KL measured on observations neither trained on)."""

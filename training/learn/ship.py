@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from typing import Any
 
 from agents.network import load_policy
 from training.atomic import atomic_write
@@ -21,6 +22,18 @@ CURVES = {"eval/win_rate_vs_heuristic": "win rate against the heuristic", "eval/
           "win rate against random", "league/snapshot_win_rate": "win rate against its past snapshots",
           "losses/entropy": "policy entropy", "losses/explained_variance": "value: explained variance",
           "charts/SPS": "learner decisions per second"}
+
+
+def after_resumes(events: list[Any]) -> list[Any]:
+    """The scalars of a run as its last pass wrote them: a run resumed from a checkpoint logs again the steps the
+    stopped run had logged after it, and logs written before the trainers purged them on resume (``purge_step``)
+    still hold both; a step that goes back drops what was logged from there on."""
+    kept: list[Any] = []
+    for event in events:
+        while kept and kept[-1].step >= event.step:
+            kept.pop()
+        kept.append(event)
+    return kept
 
 
 def curves_png(run_dir: str, out: str, title: str, eval_matches: int | None = None) -> str:
@@ -42,7 +55,7 @@ def curves_png(run_dir: str, out: str, title: str, eval_matches: int | None = No
         raise ValueError(f"{run_dir}/tb holds none of the training curves {list(CURVES)}")
     fig, axes = plt.subplots(2, 3, figsize=(11, 5.5), squeeze=False)
     for ax, tag in zip(axes.flat, tags, strict=False):
-        events = logs.Scalars(tag)
+        events = after_resumes(logs.Scalars(tag))
         steps, values = [e.step for e in events], [e.value for e in events]
         marker = "." if len(events) < 50 else None
         if tag.startswith("eval/") and eval_matches:

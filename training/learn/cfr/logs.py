@@ -7,14 +7,16 @@ from typing import TextIO
 
 
 class Logger:
-    """TensorBoard scalars when ``logdir`` is set (torch's SummaryWriter), otherwise nothing."""
+    """TensorBoard scalars when ``logdir`` is set (torch's SummaryWriter), otherwise nothing. A run resumed at
+    iteration ``resumed_at`` purges what the stopped run logged after its checkpoint, which the resumed run logs
+    again (else every curve loops back at the resume)."""
 
-    def __init__(self, logdir: str | None):
+    def __init__(self, logdir: str | None, resumed_at: int = 0):
         self.writer = None
         if logdir:
             from torch.utils.tensorboard import SummaryWriter
 
-            self.writer = SummaryWriter(log_dir=logdir)
+            self.writer = SummaryWriter(log_dir=logdir, purge_step=resumed_at + 1 if resumed_at else None)
 
     def scalars(self, step: int, values: dict) -> None:
         if self.writer is not None:

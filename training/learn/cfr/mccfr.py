@@ -36,7 +36,7 @@ def train_mccfr(cfg: RunConfig, out: TextIO = sys.stderr, max_new_iterations: in
         check_compatible(ckpt, kind="mccfr", rules=rules.to_dict(), solver=solver.solver_meta(), where=str(path))
         solver.restore(ckpt)
         logger.info(f"[mccfr] resumed from {path} at iteration {solver.iteration}")
-    board = Logger(cfg.logdir)
+    board = Logger(cfg.logdir, solver.iteration)
     start_iter = solver.iteration
     bar = _progress(cfg.progress, cfg.iterations, start_iter, f"mccfr {cfg.preset}", out)
     last_ckpt = t0

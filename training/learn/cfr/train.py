@@ -86,7 +86,7 @@ def train_exact(cfg: RunConfig, out: TextIO = sys.stderr, max_new_iterations: in
     if saved is not None:
         history = restore_exact(solver, ckpt_path, ckpt=saved)
         logger.info(f"[cfr] resumed from {ckpt_path} at iteration {solver.iteration}")
-    board = Logger(cfg.logdir)
+    board = Logger(cfg.logdir, solver.iteration)
     urange = tree.utility_range
     target = None if cfg.target_nash_conv is None else cfg.target_nash_conv * urange
     nash = history[-1][1] if history else None
