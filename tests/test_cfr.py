@@ -301,6 +301,21 @@ def test_cli_train_and_export(tmp_path, capsys):
     assert "corrupt" in capsys.readouterr().err
 
 
+def test_export_cfr_takes_a_shipped_blueprint_by_name(tmp_path, capsys):
+    """As `truco export ppo` takes ppo:<name>: cfr:<preset> is the shipped blueprint (it said the file did not
+    exist), an unshipped name lists what ships, and best:<preset> exports the report's choice when it is a
+    blueprint (best:paulista-2v2) and names what it is otherwise."""
+    from training.cli import main
+
+    assert main(["export", "cfr", "cfr:paulista-mini", "--out", str(tmp_path / "x.json")]) == 2
+    assert "no shipped blueprint 'paulista-mini'; shipped: [" in capsys.readouterr().err
+    assert main(["export", "cfr", "best:argentine", "--out", str(tmp_path / "y.json")]) == 2
+    assert "is ppo:argentine, not a CFR blueprint" in capsys.readouterr().err
+    assert main(["export", "cfr", "best:paulista-2v2", "--out", str(tmp_path / "s.json")]) == 0
+    assert load_json(tmp_path / "s.json")["rules"]["num_players"] == 4
+    assert not (tmp_path / "x.json").exists() and not (tmp_path / "y.json").exists()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("preset", ["argentine-mini", "paulista-mini"])
 def test_research_presets_solved_to_1e3(preset):

@@ -52,7 +52,7 @@ def add(sub: argparse._SubParsersAction) -> None:
         epilog="example:\n  truco export cfr runs/cfr/argentine-mini/checkpoint.npz --out exported/argentine-mini.json",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    export_cfr.add_argument("checkpoint", help="a CFR checkpoint (.npz)")
+    export_cfr.add_argument("checkpoint", help="a CFR checkpoint (.npz), cfr:<shipped preset> or best:<preset>")
     export_cfr.add_argument("--out", required=True, metavar="FILE.json", help="where the JSON table goes")
     export_cfr.add_argument("--overwrite", action="store_true", help="replace an existing --out (refused otherwise)")
     export_cfr.set_defaults(func=_cmd_export_cfr)
@@ -114,12 +114,24 @@ def _cmd_export_ppo(args: argparse.Namespace, parser: argparse.ArgumentParser) -
 def _cmd_export_cfr(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from pathlib import Path
 
+    from agents.cfr.agent import blueprint_path, shipped_blueprints
     from training.learn.cfr.policy import export_json
     from training.outputs import output_files
 
+    checkpoint = args.checkpoint
     try:
+        if checkpoint.startswith("best:"):  # the report's choice (agents/best.py), when it is a blueprint
+            from agents.best import resolve_best
+
+            chosen = resolve_best(checkpoint[5:])
+            if not chosen.startswith("cfr:"):
+                raise ValueError(f"{checkpoint} is {chosen}, not a CFR blueprint; `truco export ppo` writes a "
+                                 "network as ONNX, and the heuristic is code, not a file")
+            checkpoint = chosen
+        if checkpoint.startswith("cfr:") and checkpoint[4:] not in shipped_blueprints():
+            raise ValueError(f"no shipped blueprint {checkpoint[4:]!r}; shipped: {shipped_blueprints()}")
         with output_files([args.out], overwrite=args.overwrite) as tmp:
-            summary = export_json(args.checkpoint, tmp / Path(args.out).name)
+            summary = export_json(blueprint_path(checkpoint), tmp / Path(args.out).name)
     except (ValueError, OSError) as exc:
         print(f"truco export cfr: error: {one_line(exc)}", file=sys.stderr)
         return 2
