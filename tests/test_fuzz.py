@@ -97,6 +97,8 @@ def draw_rules(rng: random.Random, preset: str) -> dict:
             drawn[name] = draw()
     if value("pica_pica") and value("num_players") != 6:
         drawn["pica_pica"] = False
+    if not value("pica_pica"):  # when duels stop matters only with duels
+        drawn["pica_pica_until"] = "end_of_malas"
     if value("senas") and value("num_players") == 2:
         drawn["senas"] = False
     if value("flor_scoring") != "table":  # pytruco's flor scoring has no table (rules.md §8.9)

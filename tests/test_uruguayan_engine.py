@@ -384,3 +384,11 @@ def test_a_player_folds_alone_by_the_reading_mazo_scope():
     assert state.trick_results == [0] and state.actor == 2  # three cards made the trick; seat 2 (1e) leads
     state = play_deal(uruguayan(num_players=4, mazo_scope="player"), deal, "mazo", "play:7c", "mazo")
     assert state.hand_index == 1 and state.score == (0, 1)  # seat 2, the last of team 0, concedes the hand
+
+
+def test_when_duels_stop_is_refused_without_duels():
+    """``pica_pica_until`` says when pica-pica duels stop: set without ``pica_pica`` it changes nothing, so it is
+    refused as every field that does not apply is (it was accepted on uruguayan-2v2)."""
+    with pytest.raises(ValueError, match="'pica_pica_until' applies only with pica_pica = True"):
+        uruguayan(num_players=4, pica_pica_until="target_minus_5")
+    assert uruguayan(num_players=6, pica_pica=True, pica_pica_until="target_minus_5").pica_pica_stop() == 35

@@ -163,6 +163,9 @@ class TrucoConfig:
         self._check_research_fields()
         if self.pica_pica and self.num_players != 6:
             raise ValueError("config field 'pica_pica' = True needs num_players = 6 (it is a 3v3 variant)")
+        if not self.pica_pica and self.pica_pica_until != "end_of_malas":
+            raise ValueError("config field 'pica_pica_until' applies only with pica_pica = True (leave it at its "
+                             "default 'end_of_malas')")
         self._check_senas()
         self._check_other_family_defaults()
 
