@@ -71,7 +71,7 @@ STAGES = {
     "exploit": {**STAGE, "seed?": "integer", "machine?": "text",
                 "abr": {**_WIN_RATE, **dict.fromkeys(("matches?", "wins?", "losses?", "draws?"), "count")},
                 "training~": {"decisions": "count", "seconds": "seconds", "decisions_per_second": "seconds"},
-                "spread?": {"min": "rate", "max": "rate"}, "learners~": [_WIN_RATE]},
+                "spread?": {"min": "rate", "max": "rate"}, "learners~": [{**_WIN_RATE, "seconds?": "seconds", "cpu_seconds?": "seconds"}]},
     "gauntlet": {**STAGE, "mean": "rate", "mean_low": "bound", "mean_high": "bound",
                  "worst": {**_WIN_RATE, "opponent": "text", "spec~": "text"},
                  "opponents~": [{**_WIN_RATE, "opponent": "text", "family": "text", "spec": "text",

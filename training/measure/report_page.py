@@ -46,7 +46,7 @@ def render(rows: list[dict[str, Any]], settings: dict[str, Any], host: dict[str,
     lines = _preamble(rows, settings, host, command)
     if figure:
         lines += [f"![strength]({figure})", ""]
-    lines += _headline(rows) + _training_cost(rows) + _sections(rows, settings)
+    lines += _headline(rows) + _training_cost(rows) + _report_cost(rows) + _sections(rows, settings)
     return "\n".join(lines) + "\n"
 
 
@@ -122,6 +122,69 @@ def _training_cost(rows: list[dict[str, Any]]) -> list[str]:
         t = row["exploit"]["training"]
         lines.append(f"| {row['preset']} | `{row['agent']}` | {t['decisions']:,} | {t['seconds'] / 60:.1f} min "
                      f"| {t['decisions_per_second']:,.0f} | {row['exploit'].get('machine', 'not recorded')} |")
+    return lines
+
+
+#: The kinds of stage a row holds, as the cost table names them (a best-response stage counts each learner).
+STAGE_KINDS = {"exploit": "best responses (each learner)", "gauntlet": "gauntlet", "versus": "heuristic and random",
+               "rivals": "head to head", "bluffing": "bluffing", "search": "a blueprint searching",
+               "rise": "the risen bar"}
+
+
+def stage_costs(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], str, float | None]]:
+    """Every stage of the rows as (row, kind, CPU seconds or None where the stage kept none): a best response's
+    learners one by one."""
+    out: list[tuple[dict[str, Any], str, float | None]] = []
+    for row in rows:
+        for name, kind in STAGE_KINDS.items():
+            stage = row.get(name)
+            if not isinstance(stage, dict):
+                continue
+            for part in stage.get("learners", [stage]) if name == "exploit" else [stage]:
+                out.append((row, kind, part.get("cpu_seconds")))
+    return out
+
+
+def longest_chain(rows: list[dict[str, Any]]) -> float:
+    """CPU seconds of the longest chain of stages that must run one after another: a row's slowest learner then
+    its search stage (which plays the strongest learner), and a preset's risen bar after all of that preset."""
+    def chain(row: dict[str, Any]) -> float:
+        learners = [part.get("cpu_seconds") or 0.0 for part in row["exploit"].get("learners", [row["exploit"]])]
+        return max(learners, default=0.0) + (row.get("search", {}).get("cpu_seconds") or 0.0)
+
+    longest = max((chain(row) for row in rows), default=0.0)
+    for row in rows:
+        if "rise" in row:
+            same = [chain(r) for r in rows if r["preset"] == row["preset"]]
+            longest = max(longest, max(same) + (row["rise"].get("cpu_seconds") or 0.0))
+    return longest
+
+
+def _report_cost(rows: list[dict[str, Any]]) -> list[str]:
+    """What the report's stages cost in CPU time, by kind, and what more machines could make of it; nothing while
+    no stage kept its CPU time (stages stored before 2026-12-07 kept only their wall time)."""
+    costs = stage_costs(rows)
+    timed = [(kind, cpu) for _, kind, cpu in costs if cpu is not None]
+    if not timed:
+        return []
+    total, chain = sum(cpu for _, cpu in timed), longest_chain(rows)
+    lines = ["", "## What this report cost", "",
+             (f"CPU time of the stages, their worker processes included ({len(timed)} of {len(costs)} stages kept "
+              "it; a stage measured before 2026-12-07 kept only its wall time). CPU time, not the wall time, says "
+              "what a stage costs when the machine runs other work too; a stage keeps its `--workers` processes "
+              "busy, so on that many idle cores it takes about its CPU time divided by them."), "",
+             "| kind of stage | stages | CPU time | longest stage |", "|---|---:|---:|---:|"]
+    for kind in STAGE_KINDS.values():
+        mine = [cpu for k, cpu in timed if k == kind]
+        if mine:
+            lines.append(f"| {kind} | {len(mine)} | {sum(mine) / 3600:.1f} h | {max(mine) / 3600:.2f} h |")
+    lines.append(f"| **all** | **{len(timed)}** | **{total / 3600:.1f} h** | |")
+    lines += ["", (f"The longest chain of stages that must run one after another (a row's slowest best response, then "
+                   f"its search stage; a preset's risen bar after the rest of it) takes {chain / 3600:.1f} CPU hours. "
+                   "The stages are otherwise independent (`truco report --backend ray`, docs/scaling.md), so N "
+                   "machines of two cores take at least the larger of the whole divided among them and that chain:"),
+              "", "| two-core machines | at least |", "|---:|---:|"]
+    lines += [f"| {n} | {max(total / (2 * n), chain / 2) / 3600:.1f} h |" for n in (1, 2, 4, 8)]
     return lines
 
 
