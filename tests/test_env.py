@@ -28,7 +28,10 @@ from truco_env.encoding import (
 from truco_env.records import replay_record
 
 EXTRA_VARIANTS = [("argentine-3v3", {"pica_pica": True}), ("argentine-2v2", {"flor": True}),
-                  ("paulista", {"covered_card": True, "paulista_mazo": True})]
+                  ("paulista", {"covered_card": True, "paulista_mazo": True}),
+                  # a player who folds alone leaves the hand while his partner plays on (rules.md §8.10 row 12)
+                  ("uruguayan-2v2", {"mazo_scope": "player", "flor_scoring": "per_flor_refusals",
+                                     "flor_raise_by": "unsung_holder", "fold_against_unsung_flor": "flor_lost"})]
 
 
 @pytest.mark.parametrize("episode", ["match", "hand"])
