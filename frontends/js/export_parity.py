@@ -234,6 +234,7 @@ def _features() -> dict:
                                           for i in t["ones"]),
         "uruguayan flor shown": lambda t: ("flor_shown" in t["view"]["hands"][-1]
                                            and URUGUAYAN_OFFSETS["uruguayan"][0] in t["ones"]),
+        "a player folded alone": lambda t: "mazo" in last_actions(t),  # mazo_scope: the hand went on after it
     })
     return out
 
