@@ -18,13 +18,14 @@ class Stop(Exception):
     pass
 
 
-def counting(monkeypatch, stop_after=None):
-    """Count the matches played; raise :class:`Stop` (an interruption) after ``stop_after`` of them."""
+def counting(monkeypatch, stop_after=None, stop=Stop):
+    """Count the matches played; raise ``stop`` (an interruption; KeyboardInterrupt is Ctrl-C in a command) after
+    ``stop_after`` of them."""
     played = []
 
     def run_task(task):
         if stop_after is not None and len(played) == stop_after:
-            raise Stop
+            raise stop
         played.append(task)
         return REAL_RUN_TASK(task)
 
@@ -113,15 +114,7 @@ def test_truco_eval_killed_mid_way_resumes_when_run_again(tmp_path, monkeypatch,
     out = tmp_path / "eval"
     command = ["eval", "--agents", *AGENTS, "--preset", PRESET, "--matches", str(MATCHES), "--seed", "3",
                "--workers", "1", "--no-plots", "--no-progress", "--out", str(out)]
-    played = []
-
-    def interrupted(task):
-        if len(played) == 5:
-            raise KeyboardInterrupt
-        played.append(task)
-        return REAL_RUN_TASK(task)
-
-    monkeypatch.setattr(evaluate, "run_task", interrupted)
+    counting(monkeypatch, stop_after=5, stop=KeyboardInterrupt)
     assert main(command) == 130
     assert not out.exists()
     journal = tmp_path / ".eval.journal.jsonl"
@@ -209,15 +202,7 @@ def test_truco_gauntlet_killed_mid_way_resumes_when_run_again(tmp_path, monkeypa
     out = tmp_path / "gauntlet"
     command = ["gauntlet", "random", "--preset", PRESET, "--matches", "2", "--seed", "3", "--workers", "1",
                "--no-progress", "--out", str(out)]
-    played = []
-
-    def interrupted(task):
-        if len(played) == 7:
-            raise KeyboardInterrupt
-        played.append(task)
-        return REAL_RUN_TASK(task)
-
-    monkeypatch.setattr(evaluate, "run_task", interrupted)
+    counting(monkeypatch, stop_after=7, stop=KeyboardInterrupt)
     assert main(command) == 130
     assert not out.exists() and len((tmp_path / ".gauntlet.journal.jsonl").read_text().splitlines()) == 1 + 7
     played = counting(monkeypatch)
