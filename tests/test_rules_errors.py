@@ -115,3 +115,22 @@ def test_illegal_action_names_it_and_the_legal_ones(action):
     for legal in state.legal_actions():
         assert legal in message
     assert before == (state.score, state.actor, state.legal_actions(), state.match_record(include_legal=True))
+
+
+def test_every_rules_field_and_each_value_it_takes_is_documented_in_rules_md():
+    """docs/rules.md states every option as a field with its values (the §5 and §8.9 tables): a field added to the
+    config without its row there, or a value added to a field's choices without it, fails here rather than drifting
+    away from the docs."""
+    import re
+    from pathlib import Path
+
+    from truco_env.config import CHOICES
+
+    rows = [line for line in (Path(__file__).resolve().parent.parent / "docs" / "rules.md").read_text().splitlines()
+            if line.startswith("|")]
+    for name in FIELD_NAMES:
+        mine = [line for line in rows if re.match(rf"\|\s*`{name}`\s*\|", line)]
+        assert mine, f"docs/rules.md has no table row for the config field {name!r}"
+        for value in CHOICES.get(name, ()):
+            assert any(f'"{value}"' in line or f"`{value}`" in line for line in mine), \
+                f"docs/rules.md's row of {name!r} does not name the value {value!r}"
