@@ -94,8 +94,8 @@ OBSERVATION_FIELDS = (
     ("mano", MAX_SEATS, "one-hot relative seat of the hand's mano / mão"),
     ("dealer", MAX_SEATS, "one-hot relative seat of the dealer"),
     ("actor", MAX_SEATS, "one-hot relative seat that must act now (all zero once the match is over)"),
-    ("participants", MAX_SEATS, "relative seats playing this hand (a pair in a pica-pica duel; less a player who "
-     "folded alone, mazo_scope = player)"),
+    ("participants", MAX_SEATS, ("relative seats playing this hand (a pair in a pica-pica duel; less a player who "
+                                 "folded alone, mazo_scope = player)")),
     ("phase", len(PHASES), "one-hot decision: " + "/".join(PHASES)),
     ("special_hand", 3, "[mão de onze, mão de ferro, cards blind]"),
     ("family", 2, "one-hot argentine/paulista (all zero in Uruguayan: its block says so)"),
