@@ -180,6 +180,7 @@ def test_a_tournament_starts_no_more_workers_than_its_work(monkeypatch):
     ("clip_coef=-.inf", "should be a finite number"),
     ("total_decisions=true", "'total_decisions' = True is not allowed: should be a number, not true or false"),
     ("seed=false", "should be a number, not true or false"),  # ran as seed 0
+    ("hidden=[true]", "should be a number, not true or false"),  # made a layer one unit wide
 ])
 def test_an_infinite_number_or_a_boolean_for_a_number_is_refused(setting, words):
     from training.learn.ppo import PPOArgs

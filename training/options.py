@@ -54,10 +54,13 @@ DeviceName = Annotated[str, AfterValidator(_device_name)]
 
 
 def _leaf_types(kind: Any) -> set[Any]:
-    """The types a field of type ``kind`` takes at its top level (through ``Annotated``, unions and literals)."""
+    """The types a field of type ``kind`` takes at its top level (through ``Annotated``, unions and literals) and
+    as the items of a list or tuple."""
     origin, args = get_origin(kind), get_args(kind)
     if origin is Annotated:
         return _leaf_types(args[0])
+    if origin in (list, tuple):
+        return set().union(*(_leaf_types(a) for a in args if a is not Ellipsis))
     if origin in (Union, types.UnionType):
         return set().union(*(_leaf_types(a) for a in args))
     if origin is Literal:
@@ -76,7 +79,8 @@ class Options(BaseModel):
     @field_validator("*", mode="before")
     @classmethod
     def _no_boolean_for_a_number(cls, value: Any, info: ValidationInfo) -> Any:
-        if isinstance(value, bool) and info.field_name in cls.model_fields:
+        items = value if isinstance(value, (list, tuple)) else [value]  # a list of numbers too (hidden: [true])
+        if any(isinstance(v, bool) for v in items) and info.field_name in cls.model_fields:
             leaves = _leaf_types(cls.model_fields[info.field_name].annotation)
             if leaves & {int, float} and not leaves & {bool, Any}:
                 raise ValueError("should be a number, not true or false")
