@@ -101,8 +101,17 @@ def test_a_resumed_run_logs_each_step_once(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         train_ppo(tiny(tmp_path, "split", **changes), progress_bar=False)
     monkeypatch.setattr(ppo.Backend, "run", real_run)
+
+    def cpu(name):
+        from safetensors import safe_open
+
+        with safe_open(str(tmp_path / name / "checkpoint.safetensors"), "np") as f:
+            return json.loads(f.metadata()["json"])["progress"]["cpu_seconds"]
+
+    stopped_at = cpu("split")
     train_ppo(tiny(tmp_path, "split", **changes), resume=True, progress_bar=False)
     assert steps("split") == steps("whole") and len(steps("whole")) >= 4
+    assert 0 < stopped_at < cpu("split")  # the CPU time goes on from the stopped part's, as the wall time does
 
     class Event:
         def __init__(self, step):

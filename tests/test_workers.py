@@ -109,3 +109,35 @@ def test_only_the_main_thread_of_a_worker_takes_sigterm():
     with spawn_pool(1, initializer=os.getpid) as pool:
         assert pool.apply(_blocks_sigterm, ("exit-with-parent",)) is True
         assert pool.apply(_blocks_sigterm, ("MainThread",)) is False
+
+
+def test_cpu_seconds_counts_the_workers_still_running():
+    """A pool's or a PPO backend's workers live as long as the run: their CPU time is read while they run, not
+    only once they have ended (else a run's CPU time would miss its collection until the end)."""
+    import multiprocessing
+    import time
+
+    from training.workers import cpu_seconds
+
+    context = multiprocessing.get_context("fork")
+    done, release = context.Event(), context.Event()
+    worker = context.Process(target=_spin_then_wait, args=(done, release))
+    before = cpu_seconds()
+    worker.start()
+    try:
+        assert done.wait(30)
+        time.sleep(0.05)
+        assert cpu_seconds() - before >= 0.35  # the worker's 0.4 s of spinning, it still alive
+    finally:
+        release.set()
+        worker.join(10)
+
+
+def _spin_then_wait(done, release):
+    import time
+
+    end = time.process_time() + 0.4
+    while time.process_time() < end:
+        pass
+    done.set()
+    release.wait(30)

@@ -75,6 +75,7 @@ from training.learn.selfplay import Backend, PartitionPlan, stored_rows
 from training.measure.evaluate import plays_program
 from training.options import DeviceName, Options, PresetName
 from training.outputs import hold
+from training.workers import cpu_seconds
 from truco_env.actions import num_actions
 from truco_env.cards import NUM_CARDS
 from truco_env.config import make_config
@@ -527,6 +528,7 @@ class RunState:
     update: int = 0
     decisions: int = 0
     seconds: float = 0.0
+    cpu_seconds: float = 0.0  # this process's and its workers', summed over every part of a resumed run
     matches: int = 0
     curve: list[list[float]] = dataclasses.field(default_factory=list)
     stopped: bool = False  # Ctrl-C came during the last update (which may have spent the budget); not saved
@@ -668,7 +670,9 @@ def _restore(tensors: dict[str, torch.Tensor], meta: dict[str, Any], net: Policy
             type(progress.get("seconds")) in (int, float) and 0 <= progress["seconds"] < float("inf")):
         raise ValueError("progress must give update and decisions as integers >= 0 and seconds >= 0")
     curve = progress.get("curve", [])
-    if set(progress) - {"update", "decisions", "seconds", "matches", "curve"} or type(progress.get("matches", 0)) is not int or not isinstance(curve, list) or not all(
+    if type(progress.get("cpu_seconds", 0.0)) not in (int, float) or not 0 <= progress.get("cpu_seconds", 0.0) < float("inf"):
+        raise ValueError("progress must give cpu_seconds as a number >= 0")
+    if set(progress) - {"update", "decisions", "seconds", "cpu_seconds", "matches", "curve"} or type(progress.get("matches", 0)) is not int or not isinstance(curve, list) or not all(
             isinstance(row, list) and len(row) == 4 and all(type(x) in (int, float) and 0 <= x < float("inf")
                                                             for x in row) for row in curve):
         raise ValueError("progress must give matches as an integer and its curve as rows of four numbers >= 0")
@@ -931,7 +935,7 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
         logger.warning("Ctrl-C: stopping after this update (Ctrl-C again to leave at once)")
 
     previous = signal.signal(signal.SIGINT, on_sigint)
-    started = time.perf_counter() - state.seconds
+    started, cpu_started = time.perf_counter() - state.seconds, cpu_seconds() - state.cpu_seconds
     try:
         while state.decisions < args.total_decisions and not stop["requested"]:
             tick = time.perf_counter()
@@ -945,6 +949,7 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
             state.decisions += len(values)
             state.matches += matches
             state.seconds = time.perf_counter() - started
+            state.cpu_seconds = cpu_seconds() - cpu_started
             state.curve.append([state.decisions, round(state.seconds, 3), matches, score])
             scalars = scalars_of(args, learner, names, stats, clipfracs, values, returns,
                                  time.perf_counter() - tick, collected - tick)

@@ -13,7 +13,6 @@ opponents and the report's ABR figures share).
 
 from __future__ import annotations
 
-import resource
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from training.atomic import atomic_write_json
+from training.workers import cpu_seconds
 from truco_env.limits import MAX_METADATA_BYTES, loads_json
 
 #: The ``status`` of a finished stage; any other (``"interrupted"``) is a stage to run again.
@@ -102,10 +102,3 @@ def run_stage(stage: Stage, log: Callable[[str], Any] = lambda line: None) -> di
         return made
     return stage.store(made, time.perf_counter() - started, cpu_seconds() - cpu_started)
 
-
-def cpu_seconds() -> float:
-    """CPU seconds used so far by this process and its children that have ended (a stage's worker processes end
-    with it). Why beside the wall time: on a machine that runs other work too, the wall time says the load and the
-    CPU time what the stage costs, so the cost of a report measured in the background can be stated."""
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
