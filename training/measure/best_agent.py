@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from training.atomic import atomic_write_json
+from training.measure.report_data import stages_of
 
 RULE = ("`best:<preset>` names, among the shipped agents of the preset, the one that passes every bar but "
         "exploitability (at least 62% against the heuristic, which the heuristic itself does not pass; against "
@@ -166,5 +167,9 @@ def choices(rows: list[dict[str, Any]]) -> dict[str, str]:
 
 
 def write_choices(rows: list[dict[str, Any]], path: Path) -> None:
-    """``agents/policies/best.json``: the choice per preset, with the rule and the date."""
-    atomic_write_json(path, {"rule": RULE, "made": time.strftime("%Y-%m-%d"), "best": choices(rows)}, indent=1)
+    """``agents/policies/best.json``: the choice per preset, with the rule and the day of the newest measurement
+    it rests on (not the day it was written: the same data makes the same file on any day, as a clone's remade
+    report must)."""
+    made = max((stage["measured"] for row in rows for stage in stages_of(row) if "measured" in stage),
+               default=time.strftime("%Y-%m-%d"))
+    atomic_write_json(path, {"rule": RULE, "made": made, "best": choices(rows)}, indent=1)
