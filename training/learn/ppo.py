@@ -919,8 +919,7 @@ def _train(args: PPOArgs, resume: bool, progress_bar: bool, overwrite: bool) -> 
     # mixed so that its league can punish it, and its most probable action is the stronger one to play
     meta = {"presets": [args.preset], "play": "greedy", "config": args.model_dump(mode="json"),
             "config_hash": config_hash(args), "commit": git_commit()}
-    # a resumed run purges what the stopped one logged after its checkpoint (steps past its decisions): it logs
-    # those updates again
+    # a resumed run purges the steps the stopped one logged after its checkpoint, which it logs again
     writer = SummaryWriter(os.path.join(args.run_dir, "tb"), purge_step=state.decisions + 1 if resume else None)
     # processes: no more than this machine's cores; Ray: one actor per partition, placed by the cluster
     workers = args.partitions if args.backend == "ray" else min(args.partitions, max(1, os.cpu_count() or 1))
