@@ -239,3 +239,21 @@ def test_a_plain_export_prints_no_warnings(tmp_path):
                             timeout=300, check=False)
     assert result.returncode == 0, result.stderr
     assert "warn" not in result.stderr.lower(), result.stderr
+
+
+@pytest.mark.parametrize("name", ["uruguayan", "uruguayan-2v2"])
+def test_the_shipped_uruguayan_networks_export_and_match_torch(tmp_path, name):
+    """The Uruguayan networks read 1,136 values (the piezas block): their ONNX graphs take that input, say so in the
+    metadata, and give torch's probabilities on 2,000 positions of their preset."""
+    from agents.network import load_policy
+    from agents.ppo import policy_path
+
+    model, meta_path = export_onnx(policy_path(name), str(tmp_path / f"{name}.onnx"))
+    meta = json.loads(Path(meta_path).read_text())
+    assert meta["presets"] == [name] and meta["observation"]["size"] == observation_size(PRESETS[name]) == 1136
+    net, _ = load_policy(policy_path(name))
+    positions = random_positions(name, 2_000, seed=11)
+    obs = np.stack([encode_observation(state, seat) for state, seat in positions])
+    masks = np.stack([encode_action_mask(state) for state, _ in positions])
+    ours = OnnxAgent(model).probabilities(obs, masks)
+    assert np.abs(ours - torch_probabilities(net, obs, masks)).max() <= 1e-5
