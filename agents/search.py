@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from truco_env import _kernel
+from truco_env import PRESETS, _kernel
 from truco_env.actions import CALL_BASE
 from truco_env.limits import MAX_ECHO, clip
 
@@ -280,7 +280,19 @@ def _factory(arg: str | None, params: dict[str, str]) -> Agent:
             raise
         # a misspelt search option (world=8) stays with the agent searched with, whose error names only its own
         raise ValueError(f"{exc} (the search's own options come last: worlds=W, margin=M, on=KINDS)") from None
+    _refuse_signals_without_senas(agent, on)
     return SearchAgent(agent, worlds=worlds, margin=margin, on=on)
+
+
+def _refuse_signals_without_senas(agent: Agent, on: frozenset[str]) -> None:
+    """ValueError for ``on=signals`` on an agent made only for games without señas, where it would search nothing
+    and say nothing of it."""
+    if "signals" not in on or agent.presets is None:
+        return
+    if not any(name in PRESETS and PRESETS[name].senas for name in agent.presets):
+        raise ValueError(f"agent 'search': on=signals searches the señas of a señas game, and "
+                         f"{clip(agent.spec or 'the agent', MAX_PATH_ECHO)} plays {list(agent.presets)}, which have "
+                         f"none; choose from {[k for k in SEARCH_KINDS if k != 'signals']}")
 
 
 register_agent("search", _factory)

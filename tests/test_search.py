@@ -86,6 +86,8 @@ def test_rollouts_price_folding_a_sure_hand_below_playing_it():
     # a misspelt search option is refused by the agent searched with, whose words alone named only its options
     ("search:ppo:argentine,world=8", "worlds=W, margin=M, on=KINDS"),
     ("search:cfr:paulista,margins=0.1", "worlds=W, margin=M, on=KINDS"),
+    # signals exist only with señas: on a network of a game without them the search searched nothing, silently
+    ("search:ppo:argentine-2v2,on=cards+signals", "on=signals searches the señas of a señas game"),
 ])
 def test_a_bad_search_spec_is_one_line_naming_the_option_and_the_value(spec, words):
     with pytest.raises(ValueError) as failure:
@@ -93,6 +95,20 @@ def test_a_bad_search_spec_is_one_line_naming_the_option_and_the_value(spec, wor
     message = str(failure.value)
     assert words in message and "invalid literal" not in message and "\n" not in message, message
     assert len(message) < 400, message
+
+
+def test_a_senas_network_searches_its_signals(tmp_path):
+    from agents.network import PolicyNet
+    from training.learn.ppo import save_policy
+    from truco_env import PRESETS
+    from truco_env.encoding import observation_size
+
+    preset = "argentine-2v2-senas"
+    net = PolicyNet(obs_size=observation_size(PRESETS[preset]), num_actions=actions.num_actions(PRESETS[preset]),
+                    hidden=(16,))
+    save_policy(net, str(tmp_path / "senas.safetensors"), presets=[preset])
+    agent = make_agent(f"search:ppo:{tmp_path / 'senas.safetensors'},on=cards+signals")
+    assert agent.on == frozenset({"cards", "signals"})
 
 
 def test_the_search_wraps_blueprints_and_keeps_their_preset():
