@@ -533,3 +533,31 @@ def test_a_hand_with_signals_in_chromium(tmp_path, bots):
     replay_record(record)
     if bots == "made without":
         assert not [a for h in record["hands"] for s, a in h["actions"] if s != 0 and a.startswith("sena:")]
+
+
+def test_the_tables_tricks_follow_the_engine_when_a_seat_folds_alone():
+    """With ``mazo_scope="player"`` a folder leaves the hand and the tricks after it hold fewer cards: the page's
+    tricks, rebuilt from the hand's actions, are the engine's own at every step of random 2v2 matches (grouping
+    every trick by the seat count put cards of two tricks in one)."""
+    import random
+
+    from training.people.serve import group_tricks
+    from truco_env import TrucoConfig, TrucoState
+    from truco_env.views import visible_tricks
+
+    config = TrucoConfig(family="uruguayan", num_players=4, mazo_scope="player")
+    checked = 0
+    for seed in range(60):
+        rng, state = random.Random(seed), TrucoState.new(config, seed=seed)
+        while not state.is_over:
+            hand = len(state.hand_records)
+            state.apply(rng.choice(state.legal_actions()))
+            record = state.hand_records[-1]
+            if len(state.hand_records) != hand or state.is_over:
+                continue
+            engine = [[seat for seat, _ in plays] for plays, _ in visible_tricks(state, 0, shown=set(range(4)))]
+            page = [[seat for seat, _, _ in trick]
+                    for trick, _ in group_tricks(record["actions"], record["deal"]["hands"], 4, True)]
+            assert page == engine, record["actions"]
+            checked += any(name == "mazo" for _, name in record["actions"])
+    assert checked > 200  # steps after a seat folded alone

@@ -440,20 +440,12 @@ class Table:
         size = len(record.get("pair") or range(state.num_players))
         mano_team = (playing_order(record["dealer"], state.num_players, record.get("pair"))[0] % 2
                      if cfg.trick_tie_to_mano else None)
-        plays: list[tuple[int, str, bool]] = []  # (seat, card, covered)
-        for seat, name in record["actions"]:
-            kind, _, arg = name.partition(":")
-            if kind in ("play", "cover"):
-                plays.append((seat, arg, kind == "cover"))
-            elif kind == "play_slot":
-                plays.append((seat, hands[seat][int(arg)], False))
         tricks = []
-        for start in range(0, len(plays), size):
-            trick = plays[start:start + size]
+        for trick, complete in group_tricks(record["actions"], hands, size, cfg.mazo_scope == "player"):
             shown = [{"seat": s, "card": None if covered and s != self.seat and not self._sees_then(state, index, s)
                       else card, "covered": covered} for s, card, covered in trick]
             winner = None
-            if len(trick) == size:
+            if complete:
                 result, _ = trick_winner([(s, parse_card(card, family), covered) for s, card, covered in trick],
                                          strength, cfg.partner_tie_wins_trick, mano_team)
                 winner = "tie" if result == TIE else result
@@ -463,6 +455,26 @@ class Table:
     def _sees_then(self, state: TrucoState, index: int, seat: int) -> bool:
         """Whether the person saw ``seat``'s cards in hand ``index`` (a partner in a shown mão de onze)."""
         return index == state.hand_index and self._sees(state, seat)
+
+
+def group_tricks(actions: list, hands: list, size: int, fold_alone: bool) -> list[tuple[list, bool]]:
+    """A hand's card plays, ``(seat, card, covered)``, grouped into its tricks, each with whether it is complete.
+    A trick awaits one card from each seat still in the hand: with ``mazo_scope="player"`` (``fold_alone``) a seat
+    that folds leaves the hand, so the tricks after it (and the one it left, which may end there) hold fewer."""
+    tricks: list[tuple[list, bool]] = []
+    trick: list[tuple[int, str, bool]] = []
+    for seat, name in actions:
+        kind, _, arg = name.partition(":")
+        if kind in ("play", "cover", "play_slot"):
+            trick.append((seat, hands[seat][int(arg)] if kind == "play_slot" else arg, kind == "cover"))
+        elif kind == "mazo" and fold_alone:
+            size -= 1
+        if trick and len(trick) >= size:
+            tricks.append((trick, True))
+            trick = []
+    if trick:
+        tricks.append((trick, False))
+    return tricks
 
 
 # ---------------------------------------------------------------- HTTP
