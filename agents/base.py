@@ -24,6 +24,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from truco_env import PRESETS
+from truco_env.encoding import observation_size, reads_layout
 from truco_env.limits import MAX_ECHO, clip
 from truco_env.single import RandomPlayer, sample_rows  # noqa: F401  (sample_rows: re-exported for the agents)
 from truco_env.turns import observation_for  # noqa: F401  (re-exported: see the module docstring)
@@ -49,6 +51,8 @@ class Agent:
     starts_program: ClassVar[bool] = False
     #: The presets this agent was made for (a trained policy's or checkpoint's), or None for any preset.
     presets: tuple[str, ...] | None = None
+    #: The observation width a network agent reads (its layout), or None for an agent that reads any game.
+    observation_width: int | None = None
 
     def act(self, observation: dict[str, Any]) -> int:
         """Choose a legal action id given ``{"observation", "action_mask", ...extras}``."""
@@ -108,11 +112,23 @@ def act_many(agents: Sequence[Agent], observations: np.ndarray, masks: np.ndarra
     return out
 
 
-def check_preset(agent: Agent, preset: str) -> None:
-    """ValueError when ``agent`` was made for other presets (a policy or checkpoint trained on another game)."""
-    if agent.presets is not None and preset not in agent.presets:
+class OtherPresetError(ValueError):
+    """An agent made for other presets (what ``--allow-other-preset`` lets a researcher play anyway)."""
+
+
+def check_preset(agent: Agent, preset: str, other_presets_allowed: bool = False) -> None:
+    """ValueError when ``agent`` is a network that cannot read the preset's observation (a señas or Uruguayan
+    network on another game, where it read the wrong block or failed mid-match), allowed or not; else
+    :class:`OtherPresetError` when it was made for other presets (a policy or checkpoint trained on another game),
+    unless ``other_presets_allowed`` (research's ``--allow-other-preset``)."""
+    width = agent.observation_width
+    if width is not None and preset in PRESETS and not reads_layout(width, observation_size(PRESETS[preset])):
+        raise ValueError(f"agent {agent.spec or agent!r} reads observations of {width} values and {preset!r} gives "
+                         f"{observation_size(PRESETS[preset])}: a señas or Uruguayan network plays only its own kind "
+                         "of game")
+    if not other_presets_allowed and agent.presets is not None and preset not in agent.presets:
         made_for = f"preset(s) {list(agent.presets)}" if agent.presets else "rules that are no preset"
-        raise ValueError(f"agent {agent.spec or agent!r} was made for {made_for}, not {preset!r}")
+        raise OtherPresetError(f"agent {agent.spec or agent!r} was made for {made_for}, not {preset!r}")
 
 
 # ------------------------------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from truco_env.encoding import (
     OBSERVATION_SIZE_SENAS,
     OBSERVATION_SIZE_URUGUAYAN,
     OBSERVATION_SIZES,
+    reads_layout,
 )
 from truco_env.limits import MAX_METADATA_BYTES, clip, read_json
 
@@ -47,6 +48,7 @@ class OnnxAgent(Agent):
                              ) from None
         # an older layout's model reads a prefix; a model without señas plays a game with them, never signalling
         self._obs_size, self._actions = _check_signature(path, self.session)
+        self.observation_width = self._obs_size
         self.greedy = greedy
         self.presets = tuple(_metadata(path).get("presets") or ()) or None
         self._rng = np.random.default_rng(seed)
@@ -58,12 +60,11 @@ class OnnxAgent(Agent):
         """Batched masked probabilities for ``[batch, obs]`` observations and ``[batch, actions]`` masks."""
         observations = np.asarray(observations, dtype=np.float32)
         masks = np.asarray(masks, dtype=np.int8)
-        if self._obs_size is not None and observations.shape[-1] > self._obs_size:
-            observations = observations[..., :self._obs_size]
-        elif self._obs_size is not None and observations.shape[-1] < self._obs_size:
+        if self._obs_size is not None and not reads_layout(self._obs_size, observations.shape[-1]):
             raise ValueError(f"agent 'onnx': the model reads {self._obs_size} observation values, this game gives "
                              f"{observations.shape[-1]} (a model made for señas or Uruguayan Truco plays only its "
                              "own kind of game)")
+        observations = observations[..., :self._obs_size]
         probs, _ = self.session.run(["probabilities", "value"], {
             "observation": observations, "action_mask": masks[..., :self._actions]})
         extra = masks.shape[-1] - probs.shape[-1]

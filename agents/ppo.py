@@ -50,6 +50,7 @@ class PPOAgent(Agent):
         self.greedy = greedy
         self.metadata = metadata or {}
         self.presets = tuple(self.metadata["presets"]) if self.metadata.get("presets") else None
+        self.observation_width = net.obs_size
         self._rng = np.random.default_rng(seed)
 
     def seed(self, seed: int | None = None) -> None:

@@ -86,7 +86,7 @@ class SearchAgent(Agent):
             raise ValueError(f"agent 'search': {clip(repr(agent.spec), MAX_PATH_ECHO)} gives no action "
                              "probabilities to search with; search a policy or a blueprint (ppo:, onnx:, cfr:, best:)")
         self.worlds, self.margin, self.on = worlds, margin, on
-        self.presets = agent.presets
+        self.presets, self.observation_width = agent.presets, agent.observation_width
         self.wants = frozenset(agent.wants) | {"info_state_string"}
         self._rng = np.random.default_rng()
         self.search_stats = {"decisions": 0, "searched": 0, "overruled": 0}

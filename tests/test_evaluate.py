@@ -204,6 +204,21 @@ def test_a_policy_is_refused_on_a_preset_it_was_not_trained_for(tmp_path, capsys
     assert "made for preset(s) ['argentine'], not 'paulista'" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("agent", ["ppo:uruguayan-2v2", "search:ppo:uruguayan-2v2"])
+def test_a_uruguayan_network_reads_no_other_game_even_when_allowed(tmp_path, capsys, agent):
+    """--allow-other-preset plays a policy on another game whose observation starts with the layout it reads; a
+    Uruguayan network reads 1,136 values, of which another game has 1,086 (it failed mid-match with a torch
+    traceback) or a señas block in the place of its piezas (it played on it silently): one line before any match."""
+    for preset in ("argentine-2v2", "argentine-2v2-senas"):
+        assert main(["eval", "--agents", agent, "random", "--preset", preset, "--allow-other-preset", "--matches",
+                     "2", "--workers", "1", "--out", str(tmp_path / preset), "--no-progress", "--no-plots"]) == 2
+        err = capsys.readouterr().err
+        assert f"reads observations of 1136 values and '{preset}' gives" in err and len(err.strip().splitlines()) == 1
+        assert "--allow-other-preset plays it anyway" not in err
+    assert main(["play", "--preset", "argentine-2v2", "--opponent", agent, "--allow-other-preset", "--seed", "1"]) == 2
+    assert "reads observations of 1136 values" in capsys.readouterr().err
+
+
 def test_progress_is_a_line_per_tenth_when_stderr_is_not_a_terminal(tmp_path, capsys):
     """Logs of background runs get no bar frames, but a plain line each tenth of the work (training/progress.py),
     so a run in a log or behind a pipe is not silent; a terminal still gets its bar."""

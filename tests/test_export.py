@@ -244,7 +244,7 @@ def test_a_plain_export_prints_no_warnings(tmp_path):
 @pytest.mark.parametrize("name", ["uruguayan", "uruguayan-2v2"])
 def test_the_shipped_uruguayan_networks_export_and_match_torch(tmp_path, name):
     """The Uruguayan networks read 1,136 values (the piezas block): their ONNX graphs take that input, say so in the
-    metadata, and give torch's probabilities on 2,000 positions of their preset."""
+    metadata, give torch's probabilities on 2,000 positions of their preset, and read no wider layout's prefix."""
     from agents.network import load_policy
     from agents.ppo import policy_path
 
@@ -257,3 +257,6 @@ def test_the_shipped_uruguayan_networks_export_and_match_torch(tmp_path, name):
     masks = np.stack([encode_action_mask(state) for state, _ in positions])
     ours = OnnxAgent(model).probabilities(obs, masks)
     assert np.abs(ours - torch_probabilities(net, obs, masks)).max() <= 1e-5
+    # a señas game's 1,141 values hold its señas block where the piezas were: not a prefix this graph reads
+    with pytest.raises(ValueError, match="plays only its own kind of game"):
+        OnnxAgent(model).probabilities(np.zeros((1, 1141), np.float32), np.ones((1, 106), np.int8))

@@ -35,7 +35,9 @@ from werkzeug.test import Client
 from training.cli import main as cli_main
 from training.people import serve
 from training.people.serve import App, Policy, Table
+from truco_env import cards
 from truco_env.actions import NUM_ACTIONS, SENA_BASE, action_id, action_name
+from truco_env.cards import card_text
 from truco_env.config import TrucoConfig
 from truco_env.engine import TIE, TrucoState
 from truco_env.records import load_record, replay_record
@@ -212,7 +214,7 @@ def test_a_match_through_the_api_shows_only_the_seat_view_and_its_record_replays
 
 def test_labels_are_spanish_or_portuguese_as_in_truco_play(tmp_path):
     for preset, words in [("argentine", {"Jugar", "¡Truco!", "Me voy al mazo"}),
-                          ("paulista", {"Jogar", "Truco!"})]:
+                          ("paulista", {"Jogar", "Truco!"}), ("uruguayan", {"Jugar", "¡Truco!", "Me voy al mazo"})]:
         table = Table(preset, Policy("onnx:unused.onnx", tmp_path / "unused.onnx", {}), tmp_path / preset, seed=2)
         client = Client(App(table))
         view = _new_game(client)
@@ -222,10 +224,14 @@ def test_labels_are_spanish_or_portuguese_as_in_truco_play(tmp_path):
         labels = " ".join(a["label"] for a in view["legal"])
         assert all(word in labels for word in words), (preset, labels)
         # cards by their names in the same language, never the engine's suit letters ("Jogar 4h")
-        suits = {"argentine": (" de espadas", " de bastos", " de oros", " de copas"),
-                 "paulista": (" de espadas", " de paus", " de ouros", " de copas")}[preset]
+        spanish = (" de espadas", " de bastos", " de oros", " de copas")
+        suits = {"paulista": (" de espadas", " de paus", " de ouros", " de copas")}.get(preset, spanish)
         plays = [a["label"] for a in view["legal"] if a["name"].startswith("play:")]
         assert plays and all(label.endswith((*suits, ")")) for label in plays), plays
+        # the turned card's consequence: Paulista's manilha rank, the Uruguayan muestra's five piezas, in order
+        state = table.games[view["game"]].state
+        piezas = [card_text(c, state.family) for c in cards.piezas(state.vira)] if preset == "uruguayan" else None
+        assert (view["piezas"], view["manilha"] is None) == (piezas, preset != "paulista"), view
 
 
 def test_the_opponent_must_be_an_exported_policy_for_the_preset(tmp_path):
@@ -248,6 +254,19 @@ def test_the_opponent_must_be_an_exported_policy_for_the_preset(tmp_path):
         broken.write_bytes(b"not a model")
         with pytest.raises(ValueError, match="not a loadable ONNX model"):
             serve.resolve_policy(f"onnx:{broken}", "argentine", tmp_path)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("onnxruntime") is None, reason="onnxruntime not installed")
+def test_a_uruguayan_network_plays_its_own_tables_only(tmp_path):
+    """A Uruguayan network reads 1,136 values: the page plays it at a Uruguayan table (the server refused its
+    layout as unknown), and refuses it where the game's observation is another layout, even when told to play a
+    policy of other presets."""
+    policy = serve.resolve_policy("ppo:uruguayan-2v2", "uruguayan-2v2", tmp_path)
+    assert policy.obs_size == 1136
+    for preset in ("argentine-2v2", "argentine-2v2-senas"):
+        with pytest.raises(ValueError, match=f"reads observations of 1136 values and '{preset}' gives"):
+            serve.resolve_policy("ppo:uruguayan-2v2", preset, tmp_path, allow_other_preset=True)
+    assert serve.resolve_policy("ppo:argentine-2v2", "argentine-2v2-senas", tmp_path, True).obs_size == 1086
 
 
 def test_a_server_run_starts_a_bounded_number_of_matches(api, monkeypatch):
@@ -383,7 +402,8 @@ def _decisions(record: dict):
 
 
 @pytest.mark.skipif(BROWSER_MISSING is not None, reason=f"no browser test: {BROWSER_MISSING}")
-def test_a_whole_match_in_chromium(tmp_path):
+@pytest.mark.parametrize("preset", ["argentine", "uruguayan"])  # a Uruguayan network reads 1,136 values
+def test_a_whole_match_in_chromium(tmp_path, preset):
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
@@ -392,7 +412,7 @@ def test_a_whole_match_in_chromium(tmp_path):
     from agents.onnx import OnnxAgent
     from truco_env.encoding import encode_action_mask, encode_observation
 
-    proc, url = _start_server(tmp_path, "argentine")
+    proc, url = _start_server(tmp_path, preset)
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
@@ -446,7 +466,7 @@ def test_a_whole_match_in_chromium(tmp_path):
 
     assert (tmp_path / "web_table.png").stat().st_size > 10_000
     assert moves >= 5 and by_key >= 1
-    assert "Terminó el partido" in status  # an Argentine table speaks Spanish, cards and page alike
+    assert "Terminó el partido" in status  # an Argentine or Uruguayan table speaks Spanish, cards and page alike
     assert lang == "es" and heading == "Tu mano"
     record_path = str(records[0])
     record = load_record(record_path)

@@ -175,6 +175,16 @@ def observation_size(config: TrucoConfig) -> int:
     return OBSERVATION_SIZE + (SENAS_SIZE if config.senas else 0)
 #: Observation size of every layout version; each version only appends, so an older policy reads a prefix.
 OBSERVATION_SIZES = {1: OBS_OFFSETS["match_tally"][0], 2: OBSERVATION_SIZE}
+
+
+def reads_layout(model_width: int, game_width: int) -> bool:
+    """Whether a network made for observations of ``model_width`` values reads a game's of ``game_width``: its own
+    layout, or a base layout (:data:`OBSERVATION_SIZES`, which the señas and Uruguayan blocks only append to) as
+    the prefix of a wider one. A señas or Uruguayan network reads no other game: the prefix of another's
+    observation would put one block's values where it learnt the other's."""
+    return model_width == game_width or (model_width in OBSERVATION_SIZES.values() and model_width < game_width)
+
+
 #: Public action history appended for the information-state tensor: per slot [relative seat] + [action id].
 HISTORY_SLOTS = 64
 HISTORY_SLOT_SIZE = MAX_SEATS + NUM_ACTIONS

@@ -17,12 +17,12 @@ const BOT_DELAY = Math.max(0, Number(params.get("botDelay") ?? 700) || 0);
 ort.env.wasm.wasmPaths = "/ort/";
 ort.env.wasm.numThreads = 1; // more threads need a cross-origin isolated page; one is plenty for this network
 
-const SUIT_NAMES = {
-  argentine: { e: "espadas", b: "bastos", o: "oros", c: "copas" },
-  paulista: { s: "♠", c: "♣", d: "♦", h: "♥" },
-};
-// The page speaks the family's language: Spanish at an Argentine table, Portuguese at a Paulista one (the calls
-// and cards come from the server in the same words as `truco play`).
+const SPANISH_SUITS = { e: "espadas", b: "bastos", o: "oros", c: "copas" };
+const SUIT_NAMES = { argentine: SPANISH_SUITS, uruguayan: SPANISH_SUITS, paulista: { s: "♠", c: "♣", d: "♦", h: "♥" } };
+/** Whether the family plays the Spanish deck and speaks Spanish (Argentine and Uruguayan Truco). */
+const spanish = (family) => family !== "paulista";
+// The page speaks the family's language: Spanish at an Argentine or Uruguayan table, Portuguese at a Paulista one
+// (the calls and cards come from the server in the same words as `truco play`).
 const WORDS = {
   argentine: {
     lang: "es", you: "Vos", bot: "Bot", partner: "Compañero", us: "Nosotros", them: "Ellos",
@@ -36,6 +36,7 @@ const WORDS = {
     keys: "Teclas: 1–9 eligen (el número de cada opción), N partido nuevo.", sources: { truco: "mano" },
     about: (preset, spec, mode) => `${preset}: el bot es ${spec} (${mode}), corre en este navegador con `
       + "onnxruntime-web; el servidor controla cada jugada.", record: "Registro del partido",
+    turned: "vira",
   },
   paulista: {
     lang: "pt-BR", you: "Você", bot: "Bot", partner: "Parceiro", us: "Nós", them: "Eles",
@@ -49,8 +50,11 @@ const WORDS = {
     keys: "Teclas: 1–9 escolhem (o número de cada opção), N nova partida.", sources: { truco: "mão" },
     about: (preset, spec, mode) => `${preset}: o bot é ${spec} (${mode}), roda neste navegador com `
       + "onnxruntime-web; o servidor confere cada jogada.", record: "Registro da partida",
+    turned: "vira",
   },
 };
+// Uruguay speaks the same Spanish at the table; the turned card is the muestra, and its suit's best cards piezas.
+WORDS.uruguayan = { ...WORDS.argentine, turned: "muestra" };
 const w = () => WORDS[game?.family ?? table?.family ?? "argentine"] ?? WORDS.argentine;
 
 let table = null;   // GET /api/table
@@ -92,7 +96,7 @@ function cardParts(text, family) {
 function cardName(text, family) {
   if (!text) return w().aFaceDownCard;
   const { rank, suitName } = cardParts(text, family);
-  return family === "argentine" ? `${rank} de ${suitName}` : `${rank}${suitName}`;
+  return spanish(family) ? `${rank} de ${suitName}` : `${rank}${suitName}`;
 }
 
 function cardEl(text, { small = false, vira = false, label = null } = {}) {
@@ -106,7 +110,7 @@ function cardEl(text, { small = false, vira = false, label = null } = {}) {
       el("span", { class: "rank" }, "?"));
   }
   const { rank, suit, suitName } = cardParts(text, family);
-  classes.push(`${family === "argentine" ? "es" : "fr"}-${suit}`);
+  classes.push(`${spanish(family) ? "es" : "fr"}-${suit}`);
   const a11y = label === "" ? { "aria-hidden": "true" } : { role: "img", "aria-label": label ?? cardName(text, family) };
   return el("span", { class: classes.join(" "), ...a11y },
     el("span", { class: "rank" }, rank), el("span", { class: "suit" }, suitName));
@@ -145,7 +149,7 @@ function showdown(shown) {
   for (const [kind, list] of Object.entries(shown ?? {})) {
     if (list && list.length) {
       parts.push(`${kind}: ` + list.map(([seat, points]) =>
-        `${seatName(seat)} ${points === null ? (game.family === "argentine" ? "son buenas" : "—") : points}`).join(", "));
+        `${seatName(seat)} ${points === null ? (spanish(game.family) ? "son buenas" : "—") : points}`).join(", "));
     }
   }
   return parts;
@@ -166,8 +170,9 @@ function render(g) {
   if (g.special) info.push(g.special.replaceAll("_", " "));
   const infoNodes = [el("span", {}, info.join(" · "))];
   if (g.vira) {
-    infoNodes.push(el("span", { class: "vira-box" }, "vira", cardEl(g.vira, { small: true, vira: true }),
-      `manilhas: ${g.manilha}`));
+    const follows = g.piezas ? ["piezas:", ...g.piezas.map((c) => cardEl(c, { small: true }))] : [`manilhas: ${g.manilha}`];
+    infoNodes.push(el("span", { class: "vira-box" }, w().turned, cardEl(g.vira, { small: true, vira: true }),
+      ...follows));
   }
   $("info").replaceChildren(...infoNodes);
 
@@ -193,13 +198,13 @@ function render(g) {
       dataset: { action: String(a.id), name: a.name, key: key ?? "" } },
       key ? el("kbd", {}, key) : null,
       isCard && !a.name.startsWith("play_slot") ? cardEl(a.name.split(":")[1], { label: "" }) : null,
-      el("span", { lang: game.family === "argentine" ? "es" : "pt" }, a.label));
+      el("span", { lang: spanish(game.family) ? "es" : "pt" }, a.label));
     button.addEventListener("click", () => choose(a.id));
     return button;
   }));
 
   const said = g.said.map((entry) => el("li", { class: entry.seat === g.seat ? "me" : "" },
-    `${seatName(entry.seat)}: `, el("span", { lang: g.family === "argentine" ? "es" : "pt" }, saidText(entry))));
+    `${seatName(entry.seat)}: `, el("span", { lang: spanish(g.family) ? "es" : "pt" }, saidText(entry))));
   for (const line of showdown(g.shown)) said.push(el("li", {}, line));
   $("said").replaceChildren(...(said.length ? said : [el("li", {}, w().nothingYet)]));
 

@@ -38,7 +38,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
-from agents.base import Agent, check_preset, make_agent
+from agents.base import Agent, OtherPresetError, check_preset, make_agent
 from agents.hidden_seeds import hidden_seed
 from training.atomic import atomic_write_json
 from training.measure.behaviour import behaviour_counts, behaviour_rates
@@ -197,10 +197,10 @@ def validate(agents: list[str], presets: list[str], matches: int, allow_other_pr
                          f"swapped), got {matches}")
     for spec in agents:
         agent = make_agent(spec)  # raises ValueError listing the kinds (or the parameters) allowed
-        for preset in presets if not allow_other_preset else ():
+        for preset in presets:
             try:
-                check_preset(agent, preset)
-            except ValueError as exc:
+                check_preset(agent, preset, allow_other_preset)
+            except OtherPresetError as exc:
                 raise ValueError(f"{exc} ({other_preset_hint})" if other_preset_hint else str(exc)) from None
 
 

@@ -27,7 +27,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
 
-from agents.base import Agent, check_preset, make_agent
+from agents.base import Agent, OtherPresetError, check_preset, make_agent
 from agents.hidden_seeds import hidden_seed
 from training.atomic import atomic_write_json
 from training.people.labels import action_words, card_legend, card_name, choice_label, manilha_of
@@ -152,11 +152,10 @@ def play_match(preset: str, opponent: str, partner: str, seat: int, seed: int | 
         if other != seat:
             spec = partner if other % 2 == seat % 2 else opponent
             bots[other] = make_agent(spec)
-            if not allow_other_preset:
-                try:
-                    check_preset(bots[other], preset)
-                except ValueError as exc:
-                    raise ValueError(f"{exc} (--allow-other-preset plays it anyway)") from None
+            try:
+                check_preset(bots[other], preset, allow_other_preset)
+            except OtherPresetError as exc:
+                raise ValueError(f"{exc} (--allow-other-preset plays it anyway)") from None
     hidden = seed is not None and any(bot.starts_program for bot in bots.values())
     for other, bot in bots.items():
         bot_seed = None if seed is None else seed * 100 + other

@@ -46,17 +46,20 @@ from werkzeug.utils import send_file
 from werkzeug.wrappers import Request, Response
 
 from training.atomic import atomic_write_json
-from training.people.labels import action_words
+from training.people.labels import action_words, manilha_of
 from truco_env import actions
-from truco_env.cards import FRENCH_RANKS, card_text, manilha_rank_index, parse_card, strength_table
+from truco_env.cards import PAULISTA, URUGUAYAN, card_text, parse_card, piezas, strength_table
 from truco_env.config import PRESETS, make_config, unknown_preset
 from truco_env.encoding import (
     OBSERVATION_SIZE,
     OBSERVATION_SIZE_SENAS,
+    OBSERVATION_SIZE_URUGUAYAN,
     OBSERVATION_SIZES,
     OBSERVATION_VERSION,
+    observation_size,
     partner_cards_visible,
     public_action_name,
+    reads_layout,
 )
 from truco_env.engine import MAO_DE_FERRO, TIE, TrucoState, playing_order, trick_winner
 from truco_env.limits import clip, loads_json
@@ -162,10 +165,14 @@ def resolve_policy(spec: str, preset: str, cache: Path, allow_other_preset: bool
                          "(--allow-other-preset plays it anyway)")
     observation = meta.get("observation") if isinstance(meta.get("observation"), dict) else {}
     size, version = observation.get("size", OBSERVATION_SIZE), observation.get("version", OBSERVATION_VERSION)
-    if (size not in {*OBSERVATION_SIZES.values(), OBSERVATION_SIZE_SENAS} or not isinstance(version, int)
-            or version > OBSERVATION_VERSION):
+    if (size not in {*OBSERVATION_SIZES.values(), OBSERVATION_SIZE_SENAS, OBSERVATION_SIZE_URUGUAYAN}
+            or not isinstance(version, int) or version > OBSERVATION_VERSION):
         raise ValueError(f"--opponent {spec!r}: its metadata names an observation layout this truco-rl does not "
                          f"know (version {str(version)[:20]!r}, size {str(size)[:20]!r})")
+    game = observation_size(make_config(preset))
+    if not reads_layout(size, game):
+        raise ValueError(f"--opponent {spec!r} reads observations of {size} values and {preset!r} gives {game}: a "
+                         "señas or Uruguayan network plays only its own kind of game")
     return Policy(spec=spec, model=model, meta=meta, mode=mode, obs_size=size)
 
 
@@ -389,9 +396,10 @@ class Table:
             current = records[-1]
             index = len(records) - 1
             vira = current["deal"]["vira"]
-            manilha = None
-            if state.vira is not None:
-                manilha = FRENCH_RANKS[manilha_rank_index(state.vira, cfg.deck, cfg.deck_ranks)]
+            # the turned card's consequence: Paulista's manilha rank, or the five piezas of the Uruguayan muestra
+            manilha = manilha_of(state) if family == PAULISTA else None
+            pieza_cards = ([card_text(c, family) for c in piezas(state.vira)]
+                           if family == URUGUAYAN and state.vira is not None else None)
             blind = state.special_hand == MAO_DE_FERRO and cfg.mao_de_ferro_blind
             remaining = state.remaining_cards(me)
             cards = [{"slot": i, "card": None if blind else card_text(c, family)}
@@ -403,7 +411,7 @@ class Table:
                 "game": game.id, "position": game.position, "preset": self.preset, "family": family,
                 "players": state.num_players, "seat": me, "team": me % 2, "score": list(state.score),
                 "target": cfg.target_score, "hand": index + 1, "dealer": current["dealer"], "mano": state.mano,
-                "vira": vira, "manilha": manilha, "special": state.special_hand, "worth": state.hand_value,
+                "vira": vira, "manilha": manilha, "piezas": pieza_cards, "special": state.special_hand, "worth": state.hand_value,
                 "cards": cards, "partners": partners,
                 "tricks": self._tricks(state, current, index),
                 "said": game.said[index],
