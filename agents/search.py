@@ -43,6 +43,7 @@ from numba import njit
 
 from truco_env import PRESETS, _kernel
 from truco_env.actions import CALL_BASE
+from truco_env.cards import PAULISTA
 from truco_env.limits import MAX_ECHO, clip
 
 from .base import MAX_PATH_ECHO, Agent, echo, make_agent, number_in, register_agent
@@ -280,19 +281,28 @@ def _factory(arg: str | None, params: dict[str, str]) -> Agent:
             raise
         # a misspelt search option (world=8) stays with the agent searched with, whose error names only its own
         raise ValueError(f"{exc} (the search's own options come last: worlds=W, margin=M, on=KINDS)") from None
-    _refuse_signals_without_senas(agent, on)
+    _refuse_kinds_never_met(agent, on)
     return SearchAgent(agent, worlds=worlds, margin=margin, on=on)
 
 
-def _refuse_signals_without_senas(agent: Agent, on: frozenset[str]) -> None:
-    """ValueError for ``on=signals`` on an agent made only for games without señas, where it would search nothing
-    and say nothing of it."""
-    if "signals" not in on or agent.presets is None:
+def kinds_in(config: Any) -> list[str]:
+    """The kinds of decision (``SEARCH_KINDS``) a game of ``config`` has: the mão de onze only in Paulista with it
+    on, signals only with señas."""
+    onze = config.family == PAULISTA and config.mao_de_onze
+    return [k for k in SEARCH_KINDS if (k != "onze" or onze) and (k != "signals" or config.senas)]
+
+
+def _refuse_kinds_never_met(agent: Agent, on: frozenset[str]) -> None:
+    """ValueError for ``on=`` kinds that no game of the agent's presets has (``onze`` outside Paulista, ``signals``
+    without señas): the search would search nothing there and say nothing of it."""
+    if agent.presets is None:
         return
-    if not any(name in PRESETS and PRESETS[name].senas for name in agent.presets):
-        raise ValueError(f"agent 'search': on=signals searches the señas of a señas game, and "
-                         f"{clip(agent.spec or 'the agent', MAX_PATH_ECHO)} plays {list(agent.presets)}, which have "
-                         f"none; choose from {[k for k in SEARCH_KINDS if k != 'signals']}")
+    met = {kind for name in agent.presets if name in PRESETS for kind in kinds_in(PRESETS[name])}
+    never = sorted(on - met, key=SEARCH_KINDS.index)
+    if never:
+        raise ValueError(f"agent 'search': {clip(agent.spec or 'the agent', MAX_PATH_ECHO)} plays "
+                         f"{list(agent.presets)}, whose games have no {'+'.join(never)} decisions (onze: Paulista's "
+                         f"mão de onze; signals: señas); choose from {[k for k in SEARCH_KINDS if k in met]}")
 
 
 register_agent("search", _factory)

@@ -86,8 +86,9 @@ def test_rollouts_price_folding_a_sure_hand_below_playing_it():
     # a misspelt search option is refused by the agent searched with, whose words alone named only its options
     ("search:ppo:argentine,world=8", "worlds=W, margin=M, on=KINDS"),
     ("search:cfr:paulista,margins=0.1", "worlds=W, margin=M, on=KINDS"),
-    # signals exist only with señas: on a network of a game without them the search searched nothing, silently
-    ("search:ppo:argentine-2v2,on=cards+signals", "on=signals searches the señas of a señas game"),
+    # a kind the agent's games never have: the search searched nothing there, silently
+    ("search:ppo:argentine-2v2,on=cards+signals", "whose games have no signals decisions"),
+    ("search:ppo:uruguayan,on=onze", "whose games have no onze decisions"),
 ])
 def test_a_bad_search_spec_is_one_line_naming_the_option_and_the_value(spec, words):
     with pytest.raises(ValueError) as failure:
