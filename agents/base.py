@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from truco_env import PRESETS
+from truco_env.cards import PAULISTA
 from truco_env.encoding import observation_size, reads_layout
 from truco_env.limits import MAX_ECHO, clip
 from truco_env.single import RandomPlayer, sample_rows  # noqa: F401  (sample_rows: re-exported for the agents)
@@ -129,6 +130,30 @@ def check_preset(agent: Agent, preset: str, other_presets_allowed: bool = False)
     if not other_presets_allowed and agent.presets is not None and preset not in agent.presets:
         made_for = f"preset(s) {list(agent.presets)}" if agent.presets else "rules that are no preset"
         raise OtherPresetError(f"agent {agent.spec or agent!r} was made for {made_for}, not {preset!r}")
+
+
+#: The kinds of decision an agent that wraps another can single out (``search:...,on=``, ``swap:...,on=``).
+DECISION_KINDS = ("cards", "bets", "answers", "onze", "signals")
+
+
+def kinds_in(config: Any) -> list[str]:
+    """The kinds of decision (:data:`DECISION_KINDS`) a game of ``config`` has: the mão de onze only in Paulista
+    with it on, signals only with señas."""
+    onze = config.family == PAULISTA and config.mao_de_onze
+    return [k for k in DECISION_KINDS if (k != "onze" or onze) and (k != "signals" or config.senas)]
+
+
+def refuse_kinds_never_met(kind: str, agent: Agent, on: frozenset[str]) -> None:
+    """ValueError for ``on=`` kinds that no game of ``agent``'s presets has (``onze`` outside Paulista, ``signals``
+    without señas): agent ``kind`` (search, swap) would act on nothing there and say nothing of it."""
+    if agent.presets is None:
+        return
+    met = {k for name in agent.presets if name in PRESETS for k in kinds_in(PRESETS[name])}
+    never = sorted(on & set(DECISION_KINDS) - met, key=DECISION_KINDS.index)
+    if never:
+        raise ValueError(f"agent {kind!r}: {clip(agent.spec or 'the agent', MAX_PATH_ECHO)} plays "
+                         f"{list(agent.presets)}, whose games have no {'+'.join(never)} decisions (onze: Paulista's "
+                         f"mão de onze; signals: señas); choose from {[k for k in DECISION_KINDS if k in met]}")
 
 
 # ------------------------------------------------------------------------------------------------------------

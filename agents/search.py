@@ -41,15 +41,23 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from truco_env import PRESETS, _kernel
+from truco_env import _kernel
 from truco_env.actions import CALL_BASE
-from truco_env.cards import PAULISTA
 from truco_env.limits import MAX_ECHO, clip
 
-from .base import MAX_PATH_ECHO, Agent, echo, make_agent, number_in, register_agent
+from .base import (
+    DECISION_KINDS,
+    MAX_PATH_ECHO,
+    Agent,
+    echo,
+    make_agent,
+    number_in,
+    refuse_kinds_never_met,
+    register_agent,
+)
 from .belief import Plan, Rules, hand_view, policy_model, rules_of, run_plan, run_plans, sampling
 
-SEARCH_KINDS = ("cards", "bets", "answers", "onze", "signals")
+SEARCH_KINDS = DECISION_KINDS
 #: Deals proposed to the belief per decision (those that disagree with the view are dropped before weighing).
 CANDIDATES = 256
 #: Steps a rollout may take before it is cut (a hand has at most a few dozen decisions).
@@ -281,28 +289,8 @@ def _factory(arg: str | None, params: dict[str, str]) -> Agent:
             raise
         # a misspelt search option (world=8) stays with the agent searched with, whose error names only its own
         raise ValueError(f"{exc} (the search's own options come last: worlds=W, margin=M, on=KINDS)") from None
-    _refuse_kinds_never_met(agent, on)
+    refuse_kinds_never_met("search", agent, on)
     return SearchAgent(agent, worlds=worlds, margin=margin, on=on)
-
-
-def kinds_in(config: Any) -> list[str]:
-    """The kinds of decision (``SEARCH_KINDS``) a game of ``config`` has: the mão de onze only in Paulista with it
-    on, signals only with señas."""
-    onze = config.family == PAULISTA and config.mao_de_onze
-    return [k for k in SEARCH_KINDS if (k != "onze" or onze) and (k != "signals" or config.senas)]
-
-
-def _refuse_kinds_never_met(agent: Agent, on: frozenset[str]) -> None:
-    """ValueError for ``on=`` kinds that no game of the agent's presets has (``onze`` outside Paulista, ``signals``
-    without señas): the search would search nothing there and say nothing of it."""
-    if agent.presets is None:
-        return
-    met = {kind for name in agent.presets if name in PRESETS for kind in kinds_in(PRESETS[name])}
-    never = sorted(on - met, key=SEARCH_KINDS.index)
-    if never:
-        raise ValueError(f"agent 'search': {clip(agent.spec or 'the agent', MAX_PATH_ECHO)} plays "
-                         f"{list(agent.presets)}, whose games have no {'+'.join(never)} decisions (onze: Paulista's "
-                         f"mão de onze; signals: señas); choose from {[k for k in SEARCH_KINDS if k in met]}")
 
 
 register_agent("search", _factory)

@@ -22,10 +22,19 @@ from typing import Any
 from truco_env.actions import CALL_BASE
 from truco_env.limits import MAX_ECHO, clip
 
-from .base import MAX_PATH_ECHO, Agent, available_kinds, echo, make_agent, register_agent
+from .base import (
+    DECISION_KINDS,
+    MAX_PATH_ECHO,
+    Agent,
+    available_kinds,
+    echo,
+    make_agent,
+    refuse_kinds_never_met,
+    register_agent,
+)
 from .view import decode
 
-SWAP_KINDS = ("cards", "bets", "answers", "onze", "none")
+SWAP_KINDS = (*DECISION_KINDS[:4], "none")  # the heuristic sends no signals
 
 
 def decision_kind(phase: str, policy_action: int, heuristic_action: int) -> str:
@@ -70,7 +79,9 @@ def _factory(arg: str | None, params: dict[str, str]) -> Agent:
         names = clip(", ".join(echo(kind) for kind in unknown), 2 * MAX_ECHO)
         raise ValueError(f"agent 'swap': unknown decision kinds [{names}]; choose from {list(SWAP_KINDS)}")
     named = policy.partition(":")[0] in available_kinds()  # cfr:paulista-2v2, say; else a policy
-    return SwapAgent(make_agent(policy if named else f"ppo:{policy},greedy"), make_agent("heuristic"), on - {"none"})
+    agent = make_agent(policy if named else f"ppo:{policy},greedy")
+    refuse_kinds_never_met("swap", agent, on)
+    return SwapAgent(agent, make_agent("heuristic"), on - {"none"})
 
 
 register_agent("swap", _factory)

@@ -307,6 +307,10 @@ def test_swap_agent_hands_exactly_the_named_decisions_to_the_heuristic():
         make_agent("swap:paulista-2v2,on=tricks")
     with pytest.raises(ValueError, match=r"agent 'swap' needs swap:POLICY,on=KINDS"):
         make_agent("swap:paulista-2v2")
+    # the mão de onze is Paulista's: swapped in an Argentine game it swapped nothing, silently
+    with pytest.raises(ValueError, match=r"agent 'swap': cfr:argentine plays \['argentine'\], whose games have no "
+                                         r"onze decisions"):
+        make_agent("swap:cfr:argentine,on=cards+onze")
 
 
 def test_swap_agent_takes_a_blueprint_too():
