@@ -101,6 +101,9 @@ def test_bad_arguments_are_one_line_errors():
         TrucoVectorEnv("argentine", num_envs=2, team=2)
     with pytest.raises(ValueError, match="plays one table at a time"):
         agents.vector_env("argentine", num_envs=2, opponents="heuristic")
+    # the agent itself, not its spec: refused here, not with NotImplementedError at the first step
+    with pytest.raises(TypeError, match="plays one table at a time"):
+        TrucoVectorEnv("argentine", num_envs=2, opponents=agents.make_agent("heuristic"))
     envs = TrucoVectorEnv("argentine", num_envs=2)
     envs.reset(seed=0)
     with pytest.raises(ValueError, match="2 integer action ids"):

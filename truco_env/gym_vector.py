@@ -55,9 +55,11 @@ class TrucoVectorEnv(gymnasium.vector.VectorEnv):
         if team not in (None, 0, 1):
             raise ValueError(f"team must be None, 0 or 1, got {clip(repr(team))}")
         self.opponents = RandomPlayer() if opponents is None else opponents
-        if not callable(getattr(self.opponents, "act_batch", None)):
-            raise TypeError(f"opponents must have act_batch(observations, masks) (one legal id per row), got "
-                            f"{clip(repr(self.opponents))}; agents.vector_env takes agent specs")
+        if not callable(getattr(self.opponents, "act_batch", None)) or getattr(self.opponents, "batched", True) is False:
+            # an agent that keeps a match's memory per table (the heuristic) has act_batch only to refuse it, mid-step
+            raise TypeError(f"opponents must have act_batch(observations, masks) (one legal id per row; a batched "
+                            f"agent such as random, ppo:..., onnx:...), got {clip(repr(self.opponents))}, which plays "
+                            "one table at a time; agents.vector_env takes agent specs")
         self.env = VectorEnv(preset, num_envs, num_workers=num_workers, reward=reward, **overrides)
         self.preset, self.fixed_team, self.num_envs = preset, team, num_envs
         self.single_observation_space = spaces.Box(0.0, 1.0, (observation_size(self.env.config),), dtype=np.float32)
