@@ -15,8 +15,9 @@ step, so a learner gets the vector environment's speed through the standard inte
 * the ``opponents`` play the other team: an object with ``act_batch(observations, masks) -> actions`` (one
   legal id per row, such as ``agents.RandomAgent`` or a PPO agent; ``agents.vector_env`` takes specs), uniform
   random play when none is given;
-* observation: (N, 1086) float32, the acting learner seat's observation (``docs/observation.md``); the legal
-  actions are ``info["action_mask"]`` (N, 98) bool and :meth:`action_masks`;
+* observation: (N, 1086) float32 (1,136 in Uruguayan Truco, 1,141 with señas), the acting learner seat's
+  observation (``docs/observation.md``); the legal actions are ``info["action_mask"]`` (N, 98; 106 with señas)
+  bool and :meth:`action_masks`;
 * reward: the learner team's, ``"match"`` (+1/-1 when a match ends) or ``"points"`` (each hand's point
   difference when it ends); points won before the learner's first decision of a match count at that decision;
 * autoreset in the same step (``AutoresetMode.SAME_STEP``): a terminated row already holds the first learner
