@@ -70,6 +70,22 @@ def test_a_line_cut_off_by_a_kill_ends_what_is_reused(tmp_path, monkeypatch):
     assert len(played) == MATCHES - 2
 
 
+def test_an_entry_without_its_result_ends_what_is_reused(tmp_path, monkeypatch):
+    """A line that is JSON with the match's task but no result (an edited or garbled journal) ends the reuse there,
+    as a cut line does; it stopped the run with a KeyError."""
+    whole = tournament()
+    path = tmp_path / "stage.jsonl"
+    counting(monkeypatch, stop_after=4)
+    with pytest.raises(Stop):
+        tournament(MatchJournal(path, key="k"))
+    lines = path.read_text().splitlines()
+    lines[3] = json.dumps({"task": json.loads(lines[3])["task"]})
+    path.write_text("\n".join(lines) + "\n")
+    played = counting(monkeypatch)
+    assert tournament(MatchJournal(path, key="k")) == whole
+    assert len(played) == MATCHES - 2
+
+
 @pytest.mark.parametrize("change", ["key", "seed"])
 def test_a_journal_of_anything_else_starts_afresh(tmp_path, monkeypatch, change):
     key, seed = {"key": ("other", 3), "seed": ("k", 4)}[change]

@@ -92,7 +92,8 @@ class MatchJournal:
                     entry = json.loads(line)
                 except ValueError:
                     break  # the last line of a killed run
-                if not isinstance(entry, dict) or entry.get("task") != task_key(task):
+                if (not isinstance(entry, dict) or entry.get("task") != task_key(task)
+                        or not isinstance(entry.get("result"), dict)):
                     break
                 done.append(entry["result"])
         self.path.parent.mkdir(parents=True, exist_ok=True)
