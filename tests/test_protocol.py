@@ -259,3 +259,15 @@ def test_truco_bot_refuses_an_outside_program_in_one_line(capsys):
     err = capsys.readouterr().err
     assert "'exec:node bot.mjs' is an outside program already; truco bot serves this project's" in err
     assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("overrides", [{}, {"deck_ranks": ("1", "10", "11", "12")}])
+def test_a_uruguayan_act_message_names_the_muestra_and_no_manilhas(overrides):
+    """The muestra goes in ``vira`` and makes piezas, not manilhas: ``manilhas`` read the muestra as a Paulista
+    vira ('3' under the 2 of espadas, a rank no card there is raised to), and with a research deck of Spanish ranks
+    the message could not be made at all (ValueError: vira 'Qh' is not in the dirty deck)."""
+    config = make_config("uruguayan", **overrides)
+    for seed in range(20):
+        state = TrucoState.new(config, seed=seed)
+        message = act_message(state, state.actor)
+        assert message["vira"] == card_text(state.vira, "uruguayan") and message["manilhas"] is None
