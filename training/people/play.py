@@ -132,15 +132,17 @@ def keep_record(console: Console, state: TrucoState, path: str, hands: int | Non
     return True
 
 
-def play_match(preset: str, opponent: str, partner: str, seat: int, seed: int | None, save: str | None,
+def play_match(preset: str, opponent: str, partner: str | None, seat: int, seed: int | None, save: str | None,
                max_hands: int | None = None, read: Callable[[str], str] = input,
                out: TextIO | None = None, allow_other_preset: bool = False, overwrite: bool = False) -> int:
     """Run one match with a person at ``seat``; returns an exit code (1 when the record could not go to
-    ``save``, kept elsewhere instead). ``overwrite``: ``save`` may replace an existing regular file."""
+    ``save``, kept elsewhere instead). ``overwrite``: ``save`` may replace an existing regular file. ``partner``
+    None: the partners play as ``opponent``."""
     if preset not in PRESETS:
         raise unknown_preset(preset)
     config = make_config(preset)
     n = config.num_players
+    partner = opponent if partner is None else partner
     if not 0 <= seat < n:
         raise ValueError(f"--seat must be 0..{n - 1} for {preset}, got {seat}")
     if save:
