@@ -11,7 +11,7 @@ from pettingzoo.test import api_test, seed_test
 import truco_env
 import truco_env.aec
 from truco_env import PRESETS, TrucoState, actions, make_config
-from truco_env.cards import NUM_CARDS, card_text, deck, parse_card
+from truco_env.cards import NUM_CARDS, card_text, deck, parse_card, piezas
 from truco_env.encoding import (
     INFO_STATE_SIZE,
     OBS_OFFSETS,
@@ -357,3 +357,15 @@ def test_mao_de_onze_shows_the_partner_hand_only_to_the_team_at_eleven():
     assert partner(onze, 2) == ["3h", "Ks"]  # still visible during the hand, played cards are on the table
     one_v_one = TrucoState.new(make_config("paulista"), seed=0, score=[11, 3])
     assert partner(one_v_one, 0) == [] and partner(one_v_one, 1) == []
+
+
+def test_render_of_a_uruguayan_table_names_the_muestra_and_its_piezas():
+    """A Uruguayan table drew the muestra as a Paulista vira ('vira: 2e  manilhas: 3'), and a research deck of
+    Spanish ranks could not be drawn at all (ValueError from the Paulista manilha cycle)."""
+    for overrides in ({}, {"deck_ranks": ("1", "10", "11", "12")}):
+        env = truco_env.env("uruguayan", render_mode="ansi", **overrides)
+        env.reset(seed=0)
+        game = env.unwrapped.game
+        pieces = " ".join(card_text(c, "uruguayan") for c in piezas(game.vira))
+        text = env.render()
+        assert f"muestra: {card_text(game.vira, 'uruguayan')}  piezas: {pieces}\n" in text and "manilha" not in text

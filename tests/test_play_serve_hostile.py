@@ -153,6 +153,21 @@ def test_hostile_answers_at_the_prompt_are_refused_and_the_match_goes_on(tmp_pat
     replay_record(json.loads(save.read_text()))
 
 
+# ---------------------------------------------------------------- truco play --partner
+
+
+def test_a_partner_where_there_is_none_is_refused_and_partners_play_as_the_opponent(monkeypatch, capsys):
+    """``--partner`` on a one-against-one preset did nothing, without a word; and its default, "as --opponent"
+    by its help, was the preset's strongest agent whatever --opponent said (random opponents, a best: partner)."""
+    monkeypatch.setattr("sys.stdin", io.StringIO("q\n"))
+    assert main(["play", "--preset", "uruguayan", "--opponent", "random", "--partner", "heuristic"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("truco play: error: --partner is for the team presets"), err
+    assert main(["play", "--preset", "uruguayan-2v2", "--opponent", "random:seed=4", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "your partner: random:seed=4" in out and "opponent (seat 1): random:seed=4" in out, out[:400]
+
+
 # ---------------------------------------------------------------- truco serve
 
 

@@ -259,3 +259,62 @@ def test_truco_bot_refuses_an_outside_program_in_one_line(capsys):
     err = capsys.readouterr().err
     assert "'exec:node bot.mjs' is an outside program already; truco bot serves this project's" in err
     assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("overrides", [{}, {"deck_ranks": ("1", "10", "11", "12")}])
+def test_a_uruguayan_act_message_names_the_muestra_and_no_manilhas(overrides):
+    """The muestra goes in ``vira`` and makes piezas, not manilhas: ``manilhas`` read the muestra as a Paulista
+    vira ('3' under the 2 of espadas, a rank no card there is raised to), and with a research deck of Spanish ranks
+    the message could not be made at all (ValueError: vira 'Qh' is not in the dirty deck)."""
+    config = make_config("uruguayan", **overrides)
+    for seed in range(20):
+        state = TrucoState.new(config, seed=seed)
+        message = act_message(state, state.actor)
+        assert message["vira"] == card_text(state.vira, "uruguayan") and message["manilhas"] is None
+
+
+def _uruguayan_messages() -> tuple[dict, dict]:
+    from truco_env.encoding import encode_observation
+    from truco_env.protocol import match_message
+
+    state = TrucoState.new(make_config("uruguayan"), seed=3)
+    seat = state.actor
+    return match_message(state, seat, 5), act_message(state, seat, encode_observation(state, seat))
+
+
+@pytest.mark.parametrize("change, named", [
+    (lambda m, a: a["observation"]["nonzero"].__setitem__(0, [float("inf"), 1.0]), "an observation.nonzero index"),
+    (lambda m, a: a["observation"]["nonzero"].__setitem__(0, [-1, 1.0]), "an observation.nonzero index"),
+    (lambda m, a: a["observation"]["nonzero"].__setitem__(0, [0, float("nan")]), "observation.nonzero values"),
+    (lambda m, a: a["observation"]["nonzero"].__setitem__(0, [1, 2, 3]), "[index, value] pairs"),
+    (lambda m, a: a["legal"].__setitem__(0, {**a["legal"][0], "id": -1}), "a legal action's id"),
+    (lambda m, a: a["legal"].__setitem__(0, {**a["legal"][0], "id": float("inf")}), "a legal action's id"),
+    (lambda m, a: m.__setitem__("seed", 1.5), "a match's seed"),
+    (lambda m, a: m.__setitem__("seat", "x"), "a match's seat"),
+])
+def test_truco_bot_refuses_a_message_whose_indices_are_not_indices_in_one_line(monkeypatch, capsys, change, named):
+    """An index of Infinity (valid JSON for Python) stopped `truco bot` with an OverflowError traceback, and a
+    negative one was read from the end: -1 marked the last observation entry or the last action (mazo) instead of
+    being refused. Each is one line naming the field, and no answer is given."""
+    import io
+
+    from training.cli import main
+
+    match, act = _uruguayan_messages()
+    change(match, act)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(f"{json.dumps(match)}\n{json.dumps(act)}\n"))
+    assert main(["bot", "heuristic"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and named in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+
+
+def test_truco_bot_answers_the_same_message_unchanged(monkeypatch, capsys):
+    """The control of the test above: the messages it breaks get an answer as they are."""
+    import io
+
+    from training.cli import main
+
+    match, act = _uruguayan_messages()
+    monkeypatch.setattr(sys, "stdin", io.StringIO(f"{json.dumps(match)}\n{json.dumps(act)}\n"))
+    assert main(["bot", "heuristic"]) == 0
+    assert json.loads(capsys.readouterr().out)["action"] in [entry["name"] for entry in act["legal"]]

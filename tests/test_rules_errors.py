@@ -33,7 +33,7 @@ CONFIG_ERRORS = [
     ("argentine-flor", {"flor_values": {**{k: 3 for k in (
         "uncontested_per_flor", "contested_per_flor", "achico", "contraflor_quiero", "contraflor_no_quiero",
         "resto_bonus_per_flor", "resto_no_quiero_direct")}, "resto_no_quiero_after_contraflor": -1}},
-     ["resto_no_quiero_after_contraflor", ">= 0"]),
+     ["resto_no_quiero_after_contraflor", "0..1000"]),
     ("argentine", {"family": "paulista"}, ["family", "preset"]),
 ]
 
@@ -134,3 +134,21 @@ def test_every_rules_field_and_each_value_it_takes_is_documented_in_rules_md():
         for value in CHOICES.get(name, ()):
             assert any(f'"{value}"' in line or f"`{value}`" in line for line in mine), \
                 f"docs/rules.md's row of {name!r} does not name the value {value!r}"
+
+
+@pytest.mark.parametrize("value", [1001, 2**31, 10**30])
+def test_a_flor_value_beyond_the_target_bound_is_refused_when_the_rules_are_made(value):
+    """A flor value is bounded as the target is (0..1000): one of 2**31 was accepted, then the environment stopped
+    at its first reset with an OverflowError (the compiled engine keeps points in 32 bits), and one of a million
+    made a match whose record truco replay refused (a score of 10**6 or more)."""
+    values = {**make_config("uruguayan").flor_values, "achico": value}
+    for preset in ("uruguayan", "argentine-flor"):
+        with pytest.raises(ValueError, match=r"^config field 'flor_values\['achico'\]' must be an integer 0..1000"):
+            make_config(preset, flor_values=values)
+    make_config("uruguayan", flor_values={**values, "achico": 1000})
+
+
+def test_flor_values_with_keys_of_mixed_types_are_one_line():
+    """Keys that do not sort together (1 and 'a', from YAML or JSON) ended in a TypeError from sorting them."""
+    with pytest.raises(ValueError, match="must be a dict with exactly the keys"):
+        make_config("uruguayan", flor_values={1: 2, "a": 3})

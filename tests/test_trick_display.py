@@ -4,6 +4,8 @@ a trick the engine calls tied."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from training.people.play import Words, last_trick
@@ -35,3 +37,34 @@ def test_the_web_table_shows_the_engines_verdict_too():
     table.config, table.seat = config_tie, 0
     tricks = table._tricks(state, state.hand_records[-1], state.hand_index)
     assert tricks[0]["winner"] == "tie"
+
+
+
+def test_the_last_trick_after_a_seat_folds_alone_is_the_engines():
+    """With ``mazo_scope="player"`` a folder leaves the hand and the tricks after it hold fewer cards: the last
+    trick that `truco play` and `truco replay --show` print is the engine's last trick, its seats and its winner, at
+    every step of random 2v2 matches (grouping the plays by the seat count merged two tricks into one and judged
+    their four cards together)."""
+    import random
+
+    from truco_env import TrucoConfig
+    from truco_env.views import visible_tricks
+
+    config = TrucoConfig(family="uruguayan", num_players=4, mazo_scope="player")
+    checked = 0
+    for seed in range(40):
+        rng, state = random.Random(seed), TrucoState.new(config, seed=seed)
+        while not state.is_over:
+            hand = state.hand_index
+            state.apply(rng.choice(state.legal_actions()))
+            record = state.hand_records[-1]
+            tricks = visible_tricks(state, 0, shown=set(range(4)))
+            if state.hand_index != hand or state.is_over or not tricks:
+                continue
+            plays, won = tricks[-1]
+            shown = last_trick(state, record)
+            verdict = shown.replace(" (unfinished)", " -> open").rpartition(" -> ")[2]
+            assert re.findall(r"seat (\d): ", shown) == [str(s) for s, _ in plays], shown
+            assert verdict == ("open" if won is None else "tied" if won == TIE else f"team {won}"), shown
+            checked += any(name == "mazo" for _, name in record["actions"])
+    assert checked > 100  # steps after a seat folded alone

@@ -561,9 +561,8 @@ def test_the_tables_tricks_follow_the_engine_when_a_seat_folds_alone():
     every trick by the seat count put cards of two tricks in one)."""
     import random
 
-    from training.people.serve import group_tricks
     from truco_env import TrucoConfig, TrucoState
-    from truco_env.views import visible_tricks
+    from truco_env.views import group_tricks, visible_tricks
 
     config = TrucoConfig(family="uruguayan", num_players=4, mazo_scope="player")
     checked = 0

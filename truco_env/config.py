@@ -172,13 +172,15 @@ class TrucoConfig:
     def _check_flor_values(self) -> None:
         values = self.flor_values
         if not isinstance(values, dict) or set(values) != set(DEFAULT_FLOR_VALUES):
-            got = sorted(values) if isinstance(values, dict) else repr(values)
+            got = clip(sorted(values, key=repr)) if isinstance(values, dict) else clip(repr(values))
             raise ValueError(
                 f"config field 'flor_values' must be a dict with exactly the keys {sorted(DEFAULT_FLOR_VALUES)}, "
                 f"got {got}")
         for key, value in values.items():
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ValueError(f"config field 'flor_values[{clip(repr(key))}]' must be an integer >= 0, got {clip(repr(value))}")
+            # bounded as the target is: the compiled engine keeps points in 32 bits and a record's scores below 10**6
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_TARGET:
+                raise ValueError(f"config field 'flor_values[{clip(repr(key))}]' must be an integer 0..{MAX_TARGET}, "
+                                 f"got {clip(repr(value))}")
         object.__setattr__(self, "flor_values", dict(values))
 
     def _check_senas(self) -> None:

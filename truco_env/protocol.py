@@ -87,7 +87,7 @@ def act_message(state: TrucoState, seat: int, observation: Any = None) -> dict:
                "winner": _team_word(winner, team)} for plays, winner in visible_tricks(state, seat, shown)]
     hands = record["deal"]["hands"]
     manilha = None
-    if state.vira is not None:
+    if state.vira is not None and family == cards.PAULISTA:  # a Uruguayan muestra makes piezas, not manilhas
         manilha = cards.FRENCH_RANKS[cards.manilha_rank_index(state.vira, config.deck, config.deck_ranks)]
     message = {
         "type": "act", "seat": seat, "team": team,

@@ -4,7 +4,7 @@ Used by the environment's ``ansi``/``human`` render modes and by the terminal fr
 
 from __future__ import annotations
 
-from .cards import FRENCH_RANKS, card_text, manilha_rank_index
+from .cards import FRENCH_RANKS, URUGUAYAN, card_text, manilha_rank_index, piezas
 from .encoding import partner_cards_visible, public_action_name
 from .engine import MAO_DE_FERRO, TIE, TrucoState
 from .senas import MEANINGS
@@ -25,7 +25,10 @@ def render_text(state: TrucoState, viewer: int | None = None) -> str:
     title = f"{cfg.family} truco, {cfg.num_players} players, to {cfg.target_score}"
     lines.append(f"{title} | hand {state.hand_index + 1} | dealer seat {state.dealer}, mano seat {state.mano}")
     lines.append(f"score: team 0 = {state.score[0]}, team 1 = {state.score[1]} (you: seat {viewer}, team {team})")
-    if state.vira is not None:
+    if state.vira is not None and cfg.family == URUGUAYAN:  # the muestra makes piezas, not a manilha rank
+        lines.append(f"muestra: {card_str(state, state.vira)}  piezas: "
+                     + " ".join(card_str(state, c) for c in piezas(state.vira)))
+    elif state.vira is not None:
         manilha = FRENCH_RANKS[manilha_rank_index(state.vira, cfg.deck, cfg.deck_ranks)]
         lines.append(f"vira: {card_str(state, state.vira)}  manilhas: {manilha}")
     if state.special_hand:

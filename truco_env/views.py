@@ -11,8 +11,10 @@ policy for that seat (``truco serve``); the encoder's parity export writes it be
 from __future__ import annotations
 
 from . import actions, senas
+from .cards import parse_card, strength_table
+from .config import TrucoConfig
 from .encoding import partner_cards_visible
-from .engine import MAO_DE_FERRO, TrucoState, special_hand_at
+from .engine import MAO_DE_FERRO, TrucoState, playing_order, special_hand_at, trick_winner
 
 
 def public_name(name: str, seat: int, shown: set[int], hands: list[list[str]], viewer: int,
@@ -54,6 +56,47 @@ def visible_tricks(state: TrucoState, viewer: int, shown: set[int] | None = None
         if trick:
             winner = state.trick_results[t] if t < len(state.trick_results) else None
             out.append(([(s, None if covered and s not in shown else c) for s, c, covered in trick], winner))
+    return out
+
+
+def group_tricks(actions: list, hands: list, size: int, fold_alone: bool) -> list[tuple[list, bool]]:
+    """A hand's card plays, ``(seat, card, covered)``, grouped into its tricks, each with whether it is complete.
+    A trick awaits one card from each seat still in the hand: with ``mazo_scope="player"`` (``fold_alone``) a seat
+    that folds leaves the hand, so the tricks after it (and the one it left, which may end there) hold fewer."""
+    tricks: list[tuple[list, bool]] = []
+    trick: list[tuple[int, str, bool]] = []
+    for seat, name in actions:
+        kind, _, arg = name.partition(":")
+        if kind in ("play", "cover", "play_slot"):
+            trick.append((seat, hands[seat][int(arg)] if kind == "play_slot" else arg, kind == "cover"))
+        elif kind == "mazo" and fold_alone:
+            size -= 1
+        if trick and len(trick) >= size:
+            tricks.append((trick, True))
+            trick = []
+    if trick:
+        tricks.append((trick, False))
+    return tricks
+
+
+def record_tricks(config: TrucoConfig, record: dict) -> list[tuple[list[tuple[int, str, bool]], int | None]]:
+    """The tricks of a recorded hand (one of ``match_record()["hands"]``): per trick its plays ``(seat, card text,
+    face down)`` and the winning team (``TIE``, or None while it is open), by the engine's own rules. Every display
+    of a past hand (the web table's, ``truco play``'s last trick) reads its tricks here, so that none groups or
+    judges them in its own way (grouping by the seat count merged two tricks after a seat folded alone)."""
+    family, vira, pair = config.family, record["deal"]["vira"], record.get("pair")
+    strength = strength_table(family, None if vira is None else parse_card(vira, family), config.deck,
+                              config.deck_ranks)
+    mano_team = playing_order(record["dealer"], config.num_players, pair)[0] % 2 if config.trick_tie_to_mano else None
+    size = len(pair or range(config.num_players))
+    out = []
+    for trick, complete in group_tricks(record["actions"], record["deal"]["hands"], size,
+                                        config.mazo_scope == "player"):
+        winner = None
+        if complete:
+            winner, _ = trick_winner([(s, parse_card(card, family), covered) for s, card, covered in trick],
+                                     strength, config.partner_tie_wins_trick, mano_team)
+        out.append((trick, winner))
     return out
 
 

@@ -87,12 +87,16 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 def _cmd_play(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from training.people.play import play_match
+    from truco_env.config import PRESETS
 
     try:
         from agents.best import default_spec
 
         fallback = default_spec(args.preset, "heuristic")
-        return play_match(args.preset, args.opponent or fallback, args.partner or fallback, args.seat, args.seed,
+        if args.partner is not None and args.preset in PRESETS and PRESETS[args.preset].num_players == 2:
+            raise ValueError(f"--partner is for the team presets; {args.preset} is one against one, with no "
+                             "partner to play it (give --opponent alone)")
+        return play_match(args.preset, args.opponent or fallback, args.partner, args.seat, args.seed,
                           args.save, args.hands, allow_other_preset=args.allow_other_preset,
                           overwrite=args.overwrite)
     except ValueError as exc:

@@ -37,15 +37,14 @@ from truco_env.cards import (
     manilha_rank_index,
     parse_card,
     piezas,
-    strength_table,
 )
 from truco_env.config import PRESETS, make_config, unknown_preset
 from truco_env.encoding import partner_cards_visible, public_action_name
-from truco_env.engine import MAO_DE_FERRO, TIE, TrucoState, playing_order, trick_winner
+from truco_env.engine import MAO_DE_FERRO, TIE, TrucoState
 from truco_env.limits import clip
 from truco_env.records import StopWatching
 from truco_env.turns import ask_agent, play_turns
-from truco_env.views import visible_tricks
+from truco_env.views import record_tricks, visible_tricks
 
 
 def match_record(state: TrucoState, hands: int | None = None) -> dict:
@@ -133,15 +132,17 @@ def keep_record(console: Console, state: TrucoState, path: str, hands: int | Non
     return True
 
 
-def play_match(preset: str, opponent: str, partner: str, seat: int, seed: int | None, save: str | None,
+def play_match(preset: str, opponent: str, partner: str | None, seat: int, seed: int | None, save: str | None,
                max_hands: int | None = None, read: Callable[[str], str] = input,
                out: TextIO | None = None, allow_other_preset: bool = False, overwrite: bool = False) -> int:
     """Run one match with a person at ``seat``; returns an exit code (1 when the record could not go to
-    ``save``, kept elsewhere instead). ``overwrite``: ``save`` may replace an existing regular file."""
+    ``save``, kept elsewhere instead). ``overwrite``: ``save`` may replace an existing regular file. ``partner``
+    None: the partners play as ``opponent``."""
     if preset not in PRESETS:
         raise unknown_preset(preset)
     config = make_config(preset)
     n = config.num_players
+    partner = opponent if partner is None else partner
     if not 0 <= seat < n:
         raise ValueError(f"--seat must be 0..{n - 1} for {preset}, got {seat}")
     if save:
@@ -271,38 +272,22 @@ def hand_summary(console: Console, state: TrucoState, index: int, words: Words) 
 
 def last_trick(state: TrucoState, record: dict, words: Words | None = None) -> str | None:
     """The cards of the hand's last (possibly unfinished) trick, with its winner when it was finished."""
-    family, config = state.family, state.config
-    players = len(record.get("pair") or range(state.num_players))
-    plays: list[tuple[int, str | None]] = []
-    for seat, action in record["actions"]:
-        kind, _, arg = action.partition(":")
-        if kind == "play":
-            plays.append((seat, arg))
-        elif kind == "cover":
-            plays.append((seat, None))
-        elif kind == "play_slot":
-            plays.append((seat, record["deal"]["hands"][seat][int(arg)]))
-    if not plays:
+    tricks = record_tricks(state.config, record)
+    if not tricks:
         return None
-    size = len(plays) % players or players
-    trick = plays[-size:]
-    words = words or Words(None, state.num_players)
-    vira = record["deal"]["vira"]
+    trick, team = tricks[-1]
+    family, vira = state.family, record["deal"]["vira"]
     manilha = None
     if vira is not None and family == "uruguayan":
         manilha = vira  # card_name reads the muestra there
     elif vira is not None:
+        config = state.config
         manilha = FRENCH_RANKS[manilha_rank_index(parse_card(vira, family), config.deck, config.deck_ranks)]
-    text = ", ".join(f"{words.who(seat)}: {card_name(card, family, manilha) if card else 'a face-down card'}"
-                     for seat, card in trick)
-    if size < players:
+    words = words or Words(None, state.num_players)
+    text = ", ".join(f"{words.who(seat)}: {'a face-down card' if covered else card_name(card, family, manilha)}"
+                     for seat, card, covered in trick)
+    if team is None:
         return text + " (unfinished)"
-    table = strength_table(family, None if vira is None else parse_card(vira, family), config.deck,
-                             config.deck_ranks)
-    mano_team = (playing_order(record["dealer"], state.num_players, record.get("pair"))[0] % 2
-                 if config.trick_tie_to_mano else None)
-    team, _ = trick_winner([(seat, -1 if card is None else parse_card(card, family), card is None)
-                            for seat, card in trick], table, config.partner_tie_wins_trick, mano_team)
     if team == TIE:
         return text + " -> tied"
     if words.seat is None:

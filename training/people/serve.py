@@ -48,7 +48,7 @@ from werkzeug.wrappers import Request, Response
 from training.atomic import atomic_write_json
 from training.people.labels import action_words, manilha_of
 from truco_env import actions
-from truco_env.cards import PAULISTA, URUGUAYAN, card_text, parse_card, piezas, strength_table
+from truco_env.cards import PAULISTA, URUGUAYAN, card_text, piezas
 from truco_env.config import PRESETS, make_config, unknown_preset
 from truco_env.encoding import (
     OBSERVATION_SIZE,
@@ -61,9 +61,9 @@ from truco_env.encoding import (
     public_action_name,
     reads_layout,
 )
-from truco_env.engine import MAO_DE_FERRO, TIE, TrucoState, playing_order, trick_winner
+from truco_env.engine import MAO_DE_FERRO, TIE, TrucoState
 from truco_env.limits import clip, loads_json
-from truco_env.views import seat_view
+from truco_env.views import record_tricks, seat_view
 
 log = logging.getLogger(__name__)
 
@@ -439,50 +439,17 @@ class Table:
     def _tricks(self, state: TrucoState, record: dict, index: int) -> list[dict]:
         """The hand's tricks as the person saw them: ``{"plays": [{"seat", "card"}], "winner"}``, where a card
         nobody showed is null and the winner is a team, "tie", or null while the trick is open."""
-        cfg = self.config
-        family = state.family
-        hands = record["deal"]["hands"]
-        vira = record["deal"]["vira"]
-        strength = strength_table(family, None if vira is None else parse_card(vira, family), cfg.deck,
-                                    cfg.deck_ranks)
-        size = len(record.get("pair") or range(state.num_players))
-        mano_team = (playing_order(record["dealer"], state.num_players, record.get("pair"))[0] % 2
-                     if cfg.trick_tie_to_mano else None)
         tricks = []
-        for trick, complete in group_tricks(record["actions"], hands, size, cfg.mazo_scope == "player"):
+        for trick, won in record_tricks(self.config, record):
             shown = [{"seat": s, "card": None if covered and s != self.seat and not self._sees_then(state, index, s)
                       else card, "covered": covered} for s, card, covered in trick]
-            winner = None
-            if complete:
-                result, _ = trick_winner([(s, parse_card(card, family), covered) for s, card, covered in trick],
-                                         strength, cfg.partner_tie_wins_trick, mano_team)
-                winner = "tie" if result == TIE else result
+            winner = "tie" if won == TIE else won
             tricks.append({"plays": shown, "winner": winner})
         return tricks
 
     def _sees_then(self, state: TrucoState, index: int, seat: int) -> bool:
         """Whether the person saw ``seat``'s cards in hand ``index`` (a partner in a shown mão de onze)."""
         return index == state.hand_index and self._sees(state, seat)
-
-
-def group_tricks(actions: list, hands: list, size: int, fold_alone: bool) -> list[tuple[list, bool]]:
-    """A hand's card plays, ``(seat, card, covered)``, grouped into its tricks, each with whether it is complete.
-    A trick awaits one card from each seat still in the hand: with ``mazo_scope="player"`` (``fold_alone``) a seat
-    that folds leaves the hand, so the tricks after it (and the one it left, which may end there) hold fewer."""
-    tricks: list[tuple[list, bool]] = []
-    trick: list[tuple[int, str, bool]] = []
-    for seat, name in actions:
-        kind, _, arg = name.partition(":")
-        if kind in ("play", "cover", "play_slot"):
-            trick.append((seat, hands[seat][int(arg)] if kind == "play_slot" else arg, kind == "cover"))
-        elif kind == "mazo" and fold_alone:
-            size -= 1
-        if trick and len(trick) >= size:
-            tricks.append((trick, True))
-            trick = []
-    if trick:
-        tricks.append((trick, False))
-    return tricks
 
 
 # ---------------------------------------------------------------- HTTP
