@@ -118,18 +118,18 @@ class OtherPresetError(ValueError):
 
 
 def check_preset(agent: Agent, preset: str, other_presets_allowed: bool = False) -> None:
-    """ValueError when ``agent`` is a network that cannot read the preset's observation (a señas or Uruguayan
-    network on another game, where it read the wrong block or failed mid-match), allowed or not; else
-    :class:`OtherPresetError` when it was made for other presets (a policy or checkpoint trained on another game),
-    unless ``other_presets_allowed`` (research's ``--allow-other-preset``)."""
+    """:class:`OtherPresetError` when ``agent`` was made for other presets (a policy or checkpoint trained on another
+    game), unless ``other_presets_allowed`` (research's ``--allow-other-preset``); then, allowed or not, ValueError
+    when it is a network that cannot read the preset's observation (a señas or Uruguayan network on another game,
+    where it read the wrong block or failed mid-match)."""
+    if not other_presets_allowed and agent.presets is not None and preset not in agent.presets:
+        made_for = f"preset(s) {list(agent.presets)}" if agent.presets else "rules that are no preset"
+        raise OtherPresetError(f"agent {agent.spec or agent!r} was made for {made_for}, not {preset!r}")
     width = agent.observation_width
     if width is not None and preset in PRESETS and not reads_layout(width, observation_size(PRESETS[preset])):
         raise ValueError(f"agent {agent.spec or agent!r} reads observations of {width} values and {preset!r} gives "
                          f"{observation_size(PRESETS[preset])}: a señas or Uruguayan network plays only its own kind "
                          "of game")
-    if not other_presets_allowed and agent.presets is not None and preset not in agent.presets:
-        made_for = f"preset(s) {list(agent.presets)}" if agent.presets else "rules that are no preset"
-        raise OtherPresetError(f"agent {agent.spec or agent!r} was made for {made_for}, not {preset!r}")
 
 
 #: The kinds of decision an agent that wraps another can single out (``search:...,on=``, ``swap:...,on=``).
