@@ -81,7 +81,7 @@ def test_the_choice_file_is_read_and_checked(tmp_path):
 
 def test_best_spec_plays_the_agent_the_shipped_file_names():
     shipped = choices()
-    assert set(shipped) == {"argentine", "argentine-2v2", "paulista", "paulista-2v2"}
+    assert set(shipped) == {"argentine", "argentine-2v2", "paulista", "paulista-2v2", "uruguayan", "uruguayan-2v2"}
     agent = make_agent("best:argentine")
     assert agent.spec == "best:argentine" and type(agent) is type(make_agent(shipped["argentine"]))
     assert default_spec("argentine", "heuristic") == "best:argentine"

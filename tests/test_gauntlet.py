@@ -19,6 +19,7 @@ from training.cli import main
 from training.measure.gauntlet import (
     MAIN_PRESETS,
     OPPONENTS,
+    REPORT_PRESETS,
     all_gauntlet_specs,
     gauntlet_specs,
     run_gauntlet,
@@ -49,13 +50,13 @@ def test_population_has_eight_opponents_in_four_families_not_all_heuristic():
     assert len(OPPONENTS) >= 8 and len(families) >= 4
     heuristic_based = [o for o in OPPONENTS if o.spec.startswith("heuristic")]
     assert len(heuristic_based) <= len(OPPONENTS) // 4
-    for preset in MAIN_PRESETS:
+    for preset in REPORT_PRESETS:
         specs = gauntlet_specs(preset)
         assert len(set(specs)) == len(specs)
         assert "heuristic" not in specs and "random" not in specs  # training configs use both
 
 
-@pytest.mark.parametrize("preset", MAIN_PRESETS)
+@pytest.mark.parametrize("preset", REPORT_PRESETS)
 def test_every_opponent_is_packaged_and_plays_its_preset(preset):
     for spec in gauntlet_specs(preset):
         agent = make_agent(spec)  # a trained opponent must be packaged under agents/policies/gauntlet/
@@ -453,7 +454,7 @@ def test_the_committed_strength_report_is_remade_from_its_data_file_without_meas
     assert lines(tmp_path / "docs" / "strength.md") == lines(ROOT / "docs" / "strength.md")
     committed = ROOT / "agents" / "policies"
     cards = sorted(p.name for p in (tmp_path / "agents" / "policies").glob("*.md"))
-    assert len(cards) == sum(len(report.agents_of(p)) - 1 for p in report.MAIN_PRESETS)  # all but the heuristics
+    assert len(cards) == sum(len(report.agents_of(p)) - 1 for p in report.REPORT_PRESETS)  # all but the heuristics
     for name in cards:
         assert (tmp_path / "agents" / "policies" / name).read_bytes() == (committed / name).read_bytes(), name
     assert json.loads((tmp_path / "agents" / "policies" / "best.json").read_text()) == \

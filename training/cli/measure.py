@@ -148,7 +148,8 @@ def _add_report(sub: argparse._SubParsersAction) -> None:
         "report",
         help="the strength report of every shipped agent (docs/strength.md)",
         description=(
-            "For the heuristic and each shipped PPO policy and CFR blueprint of the four main presets: the ABR win rate\n"
+            "For the heuristic and each shipped PPO policy and CFR blueprint of every report preset (the four main\n"
+            "presets and uruguayan, uruguayan-2v2): the ABR win rate\n"
             "at the standard budget, the gauntlet mean and worst case, and the win rates against the\n"
             "heuristic and random. Every stage is stored under --runs and reused when done, so an\n"
             "interrupted report resumes.\n"

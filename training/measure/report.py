@@ -1,6 +1,7 @@
 """``truco report``: the strength report of every shipped agent, written to docs/strength.md.
 
-For each of the four main presets and each agent that ships for it (the heuristic, which is a target too, and
+For each preset of ``REPORT_PRESETS`` (the four main presets and the two Uruguayan ones; the bars are counted
+over the main four) and each agent that ships for it (the heuristic, which is a target too, and
 the shipped ``ppo:<preset>`` policy), one command measures:
 
 * the **ABR win rate** (``truco exploit``, the same standard budget of learner decisions for every agent): how
@@ -69,7 +70,7 @@ from training.measure.exploit import (
     strongest_exploit,
 )
 from training.measure.fingerprint import learner_fingerprint, play_fingerprint
-from training.measure.gauntlet import MAIN_PRESETS, OPPONENTS, REPORT_PRESETS, run_gauntlet
+from training.measure.gauntlet import OPPONENTS, REPORT_PRESETS, run_gauntlet
 from training.measure.match_journal import MatchJournal
 from training.measure.model_cards import card_name, model_card
 from training.measure.report_data import (
@@ -521,7 +522,7 @@ def write_report(root: Path, data: list[dict[str, Any]], measured: list[dict[str
     """Write the report under ``root``: the page of ``data`` (every row, measured now or kept), its data file and
     figure, the model cards of the ``measured`` agents and the choice of ``best:<preset>``; returns the page."""
     shown = list(dict.fromkeys(r["preset"] for r in data))
-    command = "truco report" + ("" if shown == list(MAIN_PRESETS) else "".join(f" --preset {p}" for p in shown))
+    command = "truco report" + ("" if shown == list(REPORT_PRESETS) else "".join(f" --preset {p}" for p in shown))
     page, figure = root / PAGE, root / PLOT
     save_figure(strength_figure(data), figure)
     text = render(data, settings, machine(), command, os.path.relpath(figure, page.parent))
@@ -575,7 +576,7 @@ def kept_rows(stored: dict[tuple[str, str], dict[str, Any]], presets: list[str],
 def cli_main(args: Any) -> int:
     """``truco report``: exit 0 when the report is written, 2 on bad input (or a preset's folder of ``--runs`` in
     use by another report), 130 when interrupted."""
-    presets = list(dict.fromkeys(args.preset or MAIN_PRESETS))  # a preset named twice is measured once
+    presets = list(dict.fromkeys(args.preset or REPORT_PRESETS))  # a preset named twice is measured once
     root, runs = Path(args.root), Path(args.runs)
     settings = {"decisions": args.budget_decisions or STANDARD_DECISIONS, "seed": args.seed,
                 "gauntlet_matches": args.gauntlet_matches, "eval_matches": args.matches}
