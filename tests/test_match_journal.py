@@ -57,30 +57,23 @@ def test_an_interrupted_tournament_resumes_where_it_stopped_and_ends_as_an_unint
     assert not path.exists()  # summarised: the journal goes
 
 
-def test_a_line_cut_off_by_a_kill_ends_what_is_reused(tmp_path, monkeypatch):
+def _cut(lines: list[str]) -> str:
+    return "\n".join(lines[:3]) + "\n" + lines[3][:40]  # two whole matches, the third cut mid-line by a kill
+
+
+def _without_result(lines: list[str]) -> str:
+    # the third match's line is JSON with its task but no result (an edited or garbled journal): a KeyError once
+    return "\n".join([*lines[:3], json.dumps({"task": json.loads(lines[3])["task"]}), *lines[4:]]) + "\n"
+
+
+@pytest.mark.parametrize("damage", [_cut, _without_result])
+def test_a_damaged_line_ends_what_is_reused(tmp_path, monkeypatch, damage):
     whole = tournament()
     path = tmp_path / "stage.jsonl"
     counting(monkeypatch, stop_after=4)
     with pytest.raises(Stop):
         tournament(MatchJournal(path, key="k"))
-    lines = path.read_text().splitlines()
-    path.write_text("\n".join(lines[:3]) + "\n" + lines[3][:40])  # two whole matches, the third cut mid-line
-    played = counting(monkeypatch)
-    assert tournament(MatchJournal(path, key="k")) == whole
-    assert len(played) == MATCHES - 2
-
-
-def test_an_entry_without_its_result_ends_what_is_reused(tmp_path, monkeypatch):
-    """A line that is JSON with the match's task but no result (an edited or garbled journal) ends the reuse there,
-    as a cut line does; it stopped the run with a KeyError."""
-    whole = tournament()
-    path = tmp_path / "stage.jsonl"
-    counting(monkeypatch, stop_after=4)
-    with pytest.raises(Stop):
-        tournament(MatchJournal(path, key="k"))
-    lines = path.read_text().splitlines()
-    lines[3] = json.dumps({"task": json.loads(lines[3])["task"]})
-    path.write_text("\n".join(lines) + "\n")
+    path.write_text(damage(path.read_text().splitlines()))
     played = counting(monkeypatch)
     assert tournament(MatchJournal(path, key="k")) == whole
     assert len(played) == MATCHES - 2
